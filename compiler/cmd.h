@@ -1,0 +1,52 @@
+/*
+ * cmd.h — the driver's subcommands (internal to compiler/). Each command
+ * lives in compiler/cmd_<name>.c, parses its own arguments and returns the
+ * process exit status: 0 success, 1 errors in the user's input (study,
+ * trace, CSV), 2 usage errors. Commands print diagnostics to stderr with
+ * dc_diags_render and results to stdout or the -o file (written to a
+ * temporary name and renamed when complete: dc_write_file_atomic).
+ */
+#ifndef DC_CMD_H
+#define DC_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compiler/support/support.h"
+
+#define DC_EXIT_OK 0
+#define DC_EXIT_INPUT 1
+#define DC_EXIT_USAGE 2
+
+typedef int (*dc_cmd_fn)(int argc, char **argv);
+
+typedef struct dc_command {
+  const char *name;      /* "run" */
+  dc_cmd_fn fn;
+  const char *synopsis;  /* one line of usage */
+  const char *summary;   /* one sentence */
+  const char *help;      /* the full text of `dlrmc help NAME` */
+} dc_command;
+
+/* Defined in each cmd_<name>.c. */
+extern const dc_command dc_cmd_check_def, dc_cmd_run_def, dc_cmd_graph_def,
+    dc_cmd_explain_def, dc_cmd_gpus_def, dc_cmd_overheads_def,
+    dc_cmd_trace_def, dc_cmd_fit_def, dc_cmd_kernel_def;
+
+/* Shared helpers for commands (compiler/cmd_common.c). */
+
+/* True when stderr is a terminal (colours, progress bars). */
+bool dc_cli_stderr_tty(void);
+/* Renders diagnostics to stderr (coloured on a terminal). */
+void dc_cli_report(const dc_diags *d);
+/* Prints "dlrmc CMD: message" and a usage hint to stderr; returns 2. */
+int dc_cli_usage_error(const dc_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Writes `len` bytes to `path` atomically (temp file in the same
+ * directory, fsync, rename), or to stdout when path is NULL or "-".
+ * Returns false and prints the OS error on failure. */
+bool dc_write_file_atomic(const char *path, const char *data, size_t len);
+/* Handles -h/--help for a command: prints its help, returns true. */
+bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv);
+
+#endif /* DC_CMD_H */

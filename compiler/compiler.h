@@ -1,0 +1,53 @@
+/*
+ * compiler.h — the study front end: a YAML study file (plus -D overrides)
+ * in, a checked dc_study out, from which every sweep point is lowered to a
+ * dc_point on demand. Points are generated lazily by index (mixed-radix
+ * decoding of the sweep), so a million-point sweep needs constant memory
+ * and any subset (--shard, --jobs) can be produced independently.
+ *
+ * Ownership: dc_study_load returns a study that owns its arena; free it
+ * with dc_study_free. dc_study_point allocates the point in the caller's
+ * arena (one per point, reset between points).
+ */
+#ifndef DC_COMPILER_H
+#define DC_COMPILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compiler/support/point.h"
+#include "compiler/support/support.h"
+
+typedef struct dc_study dc_study;
+
+/* One -D path=value from the command line; a comma list is a sweep. */
+typedef struct dc_override {
+  const char *path;
+  const char *value;
+} dc_override;
+
+/* Reads, parses and checks the study. Returns NULL when any error was
+ * reported to `d` (all errors of the file are reported). */
+dc_study *dc_study_load(const char *path, const dc_override *overrides,
+                        size_t n_overrides, dc_diags *d);
+void dc_study_free(dc_study *s);
+
+const char *dc_study_name(const dc_study *s);
+int64_t dc_study_point_count(const dc_study *s);
+
+/* Lowers point `index` (0 ≤ index < count). Cannot fail for a study that
+ * loaded: every point was checked by dc_study_load. */
+void dc_study_point(const dc_study *s, int64_t index, dc_arena *a,
+                    dc_point *out);
+
+/* The swept parameter paths, in order (the output's first columns). */
+size_t dc_study_params(const dc_study *s, const char *const **paths);
+
+/* baseline: the point index each point is compared against, or -1 when the
+ * study has no baseline. */
+int64_t dc_study_baseline_of(const dc_study *s, int64_t index);
+
+/* output.columns, or NULL (n = 0) for the default set. */
+size_t dc_study_columns(const dc_study *s, const char *const **columns);
+
+#endif /* DC_COMPILER_H */

@@ -1,0 +1,84 @@
+/*
+ * main.c — the `dlrmc` driver: dispatches to one subcommand (cmd_*.c) and
+ * owns the global options (--help, --version). Commands are listed in one
+ * table so that `dlrmc --help`, `dlrmc help CMD` and dispatch never drift.
+ */
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/cmd.h"
+
+#ifndef DC_VERSION
+#define DC_VERSION "0.0.0"
+#endif
+
+static const dc_command *const commands[] = {
+    &dc_cmd_check_def,     &dc_cmd_run_def,   &dc_cmd_graph_def,
+    &dc_cmd_explain_def,   &dc_cmd_gpus_def,  &dc_cmd_kernel_def,
+    &dc_cmd_fit_def,       &dc_cmd_overheads_def, &dc_cmd_trace_def,
+};
+
+static const dc_command *find_command(const char *name) {
+  for (size_t i = 0; i < DC_COUNTOF(commands); i++)
+    if (strcmp(commands[i]->name, name) == 0) return commands[i];
+  return NULL;
+}
+
+static void print_usage(FILE *out) {
+  fputs("dlrmc — what-if performance compiler for DLRM training on GPUs\n\n"
+        "usage: dlrmc COMMAND [ARGS...]\n"
+        "       dlrmc help COMMAND | --help | --version\n\ncommands:\n",
+        out);
+  for (size_t i = 0; i < DC_COUNTOF(commands); i++)
+    fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+  fputs("\nThe study language is documented in spec/study.md; "
+        "`dlrmc help COMMAND` shows a command's options.\n",
+        out);
+}
+
+static void unknown_command(const char *name) {
+  const char *names[DC_COUNTOF(commands)];
+  for (size_t i = 0; i < DC_COUNTOF(commands); i++) names[i] = commands[i]->name;
+  fprintf(stderr, "dlrmc: unknown command '%s'\n", name);
+  const char *s = dc_suggest(name, names, DC_COUNTOF(commands));
+  if (s) fprintf(stderr, "  = help: did you mean '%s'?\n", s);
+  fputs("  = help: run 'dlrmc --help' for the list of commands\n", stderr);
+}
+
+int main(int argc, char **argv) {
+  /* Numbers are printed in the C locale whatever the environment says. */
+  setlocale(LC_ALL, "C");
+  if (argc < 2) {
+    print_usage(stderr);
+    return DC_EXIT_USAGE;
+  }
+  const char *a = argv[1];
+  if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    print_usage(stdout);
+    return DC_EXIT_OK;
+  }
+  if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+    printf("dlrmc %s\n", DC_VERSION);
+    return DC_EXIT_OK;
+  }
+  if (strcmp(a, "help") == 0) {
+    if (argc < 3) {
+      print_usage(stdout);
+      return DC_EXIT_OK;
+    }
+    const dc_command *c = find_command(argv[2]);
+    if (!c) {
+      unknown_command(argv[2]);
+      return DC_EXIT_USAGE;
+    }
+    printf("usage: %s\n\n%s\n\n%s", c->synopsis, c->summary, c->help);
+    return DC_EXIT_OK;
+  }
+  const dc_command *c = find_command(a);
+  if (!c) {
+    unknown_command(a);
+    return DC_EXIT_USAGE;
+  }
+  return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,110 @@
+/*
+ * kdesc.h — the kernel descriptor: what a GPU kernel is, in the terms the
+ * performance models need and nothing more. graphgen creates them, kernels
+ * prices them, runtime schedules them. Kept in support/ because both
+ * graphgen and kernels use it and neither may depend on the other.
+ *
+ * Sizes are 64-bit element or byte counts. Arrays a descriptor points to
+ * (per-table embedding parameters) live in the graph's arena.
+ */
+#ifndef DC_KDESC_H
+#define DC_KDESC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compiler/support/point.h"
+
+typedef enum dc_dtype {
+  DC_DTYPE_FP32,
+  DC_DTYPE_TF32, /* fp32 storage, tf32 tensor-core math (GEMMs only) */
+  DC_DTYPE_FP16,
+  DC_DTYPE_BF16,
+  DC_DTYPE_INT64,
+  DC_DTYPE_INT32,
+  DC_DTYPE_BOOL
+} dc_dtype;
+
+/* Storage bytes per element (tf32 is stored as fp32). */
+int dc_dtype_bytes(dc_dtype t);
+const char *dc_dtype_name(dc_dtype t); /* "fp32", ... */
+
+#define DC_KERNEL_KINDS(X)                                                  \
+  X(GEMM, "gemm")                                                           \
+  X(EMBEDDING_FWD, "embedding_fwd")                                         \
+  X(EMBEDDING_BWD, "embedding_bwd")                                         \
+  X(ELEMENTWISE, "elementwise")                                             \
+  X(REDUCE, "reduce")                                                       \
+  X(CONCAT, "concat")                                                       \
+  X(MEMCPY_H2D, "memcpy_h2d")                                               \
+  X(MEMCPY_D2H, "memcpy_d2h")                                               \
+  X(MEMCPY_D2D, "memcpy_d2d")                                               \
+  X(TRANSPOSE, "transpose")                                                 \
+  X(TRIL_FWD, "tril_fwd")                                                   \
+  X(TRIL_BWD, "tril_bwd")                                                   \
+  X(ALL_TO_ALL, "all_to_all")                                               \
+  X(ALL_REDUCE, "all_reduce")                                               \
+  X(REDUCE_SCATTER, "reduce_scatter")                                       \
+  X(ALL_GATHER, "all_gather")
+
+typedef enum dc_kernel_kind {
+#define DC_KK_ENUM(sym, name) DC_KERNEL_##sym,
+  DC_KERNEL_KINDS(DC_KK_ENUM)
+#undef DC_KK_ENUM
+  DC_KERNEL_KIND_COUNT_
+} dc_kernel_kind;
+
+const char *dc_kernel_kind_name(dc_kernel_kind k);
+/* Case-sensitive; false when unknown. */
+bool dc_kernel_kind_parse(const char *name, dc_kernel_kind *out);
+
+/* One table (or a group of identical tables) of an embedding kernel. */
+typedef struct dc_emb_group {
+  int32_t tables;  /* how many identical tables */
+  int64_t rows;    /* E (rows of this shard of each table) */
+  int32_t dim;     /* D (columns of this shard) */
+  double pooling;  /* L */
+} dc_emb_group;
+
+typedef struct dc_kernel {
+  dc_kernel_kind kind;
+  double scale; /* time multiplier from what-if transforms; 1 by default */
+  union {
+    struct { /* GEMM: C[m,n] = op(A)[m,k] op(B)[k,n], `batch` times */
+      int64_t m, n, k, batch;
+      bool transa, transb;
+      dc_dtype dtype; /* FP32 (SIMT), TF32/FP16/BF16 (tensor cores) */
+    } gemm;
+    struct { /* EMBEDDING_FWD / EMBEDDING_BWD (table-batched) */
+      int64_t batch; /* B, samples (local batch on this rank) */
+      int32_t n_groups;
+      const dc_emb_group *groups;
+      dc_dtype dtype;          /* weights' dtype */
+      dc_optimizer optimizer;  /* BWD: fused update's state traffic */
+      bool fused_optimizer;    /* BWD: update applied in the kernel */
+      dc_embedding_model model;
+    } emb;
+    struct { /* ELEMENTWISE and REDUCE */
+      int64_t elements;
+      double flops_per_elem;
+      double bytes_per_elem; /* DRAM bytes per element, all operands */
+    } ew;
+    struct { /* CONCAT, MEMCPY_*: bytes moved (read once, written once) */
+      int64_t bytes;
+      bool pinned; /* H2D/D2H: pinned host memory (else pageable) */
+    } copy;
+    struct { /* TRANSPOSE: batch × [m, n] → [n, m]; TRIL: batch × [m, n] */
+      int64_t batch, m, n;
+      bool diag; /* TRIL: diagonal kept */
+      dc_dtype dtype;
+    } mat;
+    struct { /* collectives */
+      int64_t bytes;  /* payload per rank (the buffer size) */
+      int32_t ranks;  /* group size */
+      int32_t hosts;  /* hosts the group spans (1: NVLink only) */
+      int32_t coll_id; /* same id on every rank for one collective */
+    } coll;
+  } u;
+} dc_kernel;
+
+#endif /* DC_KDESC_H */

@@ -1,0 +1,156 @@
+/*
+ * point.h — dc_point, one fully resolved configuration of a study (one
+ * sweep point), the value the front end hands to graphgen and runtime.
+ *
+ * Everything is resolved: presets expanded, defaults filled in, sizes in
+ * plain integers, names checked against the catalogs. Nothing here refers
+ * back to YAML; spans are kept only for diagnostics raised by later stages
+ * (a graph that cannot be built points at the key that made it so).
+ *
+ * Ownership: a dc_point and every array it points to live in the arena
+ * passed to dc_study_point(); strings may also point into the study's own
+ * arena, which outlives every point.
+ */
+#ifndef DC_POINT_H
+#define DC_POINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compiler/support/support.h"
+
+typedef enum dc_interaction {
+  DC_INTERACTION_DOT, /* pairwise dot products, lower triangle (default) */
+  DC_INTERACTION_CAT  /* concatenation */
+} dc_interaction;
+
+typedef enum dc_loss { DC_LOSS_MSE, DC_LOSS_BCE } dc_loss;
+
+typedef enum dc_embedding_kernel {
+  DC_EMBEDDING_PER_TABLE, /* one aten::embedding_bag per table (stock) */
+  DC_EMBEDDING_BATCHED    /* one table-batched op, backward fused with opt */
+} dc_embedding_kernel;
+
+typedef enum dc_precision {
+  DC_PRECISION_FP32,
+  DC_PRECISION_TF32,
+  DC_PRECISION_FP16,
+  DC_PRECISION_BF16
+} dc_precision;
+
+typedef enum dc_optimizer {
+  DC_OPTIMIZER_SGD,
+  DC_OPTIMIZER_ADAGRAD,
+  DC_OPTIMIZER_ROWWISE_ADAGRAD,
+  DC_OPTIMIZER_ADAM
+} dc_optimizer;
+
+typedef enum dc_sharding {
+  DC_SHARDING_AUTO, /* the planner chooses (single GPU: everything local) */
+  DC_SHARDING_TABLE_WISE,
+  DC_SHARDING_ROW_WISE,
+  DC_SHARDING_COLUMN_WISE,
+  DC_SHARDING_TABLE_ROW_WISE,
+  DC_SHARDING_DATA_PARALLEL,
+  DC_SHARDING_EXPLICIT /* per-table type and ranks in dc_table */
+} dc_sharding;
+
+typedef enum dc_embedding_model {
+  DC_EMBMODEL_ENHANCED, /* L2 hit-rate estimate (paper §III-B, default) */
+  DC_EMBMODEL_PLAIN     /* DRAM traffic only */
+} dc_embedding_model;
+
+/* One embedding table (tables given as groups are expanded to one entry
+ * per table: `{count: 8, rows: 1M}` gives 8 entries). */
+typedef struct dc_table {
+  const char *name;     /* "t0", "t1", ... or the user's name */
+  int64_t rows;         /* E */
+  int32_t dim;          /* D */
+  double pooling;       /* L, mean lookups per sample (may be fractional) */
+  dc_sharding sharding; /* DC_SHARDING_AUTO: follow the plan */
+  int32_t n_ranks;      /* explicit placement; 0 when not pinned */
+  const int32_t *ranks;
+  dc_span span;         /* where the table (group) was written */
+} dc_table;
+
+typedef enum dc_transform_kind {
+  DC_TRANSFORM_SCALE,  /* multiply the time of matching kernels by factor */
+  DC_TRANSFORM_REMOVE, /* drop matching ops (and their kernels) */
+  DC_TRANSFORM_STREAM  /* move matching ops' kernels to stream `stream` */
+} dc_transform_kind;
+
+/* A what-if transform. `match` is a PCRE2 pattern (already compiled once by
+ * the front end to check it) matched against op names and, for SCALE,
+ * kernel kind names ("gemm", "embedding_fwd", ...). */
+typedef struct dc_transform {
+  dc_transform_kind kind;
+  const char *match;
+  double factor;  /* SCALE */
+  int32_t stream; /* STREAM */
+  dc_span span;
+} dc_transform;
+
+/* A swept parameter of this point, for the output's leading columns. */
+typedef struct dc_param {
+  const char *path;  /* "training.batch_size" */
+  const char *value; /* as written, or as generated ("2048") */
+} dc_param;
+
+typedef struct dc_point {
+  int64_t index; /* 0-based position in the sweep */
+  const char *study;
+
+  /* model */
+  const char *model_name;     /* preset name or "custom" */
+  int32_t n_bottom;           /* entries of bottom_mlp */
+  const int64_t *bottom_mlp;  /* [n0 dense features, b1, ..., bk] */
+  int32_t n_top;              /* entries of top_mlp (input width derived) */
+  const int64_t *top_mlp;     /* [t1, ..., 1] */
+  int32_t n_tables;
+  const dc_table *tables;
+  dc_interaction interaction;
+  bool interaction_self;      /* dot: include the diagonal (default false) */
+  dc_loss loss;
+  dc_embedding_kernel embedding_kernel;
+
+  /* training */
+  int64_t batch_size;         /* global batch */
+  dc_precision precision;
+  dc_optimizer optimizer;
+  bool zero_grad_legacy;      /* PyTorch 1.13 zero_grad (fill kernels) */
+  int64_t ddp_bucket_bytes;   /* gradient all-reduce bucket (25 MB) */
+
+  /* system */
+  const char *gpu;            /* catalog name (canonical) or a path */
+  int32_t gpus;               /* total GPUs = hosts * gpus_per_host */
+  int32_t hosts;
+  int32_t gpus_per_host;
+  const char *overheads;      /* overhead profile name or path */
+  double nvlink_gbps;         /* 0: from the GPU catalog */
+  double pcie_gbps;           /* 0: from the GPU catalog */
+  double nic_gbps;            /* per GPU; 0: default */
+  double link_latency_us;     /* < 0: default */
+
+  /* sharding */
+  dc_sharding sharding;
+
+  /* kernel models */
+  dc_embedding_model embedding_model;
+
+  /* what-if transforms, in study order */
+  int32_t n_transforms;
+  const dc_transform *transforms;
+
+  /* the swept parameters' values, in sweep key order */
+  int32_t n_params;
+  const dc_param *params;
+} dc_point;
+
+const char *dc_precision_name(dc_precision p);   /* "fp32" */
+const char *dc_optimizer_name(dc_optimizer o);   /* "sgd" */
+const char *dc_sharding_name(dc_sharding s);     /* "table_wise" */
+const char *dc_loss_name(dc_loss l);
+const char *dc_interaction_name(dc_interaction i);
+const char *dc_embedding_kernel_name(dc_embedding_kernel k);
+
+#endif /* DC_POINT_H */

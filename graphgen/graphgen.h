@@ -1,0 +1,95 @@
+/*
+ * graphgen.h — one DLRM training iteration as PyTorch executes it, built
+ * from a dc_point without running PyTorch (DESIGN.md §3,
+ * reference/dlrm-op-graph.md).
+ *
+ * Ops are stored in execution order per rank, pre-order: an op's children
+ * (the aten::mm inside AddmmBackward0, say) follow it, and `end` is one
+ * past its last descendant. Top-level ops (parent == -1) are what the
+ * paper's Algorithm 1 walks; kernels hang on the op that launches them.
+ *
+ * Ownership: a dc_graph and everything in it live in the arena passed to
+ * dc_graph_build; the point must outlive the graph (names are borrowed).
+ */
+#ifndef DC_GRAPHGEN_H
+#define DC_GRAPHGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compiler/support/kdesc.h"
+#include "compiler/support/point.h"
+#include "compiler/support/support.h"
+
+typedef enum dc_phase {
+  DC_PHASE_INPUT,
+  DC_PHASE_FORWARD,
+  DC_PHASE_LOSS,
+  DC_PHASE_BACKWARD,
+  DC_PHASE_OPTIMIZER
+} dc_phase;
+
+const char *dc_phase_name(dc_phase p);
+
+#define DC_TENSOR_MAX_DIMS 4
+
+typedef struct dc_tensor {
+  int32_t id;
+  dc_dtype dtype;
+  int32_t ndim;
+  int64_t shape[DC_TENSOR_MAX_DIMS];
+  int32_t producer; /* op index that writes it, -1 for inputs/params */
+  bool on_host;     /* host tensors (batch before its copy, index lists) */
+} dc_tensor;
+
+/* A kernel as launched by an op: the descriptor plus where it runs. */
+typedef struct dc_launch {
+  dc_kernel k;
+  int32_t stream;      /* 0: the default compute stream */
+  const char *runtime; /* "cudaLaunchKernel", "cudaMemcpyAsync", ... */
+} dc_launch;
+
+typedef struct dc_op {
+  const char *name;  /* "aten::linear", "autograd::engine::evaluate_function:
+                        AddmmBackward0", "Optimizer.step#SGD.step", ... */
+  dc_phase phase;
+  int32_t rank;
+  int32_t thread;    /* 0: main thread; 1: autograd engine thread */
+  int32_t parent;    /* op index, -1 for top-level */
+  int32_t end;       /* one past the last descendant */
+  int32_t n_inputs, n_outputs;
+  const int32_t *inputs;  /* tensor ids */
+  const int32_t *outputs;
+  int32_t n_launches;
+  dc_launch *launches;
+  bool host_sync;    /* blocks the host until the GPU is idle (.cpu()) */
+} dc_op;
+
+typedef struct dc_graph {
+  const dc_point *point;
+  int32_t n_ranks;
+  int32_t n_streams;
+  int32_t n_ops;
+  dc_op *ops;        /* all ranks; rank r's ops are contiguous */
+  int32_t *rank_first; /* [n_ranks + 1]: op range of each rank */
+  int32_t n_tensors;
+  dc_tensor *tensors;
+} dc_graph;
+
+/* Builds (and applies the point's transforms). Returns NULL with a
+ * diagnostic when the configuration cannot be built. */
+dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d);
+
+/* Checks every structural invariant; reports each violation. */
+bool dc_graph_verify(const dc_graph *g, dc_diags *d);
+
+typedef enum dc_graph_format {
+  DC_GRAPH_TEXT,
+  DC_GRAPH_DOT,
+  DC_GRAPH_ET /* PyTorch execution-trace JSON, schema 1.0.1 */
+} dc_graph_format;
+
+void dc_graph_write(const dc_graph *g, dc_graph_format f, dc_buf *out);
+
+#endif /* DC_GRAPHGEN_H */
