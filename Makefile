@@ -1,0 +1,47 @@
+# Thin wrapper around CMake so that a fresh machine needs two commands:
+#   make demo   installs what is missing, builds, runs the default study
+#   make test   installs what is missing, builds, runs the whole test suite
+# Variables: BUILD (build directory), CMAKE_FLAGS (extra -D options),
+# STUDY (the study `make demo` runs), JOBS (parallel build jobs).
+
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+STUDY ?= studies/paper-configs.yaml
+WERROR ?= ON
+CMAKE_FLAGS ?=
+
+# Debian/Ubuntu packages dlrmc needs to build and test. CUDA is optional
+# (dlrmc-bench is built when the toolkit is found).
+DEPS = cmake make gcc clang pkg-config libyaml-dev libpcre2-dev \
+       libcmocka-dev libyajl-dev zlib1g-dev python3 python3-jsonschema
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps configure build demo test clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+configure: deps
+	cmake -S . -B $(BUILD) -DDC_WERROR=$(WERROR) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/compiler/dlrmc run $(STUDY)
+
+test: build
+	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
+
+clean:
+	rm -rf $(BUILD)
