@@ -46,12 +46,14 @@ void dc_diags_free(dc_diags *d) {
   memset(d, 0, sizeof *d);
 }
 
+__attribute__((format(printf, 1, 0)))
 static char *vformat(const char *fmt, va_list ap) {
   dc_buf b = {0};
   dc_buf_vprintf(&b, fmt, ap);
   return b.data ? b.data : dc_xstrdup("");
 }
 
+__attribute__((format(printf, 5, 0)))
 static dc_diag *diag_add(dc_diags *d, dc_severity sev, dc_diag_code code,
                          dc_span span, const char *fmt, va_list ap) {
   if (sev == DC_SEV_ERROR) d->errors++;

@@ -28,7 +28,8 @@ void *dc_xmalloc(size_t size);
 void *dc_xcalloc(size_t n, size_t size);
 void *dc_xrealloc(void *p, size_t size);
 char *dc_xstrdup(const char *s);
-_Noreturn void dc_fatal(const char *file, int line, const char *fmt, ...);
+_Noreturn void dc_fatal(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* An internal invariant that no input can break. */
 #define DC_ASSERT(cond)                                                     \
@@ -75,7 +76,8 @@ void dc_buf_puts(dc_buf *b, const char *s);
 void dc_buf_putc(dc_buf *b, char c);
 void dc_buf_printf(dc_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void dc_buf_vprintf(dc_buf *b, const char *fmt, va_list ap);
+void dc_buf_vprintf(dc_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Appends a double in the C locale with a fixed precision ("%.*f"),
  * trimming nothing: output is byte-stable across platforms and locales. */
 void dc_buf_put_double(dc_buf *b, double v, int decimals);
