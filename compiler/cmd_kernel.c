@@ -1,16 +1,220 @@
 /*
- * cmd_kernel.c — `dlrmc kernel`: placeholder until its issue lands; it says so
- * and exits with the usage status rather than pretending to work.
+ * cmd_kernel.c — `dlrmc kernel KIND key=value... --gpu NAME`: prices one
+ * kernel with the same function the evaluator uses (dc_kernel_time) and
+ * prints the predicted µs as the only line on stdout, so scripts can read
+ * it. With --csv FILE every row of the CSV (columns named like the
+ * parameters; a `gpu` column may replace --gpu) is priced and written back
+ * with a `pred_us` column; key=value arguments then act as defaults for
+ * columns the file lacks. --analytic ignores fitted models (the zero-shot
+ * figures); --explain names the model used on stderr.
  */
+#include <string.h>
+
 #include "compiler/cmd.h"
+#include "kernels/kernels.h"
+
+static void put_cell(dc_buf *o, const char *s) {
+  if (!strpbrk(s, ",\"\n")) {
+    dc_buf_puts(o, s);
+    return;
+  }
+  dc_buf_putc(o, '"');
+  for (; *s; s++) {
+    if (*s == '"') dc_buf_putc(o, '"');
+    dc_buf_putc(o, *s);
+  }
+  dc_buf_putc(o, '"');
+}
+
+typedef struct kargs {
+  dc_kernel_kind kind;
+  const char *gpu, *csv, *out;
+  bool analytic, explain;
+  int n_kv;
+  char **kv;
+} kargs;
+
+/* Applies the command line's key=value pairs to `k`. */
+static bool apply_cli(const kargs *ka, dc_kernel *k, bool skip_unknown,
+                      dc_diags *d) {
+  bool ok = true;
+  for (int i = 0; i < ka->n_kv; i++) {
+    char *eq = strchr(ka->kv[i], '=');
+    *eq = 0;
+    bool known;
+    if (!dc_kernel_param_set(k, ka->kv[i], eq + 1, (dc_span){0},
+                             skip_unknown ? &known : NULL, d))
+      ok = false;
+    *eq = '=';
+  }
+  return ok;
+}
+
+static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
+  dc_csv c;
+  if (!dc_csv_read(ka->csv, &c, a, d)) return DC_EXIT_INPUT;
+  int32_t gpu_col = dc_csv_col(&c, "gpu");
+  if (!ka->gpu && gpu_col < 0) {
+    dc_diag_error(d, DC_DIAG_BAD_CSV, (dc_span){c.src, 1, 1, 0},
+                  "no --gpu given and the CSV has no 'gpu' column");
+    return DC_EXIT_INPUT;
+  }
+  static const char *const skip[] = {"gpu", "time_us", "mean_us", "pred_us",
+                                     "std_us", "min_us", "max_us", "runs"};
+  dc_buf o = {0};
+  for (int32_t i = 0; i < c.n_cols; i++) {
+    put_cell(&o, c.cols[i]);
+    dc_buf_putc(&o, ',');
+  }
+  dc_buf_puts(&o, "pred_us\n");
+  const char *cur_name = NULL;
+  dc_device dev;
+  const dc_kmodels *km = NULL;
+  bool dev_ok = false;
+  for (int32_t r = 0; r < c.n_rows; r++) {
+    const char *gname = gpu_col >= 0 && !ka->gpu ? c.cells[r][gpu_col]
+                                                : ka->gpu;
+    if (!cur_name || strcmp(cur_name, gname) != 0) {
+      cur_name = gname;
+      size_t before = d->errors;
+      dev_ok = dc_device_lookup(gname, &dev, a, d);
+      if (!dev_ok && gpu_col >= 0 && !ka->gpu && d->errors > before &&
+          d->items[d->count - 1].span.line == 0)
+        d->items[d->count - 1].span = dc_csv_span(&c, r, gpu_col);
+      km = dev_ok && !ka->analytic ? dc_kmodels_for(&dev) : NULL;
+    }
+    dc_kernel k;
+    dc_kernel_params_init(&k, ka->kind, a);
+    bool ok = apply_cli(ka, &k, false, d);
+    for (int32_t col = 0; col < c.n_cols; col++) {
+      bool skipped = false;
+      for (size_t s = 0; s < DC_COUNTOF(skip); s++)
+        if (strcmp(c.cols[col], skip[s]) == 0) skipped = true;
+      if (skipped) continue;
+      bool known;
+      if (!dc_kernel_param_set(&k, c.cols[col], c.cells[r][col],
+                               dc_csv_span(&c, r, col), &known, d))
+        ok = false;
+    }
+    if (!ok || !dc_kernel_params_check(&k, (dc_span){c.src, c.row_line[r],
+                                                     1, 0}, d) || !dev_ok)
+      continue;
+    for (int32_t col = 0; col < c.n_cols; col++) {
+      put_cell(&o, c.cells[r][col]);
+      dc_buf_putc(&o, ',');
+    }
+    dc_buf_printf(&o, "%.3f\n", dc_kernel_time(&k, &dev, km));
+  }
+  int rc = DC_EXIT_OK;
+  if (d->errors) rc = DC_EXIT_INPUT;
+  else if (!dc_write_file_atomic(ka->out, o.data ? o.data : "", o.len))
+    rc = DC_EXIT_INPUT;
+  dc_buf_free(&o);
+  return rc;
+}
 
 static int cmd_kernel(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_kernel_def, argc, argv)) return DC_EXIT_OK;
-  fprintf(stderr, "dlrmc kernel: not available yet in this version (tracked by %s)\n",
-          "issue #4");
-  return DC_EXIT_USAGE;
+  const dc_command *cmd = &dc_cmd_kernel_def;
+  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  kargs ka = {0};
+  ka.kv = argv;
+  const char *kind_name = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (strcmp(s, "--gpu") == 0 || strcmp(s, "--csv") == 0 ||
+        strcmp(s, "-o") == 0) {
+      if (i + 1 >= argc)
+        return dc_cli_usage_error(cmd, "%s needs a value", s);
+      const char **dst = s[2] == 'g' ? &ka.gpu : s[2] == 'c' ? &ka.csv
+                                                             : &ka.out;
+      *dst = argv[++i];
+    } else if (strcmp(s, "--analytic") == 0) {
+      ka.analytic = true;
+    } else if (strcmp(s, "--explain") == 0) {
+      ka.explain = true;
+    } else if (s[0] == '-') {
+      return dc_cli_usage_error(cmd, "unknown option '%s'", s);
+    } else if (strchr(s, '=')) {
+      ka.kv[ka.n_kv++] = argv[i];
+    } else if (!kind_name) {
+      kind_name = s;
+    } else {
+      return dc_cli_usage_error(cmd, "unexpected argument '%s' (parameters "
+                                     "are key=value)", s);
+    }
+  }
+  if (!kind_name) return dc_cli_usage_error(cmd, "expected a kernel KIND");
+  if (!dc_kernel_kind_parse_cli(kind_name, &ka.kind)) {
+    const char *names[DC_KERNEL_KIND_COUNT_ + 1];
+    for (int i = 0; i < DC_KERNEL_KIND_COUNT_; i++)
+      names[i] = dc_kernel_kind_name((dc_kernel_kind)i);
+    names[DC_KERNEL_KIND_COUNT_] = "memcpy";
+    const char *sug = dc_suggest(kind_name, names, DC_COUNTOF(names));
+    if (sug)
+      return dc_cli_usage_error(cmd, "unknown kernel kind '%s'; did you mean "
+                                     "'%s'?", kind_name, sug);
+    return dc_cli_usage_error(cmd, "unknown kernel kind '%s'", kind_name);
+  }
+  if (!ka.csv && !ka.gpu) return dc_cli_usage_error(cmd, "--gpu is required");
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  int rc = DC_EXIT_OK;
+  if (ka.csv) {
+    rc = price_csv(&ka, &a, &d);
+  } else {
+    dc_device dev;
+    dc_kernel k;
+    dc_kernel_params_init(&k, ka.kind, &a);
+    bool ok = dc_device_lookup(ka.gpu, &dev, &a, &d);
+    ok = apply_cli(&ka, &k, false, &d) && ok;
+    ok = ok && dc_kernel_params_check(&k, (dc_span){0}, &d);
+    if (ok) {
+      const dc_kmodels *km = ka.analytic ? NULL : dc_kmodels_for(&dev);
+      double t = dc_kernel_time(&k, &dev, km);
+      if (ka.explain)
+        fprintf(stderr, "%s on %s: model %s\n", dc_kernel_kind_name(k.kind),
+                dev.name, dc_kernel_model_used(&k, km));
+      char line[64];
+      int n = snprintf(line, sizeof line, "%.3f\n", t);
+      if (!dc_write_file_atomic(ka.out, line, (size_t)n)) rc = DC_EXIT_INPUT;
+    } else {
+      rc = DC_EXIT_INPUT;
+    }
+  }
+  if (d.count) dc_cli_report(&d);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+  return rc;
 }
 
 const dc_command dc_cmd_kernel_def = {
-    "kernel", cmd_kernel, "dlrmc kernel KIND key=value... --gpu NAME [--csv FILE]", "Price one kernel (or every row of a CSV) on a GPU.",
-    "Not available yet in this version.\n"};
+    "kernel", cmd_kernel,
+    "dlrmc kernel KIND key=value... --gpu NAME [--csv FILE] [-o OUT] "
+    "[--analytic] [--explain]",
+    "Price one kernel (or every row of a CSV) on a GPU.",
+    "Prints the predicted kernel time in microseconds as the only line on "
+    "stdout.\n"
+    "KIND and its parameters (sizes accept 1M, 64Ki, 2GB):\n"
+    "  gemm            m n k batch transa transb dtype(fp32|tf32|fp16|bf16)\n"
+    "  embedding_fwd   batch rows tables pooling dim dtype model(enhanced|"
+    "plain)\n"
+    "  embedding_bwd   ... optimizer(sgd|adagrad|rowwise_adagrad|adam) "
+    "fused(1|0)\n"
+    "  elementwise     elements flops_per_elem bytes_per_elem (also reduce)\n"
+    "  concat          bytes\n"
+    "  memcpy          bytes direction(h2d|d2h|d2d) pinned(0|1)\n"
+    "  transpose       batch m n dtype\n"
+    "  tril_fwd        batch m n diag dtype (also tril_bwd)\n"
+    "  all_reduce      bytes ranks hosts (also all_to_all, reduce_scatter,\n"
+    "                  all_gather)\n"
+    "Every kind also takes scale (a time multiplier).\n\n"
+    "--csv FILE prices every row (columns named like the parameters; a 'gpu'"
+    "\n"
+    "column may replace --gpu) and writes the rows with a pred_us column.\n"
+    "--analytic ignores fitted models; --explain names the model on stderr.\n"
+    "\n"
+    "  dlrmc kernel gemm m=1024 n=1024 k=1024 --gpu V100\n"
+    "  dlrmc kernel embedding_fwd batch=2048 rows=1M tables=8 pooling=100 "
+    "dim=64 --gpu V100\n"
+    "  dlrmc kernel all_reduce bytes=100MB ranks=8 --gpu A100\n"};

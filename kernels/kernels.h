@@ -42,6 +42,23 @@ typedef struct dc_device {
   double nic_gbps;      /* per GPU, across hosts */
   double link_latency_us;   /* per collective step */
   double kernel_floor_us;   /* smallest kernel time */
+  /* Added by the kernels issue (#4); all optional in the catalog. */
+  const char *chip;         /* "GV100" */
+  const char *memory;       /* "HBM2" */
+  const char *source;       /* where the datasheet figures come from */
+  const char *eff_source;   /* where the achievable factors come from */
+  const char *models_name;  /* fitted models' folder (spec/kernels/<it>/) */
+  int32_t year;
+  int32_t pcie_gen;
+  double tdp_w;
+  int64_t llc_bytes;        /* last-level cache beyond L2 (Infinity Cache) */
+  double sustained_mhz;     /* power-capped clock under load; 0: boost */
+  double fp32_matrix_tflops; /* fp32 on matrix cores (AMD); 0 when absent */
+  double fp8_tflops;
+  bool tensor_cores;        /* tf32/fp16/bf16 peaks are tensor-core rates */
+  double tensor_eff;        /* achievable fraction of the tensor peaks */
+  double link_eff;          /* achievable fraction of link bandwidth */
+  double nic_latency_us;    /* per collective step across hosts */
 } dc_device;
 
 /* Looks `name` up in spec/gpus/ (case-insensitive, aliases) or reads it as
@@ -59,5 +76,144 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev);
 /* The price of one kernel in µs, including the kernel's `scale`. */
 double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
                       const dc_kmodels *models);
+
+/* ---- below: added by the kernels issue (#4) ---------------------------- */
+
+/* The models behind dc_kernel_time, exposed for tests, `dlrmc kernel` and
+ * the validation programs. All return µs and ignore k->scale. */
+double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev);
+double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev);
+/* The paper's L2 hit-rate estimate for one group of a lookup kernel. */
+double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
+                              const dc_emb_group *g, int row_bytes);
+/* Which model priced `k`: "mlp" or "analytic"/"heuristic". */
+const char *dc_kernel_model_used(const dc_kernel *k, const dc_kmodels *models);
+
+/* ---- the MLP regressor (kernels/mlp.c, kernels/fit.c) -------------------
+ * A fitted model predicts ln(µs) from features of a kernel: natural logs of
+ * its sizes and 0/1 flags (DESIGN §4, the paper §III-B2). Feature names:
+ * ln_batch, ln_m, ln_n, ln_k, transa, transb, half (fp16/bf16), tf32,
+ * diag. Layers: [Linear, ReLU] x hidden, then Linear(h, 1). */
+
+#define DC_MLP_MAX_WIDTH 1024
+#define DC_MLP_MAX_LAYERS 9
+#define DC_MLP_MAX_FEATURES 9
+
+typedef struct dc_mlp {
+  dc_kernel_kind kind;
+  int32_t n_features;
+  int32_t features[DC_MLP_MAX_FEATURES]; /* dc_mlp_feature values */
+  double feat_mean[DC_MLP_MAX_FEATURES], feat_std[DC_MLP_MAX_FEATURES];
+  double y_mean, y_std; /* of ln µs */
+  uint32_t dtypes;      /* bit (1 << dc_dtype) for each dtype trained on */
+  int32_t n_layers;     /* linear layers, hidden + 1 */
+  int32_t width[DC_MLP_MAX_LAYERS + 1]; /* width[0] = n_features, last 1 */
+  double *w[DC_MLP_MAX_LAYERS]; /* row-major [width[i+1]][width[i]] */
+  double *b[DC_MLP_MAX_LAYERS];
+  /* [width[i]][width[i+1]] copies of w for fast inference, made by
+   * dc_mlp_from_node and dc_mlp_train; NULL: w is used directly. */
+  double *wt[DC_MLP_MAX_LAYERS];
+} dc_mlp;
+
+typedef enum dc_mlp_feature {
+  DC_MLPF_LN_BATCH,
+  DC_MLPF_LN_M,
+  DC_MLPF_LN_N,
+  DC_MLPF_LN_K,
+  DC_MLPF_TRANSA,
+  DC_MLPF_TRANSB,
+  DC_MLPF_HALF,
+  DC_MLPF_TF32,
+  DC_MLPF_DIAG,
+  DC_MLPF_COUNT_
+} dc_mlp_feature;
+
+const char *dc_mlp_feature_name(dc_mlp_feature f);
+/* Raw (unnormalised) feature vector of a kernel for a model's features. */
+void dc_mlp_features(const dc_mlp *m, const dc_kernel *k, double *x);
+/* Forward pass on a raw feature vector; returns predicted µs. No
+ * allocation; thread-safe on a shared model. */
+double dc_mlp_predict_raw(const dc_mlp *m, const double *x);
+double dc_mlp_predict_us(const dc_mlp *m, const dc_kernel *k);
+/* Builds m->wt (the transposed weights) in `a`. */
+void dc_mlp_prepare(dc_mlp *m, dc_arena *a);
+/* Serialises / parses the model YAML (spec/kernels/<gpu>/<kind>.yaml). */
+void dc_mlp_write_yaml(const dc_mlp *m, const char *header_comment,
+                       dc_buf *out);
+bool dc_mlp_from_node(const dc_node *root, dc_mlp *out, dc_arena *a,
+                      dc_diags *d);
+/* The fitted model of `kind` in `models`, or NULL. */
+const dc_mlp *dc_kmodels_get(const dc_kmodels *models, dc_kernel_kind kind);
+
+/* ---- kernel parameters as key=value (dlrmc kernel, --csv) -------------- */
+
+/* Sets defaults for `kind` (batch 1, fp32, one table group, ...). The
+ * embedding group lives in `a`. */
+void dc_kernel_params_init(dc_kernel *k, dc_kernel_kind kind, dc_arena *a);
+/* Applies one parameter; unknown keys and bad values are reported at
+ * `span` with a suggestion. `known` is set false for an unknown key (the
+ * CSV reader skips unknown columns instead of failing). */
+bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *value,
+                         dc_span span, bool *known, dc_diags *d);
+/* Checks the assembled kernel (positive sizes, no overflow). */
+bool dc_kernel_params_check(const dc_kernel *k, dc_span span, dc_diags *d);
+/* Parses "memcpy" with direction, "memcpy_h2d", ...; false if unknown. */
+bool dc_kernel_kind_parse_cli(const char *name, dc_kernel_kind *out);
+
+/* ---- CSV tables (benchmark data: fit and --csv) -------------------------
+ * Comment lines start with '#'; the first other line is the header; fields
+ * are plain (no quotes needed for our data; quoted fields are accepted). */
+typedef struct dc_csv {
+  const dc_source *src;
+  int32_t n_cols;
+  char **cols;          /* header names (trimmed) */
+  int32_t n_rows;
+  char ***cells;        /* [row][col] */
+  int32_t *row_line;    /* 1-based line of each row */
+  int32_t **cell_col;   /* 1-based column of each cell */
+} dc_csv;
+
+bool dc_csv_read(const char *path, dc_csv *out, dc_arena *a, dc_diags *d);
+bool dc_csv_parse(const dc_source *src, dc_csv *out, dc_arena *a,
+                  dc_diags *d);
+int32_t dc_csv_col(const dc_csv *c, const char *name); /* -1 when absent */
+dc_span dc_csv_span(const dc_csv *c, int32_t row, int32_t col);
+
+/* ---- fitting (dlrmc fit) ------------------------------------------------ */
+
+typedef struct dc_fit_opts {
+  dc_kernel_kind kind;  /* GEMM, TRANSPOSE, TRIL_FWD, TRIL_BWD */
+  const char *grid;     /* "small" (default) or "full" (Table II) */
+  int32_t epochs;       /* 0: default */
+  uint64_t seed;        /* split and initialisation */
+  int32_t layers;       /* >0: fix the hidden-layer count (no grid) */
+  int32_t neurons;      /* >0: fix the width */
+  bool verbose;         /* grid progress to `log` */
+} dc_fit_opts;
+
+/* One labelled sample: the kernel and its measured time. */
+typedef struct dc_fit_sample {
+  dc_kernel k;
+  double time_us;
+  const char *group; /* "V100 fp32": for the per-group report */
+} dc_fit_sample;
+
+/* Reads a benchmark CSV (our columns or DeepBench's) into samples. */
+bool dc_fit_load_csv(dc_kernel_kind kind, const char *path,
+                     dc_fit_sample **samples, int32_t *n, dc_arena *a,
+                     dc_diags *d);
+/* The deterministic 80/20 split: is_test[i] for each of n samples. */
+void dc_fit_split(int32_t n, uint64_t seed, bool *is_test);
+/* Grid search, refit on the 80 %, report on the 20 %. The model's arrays
+ * live in `a`. `report` gets a human-readable summary. */
+bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
+                dc_mlp *out, dc_buf *report, dc_arena *a, dc_diags *d);
+/* Trains one configuration (exposed for tests). */
+void dc_mlp_train(dc_mlp *m, const double *x, const double *y, int32_t n,
+                  int32_t hidden, int32_t width, bool adam, double lr,
+                  int32_t epochs, uint64_t seed, dc_arena *a);
+/* exp(mean(ln|pred/real - 1|)) and mean/std of (pred/real - 1). */
+void dc_fit_errors(const double *pred, const double *real, int32_t n,
+                   double *gmae, double *mean, double *std);
 
 #endif /* DC_KERNELS_H */

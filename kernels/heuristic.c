@@ -1,0 +1,228 @@
+/*
+ * heuristic.c — the models that need no training data (the paper §III-B1,
+ * DESIGN §4): the table-batched embedding lookup forward and backward,
+ * plain (DRAM only) and enhanced with the L2 hit-rate estimate; roofline
+ * for element-wise and reduce kernels; copies, concat and host transfers;
+ * and the collectives (ring algorithms over the group's slowest link).
+ *
+ * Conventions: bandwidths are GB/s (1e9 B/s), so bytes / (GB/s · 1e3) is
+ * µs; "achievable" means datasheet × the catalog's measured or
+ * rule-of-thumb factor, never the raw datasheet figure. Every function is
+ * pure: same kernel and device, same double.
+ */
+#include <math.h>
+
+#include "kernels/kernels.h"
+#include "kernels/kinternal.h"
+
+double dc_k_dram_gbps(const dc_device *dev) {
+  return dev->dram_gbps * dev->dram_eff;
+}
+
+double dc_k_fp32_flops_per_us(const dc_device *dev) {
+  return dev->fp32_tflops * dev->fp32_eff * 1e6;
+}
+
+/* bytes over GB/s, in µs */
+static double xfer_us(double bytes, double gbps) {
+  return gbps > 0 ? bytes / (gbps * 1e3) : 0;
+}
+
+static double ceil32(double bytes) { return ceil(bytes / 32.0) * 32.0; }
+
+/* ---- embedding lookup ----------------------------------------------------
+ * The paper §III-B1a, on Tulloch's table-batched kernel: one WARP per
+ * (sample, table) output vector, B·T warps. Per-warp traffic:
+ *   table_offsets 32 B, offsets 64 B, indices ceil32(4·L),
+ *   weights L·ceil32(s·D)   (the paper prints ceil32(4·D) and drops the L:
+ *                            each of the L looked-up rows is read),
+ *   outputs ceil32(s·D)     (s: bytes per weight element)
+ * Plain:    t = B·T·(sum) / dram_bw.
+ * Enhanced: rows_per_block = max(256/D, 1) (the kernel's launch argument),
+ *   tables_resident = ceil(#SM · rows_per_block / B),
+ *   cached rows X = min(L2 / (tables_resident · row bytes), E),
+ *   hit rate p = C(X, L) / C(E, L),
+ *   tr_L2   = table_offsets + offsets + p·weights,
+ *   tr_DRAM = indices + outputs + (1 − p)·weights,
+ *   t = B·T·(tr_DRAM/dram_bw + tr_L2/l2_bw)   (the paper's sum; the
+ *   authors' code uses max() of the two terms instead).
+ * Backward with the optimizer fused in (the paper: "with SGD"): weights
+ * become read + write of L rows, 2·L·ceil32(s·D), the output term reads the
+ * incoming gradient, and the optimizer state adds per looked-up row:
+ *   sgd: nothing; adagrad: read + write of an fp32 [rows, D] state row,
+ *   2·ceil32(4·D); rowwise_adagrad: one fp32 per row, a 32 B sector read and
+ *   written, 2·32; adam: two fp32 state rows, 4·ceil32(4·D).
+ * State rows share the L2 with weights: row bytes in X include them. A
+ * compute bound (anchor-notes: B·T·L·D multiply-adds, plus the update's
+ * flops per element: sgd 2, adagrad 6, rowwise_adagrad 2, adam 12) is taken
+ * with max(). Without a fused optimizer the backward only writes the L
+ * gradient rows (no weight read, no state).
+ * Tables that differ are priced group by group and summed; one kernel, so
+ * one fixed latency. */
+
+/* ln C(n, k) for real n ≥ k ≥ 0 */
+static double ln_choose(double n, double k) {
+  return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+}
+
+double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
+                              const dc_emb_group *g, int row_bytes) {
+  double L = g->pooling, E = (double)g->rows;
+  if (L <= 0) return 1.0;
+  double rows_per_block = g->dim > 0 ? floor(256.0 / g->dim) : 1;
+  if (rows_per_block < 1) rows_per_block = 1;
+  double resident = ceil(dev->sms * rows_per_block / (double)batch);
+  if (resident < 1) resident = 1;
+  double x = floor((double)dev->l2_bytes / (resident * row_bytes));
+  if (x >= E) return 1.0;
+  if (x < L) return 0.0;
+  return exp(ln_choose(x, L) - ln_choose(E, L));
+}
+
+static double opt_state_row_bytes(dc_optimizer o, int32_t dim) {
+  switch (o) {
+  case DC_OPTIMIZER_SGD: return 0;
+  case DC_OPTIMIZER_ADAGRAD: return 2 * ceil32(4.0 * dim);
+  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return 2 * 32.0;
+  case DC_OPTIMIZER_ADAM: return 4 * ceil32(4.0 * dim);
+  }
+  return 0;
+}
+
+static double opt_flops_per_elem(dc_optimizer o) {
+  switch (o) {
+  case DC_OPTIMIZER_SGD: return 2;             /* w -= lr·g */
+  case DC_OPTIMIZER_ADAGRAD: return 6;         /* s += g²; w -= lr·g/√s+ε */
+  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return 2; /* row mean amortised */
+  case DC_OPTIMIZER_ADAM: return 12;           /* two moments, bias, √ */
+  }
+  return 2;
+}
+
+double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
+  bool bwd = k->kind == DC_KERNEL_EMBEDDING_BWD;
+  bool fused = bwd && k->u.emb.fused_optimizer;
+  bool enhanced = k->u.emb.model == DC_EMBMODEL_ENHANCED;
+  double s = dc_dtype_bytes(k->u.emb.dtype);
+  double B = (double)k->u.emb.batch;
+  double dram = dc_k_dram_gbps(dev), l2 = dev->l2_gbps;
+  double mem_us = 0, flops = 0;
+  for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
+    const dc_emb_group *g = &k->u.emb.groups[i];
+    double L = g->pooling, T = g->tables, row = ceil32(s * g->dim);
+    double warps = B * T;
+    double idx = ceil32(4.0 * L), out = row, offs = 32.0 + 64.0;
+    double per_row = row, state = 0;
+    if (bwd) {
+      per_row = fused ? 2 * row : row;
+      state = fused ? opt_state_row_bytes(k->u.emb.optimizer, g->dim) : 0;
+    }
+    double weights = L * (per_row + state);
+    double p = 0;
+    if (enhanced)
+      p = dc_kernel_emb_hit_rate(dev, k->u.emb.batch, g,
+                                 (int)(row + state / 2));
+    double tr_l2 = enhanced ? offs + p * weights : 0;
+    double tr_dram = idx + out + (1 - p) * weights + (enhanced ? 0 : offs);
+    mem_us += warps * (xfer_us(tr_dram, dram) + xfer_us(tr_l2, l2));
+    if (bwd) {
+      double fl = 2.0 + (fused ? opt_flops_per_elem(k->u.emb.optimizer) : 0);
+      flops += warps * L * g->dim * fl;
+    }
+  }
+  double compute_us = flops / dc_k_fp32_flops_per_us(dev);
+  return dev->kernel_floor_us + fmax(mem_us, compute_us);
+}
+
+/* ---- roofline ------------------------------------------------------------
+ * Element-wise and reduce (the paper §III-B1b; per-op flops and bytes from
+ * anchor-notes.md, chosen by graphgen):
+ *   t = latency + max(n·F / (fp32 peak · eff), n·A / (dram · eff)). */
+double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
+  double n = (double)k->u.ew.elements;
+  double c = n * k->u.ew.flops_per_elem / dc_k_fp32_flops_per_us(dev);
+  double m = xfer_us(n * k->u.ew.bytes_per_elem, dc_k_dram_gbps(dev));
+  return dev->kernel_floor_us + fmax(c, m);
+}
+
+/* Copies. concat (anchor-notes): 2·bytes / (0.79 · dram), the factor being
+ * the authors' measured concat efficiency; device-to-device: read + write,
+ * 2·bytes / dram; host transfers: bytes / pcie (pinned) or bytes /
+ * h2d_pageable (pageable host memory, the authors measured 8.1 GB/s on a
+ * Gen3 x16 V100 host); D2H uses the same figures. Each adds the fixed
+ * kernel latency. */
+double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
+  double b = (double)k->u.copy.bytes, t = 0;
+  switch (k->kind) {
+  case DC_KERNEL_CONCAT: t = xfer_us(2 * b, 0.79 * dc_k_dram_gbps(dev)); break;
+  case DC_KERNEL_MEMCPY_D2D: t = xfer_us(2 * b, dc_k_dram_gbps(dev)); break;
+  case DC_KERNEL_MEMCPY_H2D:
+  case DC_KERNEL_MEMCPY_D2H:
+    t = xfer_us(b, k->u.copy.pinned ? dev->pcie_gbps : dev->h2d_pageable_gbps);
+    break;
+  default: break;
+  }
+  return dev->kernel_floor_us + t;
+}
+
+/* Transpose and tril without a fitted model: memory roofline.
+ *   transpose: read + write batch·m·n elements;
+ *   tril_fwd: gathers e lower-triangle elements (e = Σ_i min(i + diag, n)
+ *     over the m rows) and writes them packed: 2·e;
+ *   tril_bwd: zero-fills the batch·m·n gradient and scatters e: m·n + 2·e.
+ */
+static double tril_elems(int64_t m, int64_t n, bool diag) {
+  double e = 0;
+  for (int64_t i = 0; i < m && i < (int64_t)1 << 24; i++) {
+    double row = (double)i + (diag ? 1 : 0);
+    e += row < (double)n ? row : (double)n;
+  }
+  if (m > (int64_t)1 << 24) /* closed form for absurd sizes */
+    e = (double)m * ((double)m - 1 + (diag ? 2 : 0)) / 2;
+  return e;
+}
+
+double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
+  double s = dc_dtype_bytes(k->u.mat.dtype), B = (double)k->u.mat.batch;
+  double mn = (double)k->u.mat.m * (double)k->u.mat.n, elems = 0;
+  switch (k->kind) {
+  case DC_KERNEL_TRANSPOSE: elems = 2 * mn; break;
+  case DC_KERNEL_TRIL_FWD:
+    elems = 2 * tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
+    break;
+  case DC_KERNEL_TRIL_BWD:
+    elems = mn + 2 * tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
+    break;
+  default: break;
+  }
+  return dev->kernel_floor_us + xfer_us(B * elems * s, dc_k_dram_gbps(dev));
+}
+
+/* ---- collectives -----------------------------------------------------------
+ * NCCL-style ring algorithms; `bytes` is the collective's buffer (the
+ * all-reduce buffer, the all-to-all send buffer, the reduce-scatter input,
+ * the all-gather output). Bytes each rank moves and steps:
+ *   all_reduce 2(n−1)/n · bytes, 2(n−1) steps;
+ *   all_to_all, reduce_scatter, all_gather (n−1)/n · bytes, n−1 steps.
+ * Over the slowest link of the group: the NIC when the group spans hosts,
+ * else NVLink/xGMI (per direction = half the bidirectional figure), else
+ * PCIe; × the achievable link factor. t = latency + steps·step_latency +
+ * moved / bw. A group of one rank moves nothing. */
+double dc_k_collective_us(const dc_kernel *k, const dc_device *dev) {
+  double n = k->u.coll.ranks, b = (double)k->u.coll.bytes;
+  if (n <= 1) return dev->kernel_floor_us;
+  double frac = (n - 1) / n, steps = n - 1;
+  if (k->kind == DC_KERNEL_ALL_REDUCE) {
+    frac *= 2;
+    steps *= 2;
+  }
+  bool across = k->u.coll.hosts > 1;
+  double bw = across ? dev->nic_gbps
+                     : (dev->nvlink_gbps > 0 ? dev->nvlink_gbps / 2
+                                             : dev->pcie_gbps);
+  if (across && dev->nvlink_gbps > 0 && dev->nvlink_gbps / 2 < bw)
+    bw = dev->nvlink_gbps / 2; /* slowest link of the group */
+  double lat = across ? dev->nic_latency_us : dev->link_latency_us;
+  return dev->kernel_floor_us + steps * lat +
+         xfer_us(frac * b, bw * dev->link_eff);
+}

@@ -1,0 +1,259 @@
+/*
+ * mlp.c — inference for the paper's MLP regressor (§III-B2): features are
+ * natural logs of a kernel's sizes and 0/1 flags, standardised with the
+ * training set's mean and std; layers [Linear, ReLU] × hidden + Linear(h,1)
+ * predict the standardised ln µs. Inference allocates nothing (two stack
+ * rows of DC_MLP_MAX_WIDTH doubles) and only reads the model, so one model
+ * serves every thread.
+ *
+ * The model YAML (written by `dlrmc fit`, embedded from spec/kernels/):
+ *   kind: gemm
+ *   features: [ln_batch, ln_m, ln_n, ln_k, transa, transb, half]
+ *   feature_mean: [...]   feature_std: [...]
+ *   target: {mean: ..., std: ...}         # of ln µs
+ *   dtypes: [fp32, fp16]                  # dtypes it was trained on
+ *   layers:
+ *     - {in: 7, out: 64, w: [...out×in, row-major...], b: [...]}
+ *   fit: {...}                            # how it was fitted (informative)
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+static const char *const feature_names[DC_MLPF_COUNT_] = {
+    "ln_batch", "ln_m", "ln_n", "ln_k", "transa", "transb", "half", "tf32",
+    "diag"};
+
+const char *dc_mlp_feature_name(dc_mlp_feature f) {
+  return (unsigned)f < DC_MLPF_COUNT_ ? feature_names[f] : "?";
+}
+
+static double lnpos(int64_t v) { return log(v > 0 ? (double)v : 1.0); }
+
+void dc_mlp_features(const dc_mlp *m, const dc_kernel *k, double *x) {
+  bool gemm = k->kind == DC_KERNEL_GEMM;
+  dc_dtype t = gemm ? k->u.gemm.dtype : k->u.mat.dtype;
+  for (int32_t i = 0; i < m->n_features; i++) {
+    double v = 0;
+    switch ((dc_mlp_feature)m->features[i]) {
+    case DC_MLPF_LN_BATCH:
+      v = lnpos(gemm ? k->u.gemm.batch : k->u.mat.batch);
+      break;
+    case DC_MLPF_LN_M: v = lnpos(gemm ? k->u.gemm.m : k->u.mat.m); break;
+    case DC_MLPF_LN_N: v = lnpos(gemm ? k->u.gemm.n : k->u.mat.n); break;
+    case DC_MLPF_LN_K: v = gemm ? lnpos(k->u.gemm.k) : 0; break;
+    case DC_MLPF_TRANSA: v = gemm && k->u.gemm.transa; break;
+    case DC_MLPF_TRANSB: v = gemm && k->u.gemm.transb; break;
+    case DC_MLPF_HALF: v = t == DC_DTYPE_FP16 || t == DC_DTYPE_BF16; break;
+    case DC_MLPF_TF32: v = t == DC_DTYPE_TF32; break;
+    case DC_MLPF_DIAG: v = !gemm && k->u.mat.diag; break;
+    default: break;
+    }
+    x[i] = v;
+  }
+}
+
+double dc_mlp_predict_raw(const dc_mlp *m, const double *x) {
+  double a[DC_MLP_MAX_WIDTH], b[DC_MLP_MAX_WIDTH];
+  double *in = a, *out = b;
+  for (int32_t i = 0; i < m->n_features; i++)
+    in[i] = (x[i] - m->feat_mean[i]) / m->feat_std[i];
+  for (int32_t l = 0; l < m->n_layers; l++) {
+    int32_t ni = m->width[l], no = m->width[l + 1];
+    const double *w = m->w[l];
+    bool relu = l + 1 < m->n_layers;
+    if (m->wt[l]) {
+      /* out += in[i] · row i of wᵀ: vectorises over outputs without
+       * reassociating sums, and skips the inputs ReLU zeroed */
+      const double *wt = m->wt[l];
+      for (int32_t o = 0; o < no; o++) out[o] = m->b[l][o];
+      for (int32_t i = 0; i < ni; i++) {
+        double v = in[i];
+        if (v == 0) continue;
+        const double *row = wt + (size_t)i * (size_t)no;
+        for (int32_t o = 0; o < no; o++) out[o] += v * row[o];
+      }
+      if (relu)
+        for (int32_t o = 0; o < no; o++) out[o] = out[o] < 0 ? 0 : out[o];
+      double *t = in;
+      in = out;
+      out = t;
+      continue;
+    }
+    for (int32_t o = 0; o < no; o++) {
+      const double *row = w + (size_t)o * (size_t)ni;
+      double acc = m->b[l][o];
+      for (int32_t i = 0; i < ni; i++) acc += row[i] * in[i];
+      out[o] = relu && acc < 0 ? 0 : acc;
+    }
+    double *t = in;
+    in = out;
+    out = t;
+  }
+  return exp(in[0] * m->y_std + m->y_mean);
+}
+
+double dc_mlp_predict_us(const dc_mlp *m, const dc_kernel *k) {
+  double x[DC_MLP_MAX_FEATURES];
+  dc_mlp_features(m, k, x);
+  return dc_mlp_predict_raw(m, x);
+}
+
+void dc_mlp_prepare(dc_mlp *m, dc_arena *a) {
+  for (int32_t l = 0; l < m->n_layers; l++) {
+    size_t ni = (size_t)m->width[l], no = (size_t)m->width[l + 1];
+    double *t = dc_arena_array(a, ni * no, sizeof *t);
+    for (size_t o = 0; o < no; o++)
+      for (size_t i = 0; i < ni; i++) t[i * no + o] = m->w[l][o * ni + i];
+    m->wt[l] = t;
+  }
+}
+
+/* ---- YAML ---------------------------------------------------------------- */
+
+static void put_list(dc_buf *o, const double *v, int32_t n) {
+  dc_buf_putc(o, '[');
+  for (int32_t i = 0; i < n; i++)
+    dc_buf_printf(o, "%s%.9g", i ? ", " : "", v[i]);
+  dc_buf_putc(o, ']');
+}
+
+void dc_mlp_write_yaml(const dc_mlp *m, const char *header_comment,
+                       dc_buf *o) {
+  if (header_comment) dc_buf_puts(o, header_comment);
+  dc_buf_printf(o, "kind: %s\nfeatures: [", dc_kernel_kind_name(m->kind));
+  for (int32_t i = 0; i < m->n_features; i++)
+    dc_buf_printf(o, "%s%s", i ? ", " : "",
+                  dc_mlp_feature_name((dc_mlp_feature)m->features[i]));
+  dc_buf_puts(o, "]\nfeature_mean: ");
+  put_list(o, m->feat_mean, m->n_features);
+  dc_buf_puts(o, "\nfeature_std: ");
+  put_list(o, m->feat_std, m->n_features);
+  dc_buf_printf(o, "\ntarget: {mean: %.9g, std: %.9g}\ndtypes: [", m->y_mean,
+                m->y_std);
+  bool first = true;
+  for (int t = DC_DTYPE_FP32; t <= DC_DTYPE_BF16; t++)
+    if (m->dtypes & (1u << t)) {
+      dc_buf_printf(o, "%s%s", first ? "" : ", ", dc_dtype_name((dc_dtype)t));
+      first = false;
+    }
+  dc_buf_puts(o, "]\nlayers:\n");
+  for (int32_t l = 0; l < m->n_layers; l++) {
+    dc_buf_printf(o, "  - in: %d\n    out: %d\n    w: ", (int)m->width[l],
+                  (int)m->width[l + 1]);
+    put_list(o, m->w[l], m->width[l] * m->width[l + 1]);
+    dc_buf_puts(o, "\n    b: ");
+    put_list(o, m->b[l], m->width[l + 1]);
+    dc_buf_putc(o, '\n');
+  }
+}
+
+static bool bad(dc_diags *d, const dc_node *n, const dc_node *root,
+                const char *what) {
+  dc_diag_error(d, DC_DIAG_BAD_MODEL, n ? n->span : root->span,
+                "fitted model: %s", what);
+  return false;
+}
+
+/* Reads a sequence of numbers of exactly `want` items (want < 0: any). */
+static double *read_list(const dc_node *n, int32_t want, int32_t *got,
+                         dc_arena *a, dc_diags *d, const dc_node *root,
+                         const char *what) {
+  if (!n || n->kind != DC_NODE_SEQ || n->n == 0 || n->n > (1u << 24) ||
+      (want >= 0 && n->n != (size_t)want)) {
+    bad(d, n, root, what);
+    return NULL;
+  }
+  double *v = dc_arena_array(a, n->n, sizeof *v);
+  for (size_t i = 0; i < n->n; i++) {
+    const char *why;
+    const dc_node *it = n->items[i];
+    if (it->kind != DC_NODE_SCALAR || !dc_parse_double(it->text, &v[i], &why)) {
+      bad(d, it, root, "not a number");
+      return NULL;
+    }
+  }
+  if (got) *got = (int32_t)n->n;
+  return v;
+}
+
+bool dc_mlp_from_node(const dc_node *root, dc_mlp *m, dc_arena *a,
+                      dc_diags *d) {
+  memset(m, 0, sizeof *m);
+  if (!root || root->kind != DC_NODE_MAP)
+    return bad(d, root, root, "the document must be a mapping");
+  const dc_node *kind = dc_node_get(root, "kind");
+  if (!kind || kind->kind != DC_NODE_SCALAR ||
+      !dc_kernel_kind_parse(kind->text, &m->kind))
+    return bad(d, kind, root, "'kind' must name a kernel kind");
+  const dc_node *f = dc_node_get(root, "features");
+  if (!f || f->kind != DC_NODE_SEQ || f->n == 0 || f->n > DC_MLP_MAX_FEATURES)
+    return bad(d, f, root, "'features' must list 1 to 9 feature names");
+  m->n_features = (int32_t)f->n;
+  for (size_t i = 0; i < f->n; i++) {
+    int found = -1;
+    for (int j = 0; j < DC_MLPF_COUNT_; j++)
+      if (f->items[i]->kind == DC_NODE_SCALAR &&
+          strcmp(f->items[i]->text, feature_names[j]) == 0)
+        found = j;
+    if (found < 0) return bad(d, f->items[i], root, "unknown feature");
+    m->features[i] = found;
+  }
+  double *mean = read_list(dc_node_get(root, "feature_mean"), m->n_features,
+                           NULL, a, d, root, "'feature_mean' length");
+  double *std = read_list(dc_node_get(root, "feature_std"), m->n_features,
+                          NULL, a, d, root, "'feature_std' length");
+  if (!mean || !std) return false;
+  for (int32_t i = 0; i < m->n_features; i++) {
+    m->feat_mean[i] = mean[i];
+    m->feat_std[i] = std[i] > 0 ? std[i] : 1;
+  }
+  const dc_node *t = dc_node_get(root, "target");
+  const dc_node *tm = dc_node_get(t, "mean"), *ts = dc_node_get(t, "std");
+  const char *why;
+  if (!tm || !ts || tm->kind != DC_NODE_SCALAR || ts->kind != DC_NODE_SCALAR ||
+      !dc_parse_double(tm->text, &m->y_mean, &why) ||
+      !dc_parse_double(ts->text, &m->y_std, &why))
+    return bad(d, t, root, "'target' needs numeric mean and std");
+  const dc_node *dt = dc_node_get(root, "dtypes");
+  if (!dt || dt->kind != DC_NODE_SEQ)
+    return bad(d, dt, root, "'dtypes' must list the trained dtypes");
+  for (size_t i = 0; i < dt->n; i++) {
+    bool ok = false;
+    for (int j = DC_DTYPE_FP32; j <= DC_DTYPE_BF16; j++)
+      if (dt->items[i]->kind == DC_NODE_SCALAR &&
+          strcmp(dt->items[i]->text, dc_dtype_name((dc_dtype)j)) == 0) {
+        m->dtypes |= 1u << j;
+        ok = true;
+      }
+    if (!ok) return bad(d, dt->items[i], root, "unknown dtype");
+  }
+  const dc_node *ls = dc_node_get(root, "layers");
+  if (!ls || ls->kind != DC_NODE_SEQ || ls->n < 1 ||
+      ls->n > DC_MLP_MAX_LAYERS)
+    return bad(d, ls, root, "'layers' must list 1 to 9 layers");
+  m->n_layers = (int32_t)ls->n;
+  m->width[0] = m->n_features;
+  for (size_t l = 0; l < ls->n; l++) {
+    const dc_node *L = ls->items[l];
+    const dc_node *in = dc_node_get(L, "in"), *out = dc_node_get(L, "out");
+    double vi = 0, vo = 0;
+    if (!in || !out || in->kind != DC_NODE_SCALAR ||
+        out->kind != DC_NODE_SCALAR || !dc_parse_double(in->text, &vi, &why) ||
+        !dc_parse_double(out->text, &vo, &why) || vi != m->width[l] ||
+        vo < 1 || vo > DC_MLP_MAX_WIDTH || vo != floor(vo) ||
+        (l + 1 == ls->n && vo != 1))
+      return bad(d, L, root, "layer widths do not chain (in = previous out, "
+                             "last out = 1, at most 1024)");
+    m->width[l + 1] = (int32_t)vo;
+    m->w[l] = read_list(dc_node_get(L, "w"), (int32_t)(vi * vo), NULL, a, d,
+                        root, "layer 'w' must have in*out numbers");
+    m->b[l] = read_list(dc_node_get(L, "b"), (int32_t)vo, NULL, a, d, root,
+                        "layer 'b' must have out numbers");
+    if (!m->w[l] || !m->b[l]) return false;
+  }
+  dc_mlp_prepare(m, a);
+  return true;
+}

@@ -1,0 +1,65 @@
+/*
+ * bench_kernels.c — how fast a kernel is priced (a benchmark, not a timed
+ * test): the analytic models must cost under 100 ns per kernel and an
+ * MLP-priced GEMM under 20 µs (issue #4). Prices each kind many times on
+ * the catalog's V100 (which has a fitted GEMM model) and prints ns per call.
+ *   <build dir>/tests/bench_kernels [iterations]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels/kernels.h"
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static volatile double sink;
+
+static void bench(const char *what, const dc_kernel *k, const dc_device *v,
+                  const dc_kmodels *km, long iters) {
+  dc_kernel kk = *k;
+  double t0 = now_ns();
+  for (long i = 0; i < iters; i++) {
+    kk.u.gemm.m = k->u.gemm.m + (i & 7); /* defeat hoisting (gemm only) */
+    if (k->kind != DC_KERNEL_GEMM) kk = *k;
+    sink += dc_kernel_time(&kk, v, km);
+  }
+  double ns = (now_ns() - t0) / (double)iters;
+  printf("%-28s %10.1f ns per kernel (%s)\n", what, ns,
+         dc_kernel_model_used(k, km));
+}
+
+int main(int argc, char **argv) {
+  long iters = argc > 1 ? atol(argv[1]) : 200000;
+  if (iters < 1) iters = 1;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_device v;
+  if (!dc_device_lookup("V100", &v, &a, &d)) return 1;
+  const dc_kmodels *km = dc_kmodels_for(&v);
+  dc_kernel k;
+  dc_kernel_params_init(&k, DC_KERNEL_ELEMENTWISE, &a);
+  k.u.ew.elements = 1 << 20, k.u.ew.flops_per_elem = 1;
+  k.u.ew.bytes_per_elem = 8;
+  bench("elementwise", &k, &v, km, iters);
+  dc_kernel_params_init(&k, DC_KERNEL_EMBEDDING_FWD, &a);
+  dc_emb_group g = {8, 1000000, 64, 100};
+  k.u.emb.groups = &g, k.u.emb.batch = 2048;
+  bench("embedding_fwd (enhanced)", &k, &v, km, iters);
+  dc_kernel_params_init(&k, DC_KERNEL_ALL_REDUCE, &a);
+  k.u.coll.bytes = 100 << 20, k.u.coll.ranks = 8;
+  bench("all_reduce", &k, &v, km, iters);
+  dc_kernel_params_init(&k, DC_KERNEL_GEMM, &a);
+  k.u.gemm.m = 2048, k.u.gemm.n = 1024, k.u.gemm.k = 512;
+  bench("gemm (analytic)", &k, &v, NULL, iters);
+  bench("gemm (fitted MLP)", &k, &v, km, iters / 10 + 1);
+  printf("(checksum %.3f)\n", sink);
+  dc_arena_free(&a);
+  return 0;
+}

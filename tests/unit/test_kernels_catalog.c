@@ -1,0 +1,134 @@
+/*
+ * test_kernels_catalog.c — the built-in GPU catalog (spec/gpus/) as the
+ * models read it: every GPU of the issue is there, the aliases of
+ * reference/gpus.md resolve, every entry carries sources and sane figures,
+ * unknown names get a suggestion, and the shipped fitted models load.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+static const char *const all_gpus[] = {
+    "P100-SXM2-16GB", "P100-PCIE-16GB", "TITAN-Xp",       "V100-SXM2-16GB",
+    "V100-SXM2-32GB", "T4",             "A10",            "A100-SXM4-40GB",
+    "A100-SXM4-80GB", "L4",             "L40S",           "H100-SXM5-80GB",
+    "H100-PCIE-80GB", "H200-SXM-141GB", "B200",           "MI250X",
+    "MI300X"};
+
+static void every_gpu_with_sources(void **st) {
+  (void)st;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  for (size_t i = 0; i < DC_COUNTOF(all_gpus); i++) {
+    dc_device v;
+    assert_true(dc_device_lookup(all_gpus[i], &v, &a, &d));
+    assert_string_equal(v.name, all_gpus[i]);
+    assert_true(strlen(v.source) > 20);
+    assert_true(strlen(v.eff_source) > 20);
+    assert_true(v.sms > 0 && v.l2_bytes >= (1 << 20));
+    assert_true(v.hbm_bytes >= ((int64_t)12 << 30));
+    assert_true(v.dram_gbps >= 300 && v.dram_eff > 0.5 && v.dram_eff <= 1);
+    assert_true(v.fp32_tflops > 5 && v.pcie_gbps > 10);
+    assert_true(v.l2_gbps > v.dram_gbps * v.dram_eff);
+  }
+  size_t n;
+  dc_catalog_names("gpus", &n);
+  assert_int_equal(n, DC_COUNTOF(all_gpus));
+  assert_int_equal(d.count, 0);
+  dc_arena_free(&a);
+}
+
+static void aliases(void **st) {
+  (void)st;
+  static const char *const pairs[][2] = {
+      {"P100", "P100-SXM2-16GB"}, {"TITAN-Xp", "TITAN-Xp"},
+      {"TitanXp", "TITAN-Xp"},    {"V100", "V100-SXM2-16GB"},
+      {"v100", "V100-SXM2-16GB"}, {"T4", "T4"},
+      {"A100", "A100-SXM4-40GB"}, {"H100", "H100-SXM5-80GB"},
+      {"H200", "H200-SXM-141GB"}, {"mi300x", "MI300X"}};
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  for (size_t i = 0; i < DC_COUNTOF(pairs); i++) {
+    dc_device v;
+    assert_true(dc_device_lookup(pairs[i][0], &v, &a, &d));
+    assert_string_equal(v.name, pairs[i][1]);
+  }
+  dc_device v;
+  assert_false(dc_device_lookup("H10O", &v, &a, &d));
+  assert_int_equal(d.items[0].code, DC_DIAG_UNKNOWN_GPU);
+  assert_non_null(d.items[0].help);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+}
+
+/* Datasheet facts the models depend on (reference/gpus.md). */
+static void figures(void **st) {
+  (void)st;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_device v;
+  assert_true(dc_device_lookup("V100", &v, &a, &d));
+  assert_int_equal(v.sms, 80);
+  assert_int_equal(v.l2_bytes, 6 << 20);
+  assert_true(v.dram_gbps == 900 && v.dram_eff == 0.908);
+  assert_true(v.tf32_tflops == 0 && v.bf16_tflops == 0);
+  assert_true(dc_device_lookup("P100", &v, &a, &d));
+  assert_false(v.tensor_cores);
+  assert_true(v.fp16_tflops == 2 * v.fp32_tflops);
+  assert_true(dc_device_lookup("H100", &v, &a, &d));
+  assert_true(v.fp16_tflops == 989.4 && v.nvlink_gbps == 900);
+  dc_arena_free(&a);
+  dc_diags_free(&d);
+}
+
+/* The fitted V100 and T4 GEMM models are embedded and load; the V100
+ * 32 GB part shares the V100 16 GB models; H100 has none. */
+static void shipped_models(void **st) {
+  (void)st;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_device v;
+  const char *with[] = {"V100", "V100-SXM2-32GB", "T4"};
+  for (size_t i = 0; i < 3; i++) {
+    assert_true(dc_device_lookup(with[i], &v, &a, &d));
+    const dc_kmodels *km = dc_kmodels_for(&v);
+    assert_non_null(dc_kmodels_get(km, DC_KERNEL_GEMM));
+    assert_true(dc_kmodels_for(&v) == km); /* loaded once */
+    dc_kernel k = {0};
+    k.kind = DC_KERNEL_GEMM;
+    k.scale = 1;
+    k.u.gemm.m = 1760, k.u.gemm.n = 7000, k.u.gemm.k = 1760;
+    k.u.gemm.batch = 1;
+    k.u.gemm.dtype = DC_DTYPE_FP32;
+    assert_string_equal(dc_kernel_model_used(&k, km), "mlp");
+    /* DeepBench measured 3376 µs on V100, 10183 µs (T N) on T4 */
+    double t = dc_kernel_time(&k, &v, km);
+    assert_true(t > 2000 && t < 15000);
+    k.u.gemm.dtype = DC_DTYPE_BF16; /* not trained on: analytic */
+    assert_string_equal(dc_kernel_model_used(&k, km), "analytic");
+  }
+  assert_true(dc_device_lookup("H100", &v, &a, &d));
+  assert_null(dc_kmodels_for(&v));
+  dc_arena_free(&a);
+  dc_diags_free(&d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_gpu_with_sources),
+      cmocka_unit_test(aliases),
+      cmocka_unit_test(figures),
+      cmocka_unit_test(shipped_models),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

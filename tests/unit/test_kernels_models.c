@@ -1,0 +1,340 @@
+/*
+ * test_kernels_models.c — the heuristic and analytic kernel models against
+ * numbers worked out by hand from their formulas (kernels/heuristic.c,
+ * kernels/gemm.c), on a toy device with round figures so that the
+ * arithmetic in the comments can be checked with pencil and paper:
+ *   80 SMs, 6 MiB L2, DRAM 1000 GB/s × 0.8 = 800 GB/s, L2 2000 GB/s,
+ *   fp32 10 TFLOP/s × 1.0, PCIe 16 GB/s, pageable 8 GB/s, NVLink 300 GB/s
+ *   (150 per direction), NIC 10 GB/s, link factor 1, latencies: kernel
+ *   2 µs, link step 3 µs, NIC step 8 µs.
+ * Plus the scaling laws of a DRAM-bound lookup and GEMM bounds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "kernels/kernels.h"
+
+static dc_device toy(void) {
+  dc_device v = {0};
+  v.name = "toy";
+  v.sms = 80;
+  v.boost_mhz = 1000;
+  v.l2_bytes = 6 << 20;
+  v.hbm_bytes = (int64_t)16 << 30;
+  v.dram_gbps = 1000;
+  v.dram_eff = 0.8;
+  v.l2_gbps = 2000;
+  v.fp32_tflops = 10;
+  v.fp32_eff = 1.0;
+  v.fp16_tflops = 80;
+  v.tensor_cores = true;
+  v.tensor_eff = 1.0;
+  v.pcie_gbps = 16;
+  v.h2d_pageable_gbps = 8;
+  v.nvlink_gbps = 300;
+  v.nic_gbps = 10;
+  v.link_eff = 1.0;
+  v.link_latency_us = 3;
+  v.nic_latency_us = 8;
+  v.kernel_floor_us = 2;
+  return v;
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
+
+static double emb(dc_kernel_kind kind, dc_embedding_model model, int64_t B,
+                  int32_t T, int64_t E, double L, int32_t D, dc_optimizer o) {
+  dc_device v = toy();
+  dc_emb_group g = {T, E, D, L};
+  dc_kernel k = {0};
+  k.kind = kind;
+  k.scale = 1;
+  k.u.emb.batch = B;
+  k.u.emb.n_groups = 1;
+  k.u.emb.groups = &g;
+  k.u.emb.dtype = DC_DTYPE_FP32;
+  k.u.emb.optimizer = o;
+  k.u.emb.fused_optimizer = true;
+  k.u.emb.model = model;
+  return dc_kernel_time(&k, &v, NULL);
+}
+
+/* Forward, plain, B=1000, T=2, L=10, D=64, E=1M: row = ceil32(4·64) = 256;
+ * per warp 32 + 64 + ceil32(40)=64 + 10·256 + 256 = 2976 B; 2000 warps →
+ * 5 952 000 B / 800 GB/s = 7.44 µs; + 2 µs = 9.44 µs. */
+static void emb_fwd_plain(void **st) {
+  (void)st;
+  NEAR(emb(DC_KERNEL_EMBEDDING_FWD, DC_EMBMODEL_PLAIN, 1000, 2, 1000000, 10,
+           64, DC_OPTIMIZER_SGD),
+       9.44);
+}
+
+/* Enhanced, same kernel: rows_per_block = 256/64 = 4, resident tables =
+ * ceil(80·4/1000) = 1, X = 6 MiB / 256 B = 24576 rows < E, so
+ * p = C(24576,10)/C(1e6,10) ≈ 6e-17 (nil): DRAM 64 + 256 + 2560 = 2880 B,
+ * L2 96 B: 2000·(2880/800e3 + 96/2000e3) = 7.2 + 0.096; + 2 = 9.296 µs.
+ * With E = 1000 ≤ X every row hits (p = 1): DRAM 320 B, L2 2656 B:
+ * 2000·(320/800e3 + 2656/2000e3) = 0.8 + 2.656; + 2 = 5.456 µs. */
+static void emb_fwd_enhanced(void **st) {
+  (void)st;
+  double t = emb(DC_KERNEL_EMBEDDING_FWD, DC_EMBMODEL_ENHANCED, 1000, 2,
+                 1000000, 10, 64, DC_OPTIMIZER_SGD);
+  assert_true(fabs(t - 9.296) < 1e-6);
+  NEAR(emb(DC_KERNEL_EMBEDDING_FWD, DC_EMBMODEL_ENHANCED, 1000, 2, 1000,
+           10, 64, DC_OPTIMIZER_SGD),
+       5.456);
+}
+
+/* Hit rate: L = 1 gives X/E = 24576/1e6 = 0.024576; L = 2 gives
+ * X(X−1)/(E(E−1)) = 24576·24575/(1e6·999999). */
+static void emb_hit_rate(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_emb_group g = {2, 1000000, 64, 1};
+  NEAR(dc_kernel_emb_hit_rate(&v, 1000, &g, 256), 0.024576);
+  g.pooling = 2;
+  double want = 24576.0 * 24575.0 / (1e6 * 999999.0);
+  assert_true(fabs(dc_kernel_emb_hit_rate(&v, 1000, &g, 256) - want) <
+              1e-12);
+  g.rows = 100; /* fits in L2 */
+  NEAR(dc_kernel_emb_hit_rate(&v, 1000, &g, 256), 1.0);
+}
+
+/* Backward, plain, fused optimizer, same sizes: weights read + write
+ * 10·2·256 = 5120 B. SGD: 96 + 64 + 256 + 5120 = 5536 B/warp → 11.072 MB
+ * / 800 GB/s = 13.84 µs (compute 2000·10·64·(2+2) = 5.12 MFLOP / 1e7 =
+ * 0.512 µs is below) → 15.84 µs. Adagrad adds 2·256 B state per row:
+ * 10·1024 = 10240 → 10656 B → 26.64 → 28.64 µs. Row-wise Adagrad adds a
+ * 32 B sector read and written: 10·576 = 5760 → 6176 → 15.44 → 17.44 µs.
+ * Adam adds two state rows read and written, 4·256: 10·1536 = 15360 →
+ * 15776 → 39.44 → 41.44 µs. */
+static void emb_bwd_optimizers(void **st) {
+  (void)st;
+  dc_kernel_kind b = DC_KERNEL_EMBEDDING_BWD;
+  NEAR(emb(b, DC_EMBMODEL_PLAIN, 1000, 2, 1000000, 10, 64, DC_OPTIMIZER_SGD),
+       15.84);
+  NEAR(emb(b, DC_EMBMODEL_PLAIN, 1000, 2, 1000000, 10, 64,
+           DC_OPTIMIZER_ADAGRAD),
+       28.64);
+  NEAR(emb(b, DC_EMBMODEL_PLAIN, 1000, 2, 1000000, 10, 64,
+           DC_OPTIMIZER_ROWWISE_ADAGRAD),
+       17.44);
+  NEAR(emb(b, DC_EMBMODEL_PLAIN, 1000, 2, 1000000, 10, 64, DC_OPTIMIZER_ADAM),
+       41.44);
+}
+
+/* Scaling laws of a DRAM-bound lookup: doubling B or T doubles the time
+ * less the fixed 2 µs exactly; doubling L nearly doubles it (the offsets
+ * and output terms do not grow): L=100 → 26368 B/warp, L=200 → 52352. */
+static void emb_scaling(void **st) {
+  (void)st;
+  dc_kernel_kind f = DC_KERNEL_EMBEDDING_FWD;
+  dc_embedding_model p = DC_EMBMODEL_PLAIN, e = DC_EMBMODEL_ENHANCED;
+  dc_optimizer s = DC_OPTIMIZER_SGD;
+  for (int m = 0; m < 2; m++) {
+    dc_embedding_model mm = m ? e : p;
+    double t1 = emb(f, mm, 4096, 8, 10000000, 100, 64, s) - 2;
+    NEAR(emb(f, mm, 4096, 16, 10000000, 100, 64, s) - 2, 2 * t1);
+    double tb = emb(f, mm, 8192, 8, 10000000, 100, 64, s) - 2;
+    assert_true(fabs(tb / t1 - 2) < 1e-6); /* hit rate ~0 at 10M rows */
+    double tl = emb(f, mm, 4096, 8, 10000000, 200, 64, s) - 2;
+    assert_true(tl / t1 > 1.95 && tl / t1 < 2.0);
+  }
+  NEAR((emb(f, p, 4096, 8, 10000000, 200, 64, s) - 2) /
+           (emb(f, p, 4096, 8, 10000000, 100, 64, s) - 2),
+       (96.0 + 800 + 256 + 51200) / (96.0 + 416 + 256 + 25600));
+}
+
+/* Tables that differ are priced group by group: two groups cost the sum of
+ * each alone, less one fixed latency (one kernel). */
+static void emb_groups(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_emb_group g[2] = {{3, 5000000, 64, 20}, {1, 500, 128, 1}};
+  dc_kernel k = {0};
+  k.kind = DC_KERNEL_EMBEDDING_FWD;
+  k.scale = 1;
+  k.u.emb.batch = 2048;
+  k.u.emb.dtype = DC_DTYPE_FP32;
+  k.u.emb.model = DC_EMBMODEL_ENHANCED;
+  k.u.emb.groups = g;
+  k.u.emb.n_groups = 2;
+  double both = dc_kernel_time(&k, &v, NULL);
+  k.u.emb.n_groups = 1;
+  double a = dc_kernel_time(&k, &v, NULL);
+  k.u.emb.groups = &g[1];
+  double b = dc_kernel_time(&k, &v, NULL);
+  NEAR(both, a + b - 2);
+}
+
+static dc_kernel ew(dc_kernel_kind kind) {
+  dc_kernel k = {0};
+  k.kind = kind;
+  k.scale = 1;
+  return k;
+}
+
+/* Roofline: 1M elements, 1 flop and 8 bytes each: compute 1e6 / 1e7 flops
+ * per µs = 0.1 µs, memory 8e6 B / 800 GB/s = 10 µs → 12 µs. 1M elements
+ * with 100 flops and 1 byte: compute 10 µs vs 1.25 µs → 12 µs too. */
+static void roofline(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = ew(DC_KERNEL_ELEMENTWISE);
+  k.u.ew.elements = 1000000;
+  k.u.ew.flops_per_elem = 1;
+  k.u.ew.bytes_per_elem = 8;
+  NEAR(dc_kernel_time(&k, &v, NULL), 12.0);
+  k.u.ew.flops_per_elem = 100;
+  k.u.ew.bytes_per_elem = 1;
+  NEAR(dc_kernel_time(&k, &v, NULL), 12.0);
+  k.scale = 0.5; /* what-if transforms scale the price */
+  NEAR(dc_kernel_time(&k, &v, NULL), 6.0);
+}
+
+/* Copies of 8 MB: concat 2·8e6 / (0.79·800 GB/s) = 25.3164556962 µs + 2;
+ * D2D 16e6 / 800e3 = 20 + 2; H2D pageable 8e6 / 8e3 = 1000 + 2; pinned
+ * 8e6 / 16e3 = 500 + 2. */
+static void copies(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = ew(DC_KERNEL_CONCAT);
+  k.u.copy.bytes = 8000000;
+  NEAR(dc_kernel_time(&k, &v, NULL), 2 + 16e6 / (0.79 * 800e3));
+  k.kind = DC_KERNEL_MEMCPY_D2D;
+  NEAR(dc_kernel_time(&k, &v, NULL), 22.0);
+  k.kind = DC_KERNEL_MEMCPY_H2D;
+  NEAR(dc_kernel_time(&k, &v, NULL), 1002.0);
+  k.u.copy.pinned = true;
+  NEAR(dc_kernel_time(&k, &v, NULL), 502.0);
+}
+
+/* Transpose 10 × [100, 200] fp32: 2·20000·10·4 B = 1.6 MB / 800 GB/s = 2 µs
+ * + 2. tril 1000 × [4, 4]: without the diagonal e = 0+1+2+3 = 6, forward
+ * moves 2·6 elements: 48 kB → 0.06 µs + 2; with it e = 10: 80 kB → 0.1;
+ * backward without: 16 + 12 = 28 elements, 112 kB → 0.14 µs + 2. */
+static void matrix_roofline(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = ew(DC_KERNEL_TRANSPOSE);
+  k.u.mat.batch = 10;
+  k.u.mat.m = 100;
+  k.u.mat.n = 200;
+  NEAR(dc_kernel_time(&k, &v, NULL), 4.0);
+  k.kind = DC_KERNEL_TRIL_FWD;
+  k.u.mat.batch = 1000;
+  k.u.mat.m = k.u.mat.n = 4;
+  NEAR(dc_kernel_time(&k, &v, NULL), 2.06);
+  k.u.mat.diag = true;
+  NEAR(dc_kernel_time(&k, &v, NULL), 2.1);
+  k.u.mat.diag = false;
+  k.kind = DC_KERNEL_TRIL_BWD;
+  NEAR(dc_kernel_time(&k, &v, NULL), 2.14);
+}
+
+/* Collectives. All-reduce of 100 MB over 8 ranks in one host: 2·7/8 =
+ * 1.75 → 1.75e8 B / 150 GB/s (NVLink per direction) = 1166.667 µs, 14 steps
+ * × 3 µs = 42, + 2 → 1210.667 µs. All-to-all of 8 MB over 8 ranks on 2
+ * hosts: 7/8 · 8e6 / 10 GB/s (NIC) = 700 µs, 7 × 8 µs = 56, + 2 → 758 µs.
+ * Reduce-scatter without NVLink: 7e6 / 16 GB/s = 437.5 + 21 + 2 = 460.5. */
+static void collectives(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = ew(DC_KERNEL_ALL_REDUCE);
+  k.u.coll.bytes = 100000000;
+  k.u.coll.ranks = 8;
+  k.u.coll.hosts = 1;
+  NEAR(dc_kernel_time(&k, &v, NULL), 2 + 42 + 1.75e8 / 150e3);
+  k.kind = DC_KERNEL_ALL_TO_ALL;
+  k.u.coll.bytes = 8000000;
+  k.u.coll.hosts = 2;
+  NEAR(dc_kernel_time(&k, &v, NULL), 758.0);
+  k.kind = DC_KERNEL_ALL_GATHER; /* same bytes and steps as all-to-all */
+  NEAR(dc_kernel_time(&k, &v, NULL), 758.0);
+  k.kind = DC_KERNEL_REDUCE_SCATTER;
+  k.u.coll.hosts = 1;
+  v.nvlink_gbps = 0;
+  NEAR(dc_kernel_time(&k, &v, NULL), 460.5);
+  k.u.coll.ranks = 1;
+  NEAR(dc_kernel_time(&k, &v, NULL), 2.0);
+}
+
+static dc_kernel gemm(int64_t m, int64_t n, int64_t kk, dc_dtype t) {
+  dc_kernel k = ew(DC_KERNEL_GEMM);
+  k.u.gemm.m = m;
+  k.u.gemm.n = n;
+  k.u.gemm.k = kk;
+  k.u.gemm.batch = 1;
+  k.u.gemm.dtype = t;
+  return k;
+}
+
+/* A large square fp32 GEMM, m = n = k = 8192, is compute bound, so wave
+ * quantisation decides. 256×128 tiles: 2048 tiles over 80 SMs = 26 waves
+ * of 2·256·128·8192 / (1e7/80) = 4294.967 µs = 111669.1 µs. 32×32 tiles,
+ * 4 per SM: 65536 tiles / 320 slots = 205 waves of 4·2·32·32·8192 / 125000
+ * = 536.871 µs = 110058.5 µs + 5. Cheapest: 32×32 with split-K 16 (k/16 =
+ * 512): 1048576 tiles / 320 = 3277 waves (3276.8) of 4·2·32·32·512 /
+ * 125000 = 33.554432 µs = 109957.873 µs, + 5 fixed + 5 for the split-K
+ * reduction = 109967.873 µs (its extra 9.4 GB of partials take 11.7 ms at
+ * 800 GB/s, hidden under compute). */
+static void gemm_compute_bound(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = gemm(8192, 8192, 8192, DC_DTYPE_FP32);
+  double want = 3277.0 * 4 * 2 * 32 * 32 * 512 / 125000.0 + 10;
+  assert_true(fabs(dc_kernel_gemm_analytic_us(&k, &v) - want) < 1e-6);
+}
+
+/* Bounds and fallbacks every GEMM must respect. */
+static void gemm_bounds(void **st) {
+  (void)st;
+  dc_device v = toy();
+  int64_t sizes[][3] = {{1760, 16, 1760}, {512, 8, 500000}, {35, 8457, 4096},
+                        {4096, 4096, 4096}, {1, 1, 1}};
+  for (size_t i = 0; i < 5; i++) {
+    dc_kernel k = gemm(sizes[i][0], sizes[i][1], sizes[i][2], DC_DTYPE_FP32);
+    double m = (double)sizes[i][0], n = (double)sizes[i][1],
+           kk = (double)sizes[i][2];
+    double t = dc_kernel_time(&k, &v, NULL);
+    assert_true(t >= 2 * m * n * kk / 1e7 + 5 - 1e-9);      /* compute */
+    assert_true(t >= (m * kk + kk * n + m * n) * 4 / 800e3); /* DRAM */
+    /* larger problems never get cheaper */
+    dc_kernel k2 = gemm(sizes[i][0] * 2, sizes[i][1], sizes[i][2],
+                        DC_DTYPE_FP32);
+    assert_true(dc_kernel_time(&k2, &v, NULL) >= t);
+    /* batch b costs at least as much as one */
+    k2 = k;
+    k2.u.gemm.batch = 4;
+    assert_true(dc_kernel_time(&k2, &v, NULL) >= t);
+    /* no TF32 units: TF32 prices exactly as FP32 */
+    k2 = k;
+    k2.u.gemm.dtype = DC_DTYPE_TF32;
+    NEAR(dc_kernel_time(&k2, &v, NULL), t);
+  }
+  /* tensor cores make a big fp16 GEMM faster than fp32 */
+  dc_kernel a = gemm(4096, 4096, 4096, DC_DTYPE_FP32);
+  dc_kernel b = gemm(4096, 4096, 4096, DC_DTYPE_FP16);
+  assert_true(dc_kernel_time(&b, &v, NULL) < dc_kernel_time(&a, &v, NULL) / 4);
+  /* BF16 without bf16 units: fp32 compute rate, half the bytes */
+  dc_kernel c = gemm(4096, 4096, 4096, DC_DTYPE_BF16);
+  double tc = dc_kernel_time(&c, &v, NULL);
+  assert_true(tc > dc_kernel_time(&b, &v, NULL) * 4);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(emb_fwd_plain),   cmocka_unit_test(emb_fwd_enhanced),
+      cmocka_unit_test(emb_hit_rate),    cmocka_unit_test(emb_bwd_optimizers),
+      cmocka_unit_test(emb_scaling),     cmocka_unit_test(emb_groups),
+      cmocka_unit_test(roofline),        cmocka_unit_test(copies),
+      cmocka_unit_test(matrix_roofline), cmocka_unit_test(collectives),
+      cmocka_unit_test(gemm_compute_bound), cmocka_unit_test(gemm_bounds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
