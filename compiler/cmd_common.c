@@ -3,12 +3,16 @@
  * usage errors, --help handling and atomic output files. Output files are
  * written to a temporary sibling and renamed only when complete, so a
  * killed or failed run never leaves a partial file behind (DESIGN §6).
+ * Devices and FIFOs (-o /dev/null) are written in place: renaming over
+ * them would replace the device node.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compiler/cmd.h"
@@ -67,6 +71,27 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
     fprintf(stderr, "dlrmc: error: cannot write to standard output: %s\n",
             strerror(errno));
     return false;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "dlrmc: error: cannot write '%s': it is a directory\n",
+            path);
+    return false;
+  }
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* A device or a FIFO (/dev/null, /dev/stdout, a pipe): renaming over
+     * it would replace the node itself, so write in place. */
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    bool ok = fd >= 0 && write_all(fd, data, len);
+    int saved = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) {
+      ok = false;
+      saved = errno;
+    }
+    if (!ok)
+      fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", path,
+              strerror(saved));
+    return ok;
   }
   size_t n = strlen(path);
   char *tmp = dc_xmalloc(n + 16);

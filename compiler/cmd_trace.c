@@ -1,16 +1,145 @@
 /*
- * cmd_trace.c — `dlrmc trace`: placeholder until its issue lands; it says so
- * and exits with the usage status rather than pretending to work.
+ * cmd_trace.c — `dlrmc trace stats TRACE [--format csv|md] [--steps A:B]
+ * [--table steps|kinds|ops|kernels] [--top N] [-o FILE]`: where the time
+ * of each profiled iteration goes (the paper's §III-A breakdown and
+ * Fig. 5): per step wall, GPU active and idle time and utilization; GPU
+ * time per kernel kind; per top-level op CPU and GPU time; top kernels.
+ * The tables themselves are written by runtime/trace_stats.c.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "compiler/cmd.h"
+#include "runtime/trace.h"
 
 static int cmd_trace(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_trace_def, argc, argv)) return DC_EXIT_OK;
-  fprintf(stderr, "dlrmc trace: not available yet in this version (tracked by %s)\n",
-          "issue #6");
-  return DC_EXIT_USAGE;
+  const dc_command *cmd = &dc_cmd_trace_def;
+  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  if (argc < 2) return dc_cli_usage_error(cmd, "missing subcommand 'stats'");
+  if (strcmp(argv[1], "stats") != 0)
+    return dc_cli_usage_error(cmd,
+                              "unknown subcommand '%s' (expected "
+                              "'stats')",
+                              argv[1]);
+  const char *path = NULL, *out_path = NULL, *steps_text = NULL;
+  bool md = true;
+  dc_trace_table table = DC_TRACE_TABLE_ALL;
+  int top = 20;
+  bool dashdash = false;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    bool opt = !dashdash && a[0] == '-' && a[1] != '\0';
+    if (!dashdash && strcmp(a, "--") == 0) {
+      dashdash = true;
+      continue;
+    }
+    if (!opt) {
+      if (path)
+        return dc_cli_usage_error(cmd,
+                                  "one trace at a time (got '%s' and "
+                                  "'%s')",
+                                  path, a);
+      path = a;
+      continue;
+    }
+    if (strcmp(a, "--format") != 0 && strcmp(a, "--steps") != 0 &&
+        strcmp(a, "--table") != 0 && strcmp(a, "--top") != 0 &&
+        strcmp(a, "-o") != 0 && strcmp(a, "--output") != 0)
+      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
+    if (i + 1 >= argc)
+      return dc_cli_usage_error(cmd, "option '%s' needs a value", a);
+    const char *v = argv[++i];
+    if (strcmp(a, "--format") == 0) {
+      if (strcmp(v, "md") == 0)
+        md = true;
+      else if (strcmp(v, "csv") == 0)
+        md = false;
+      else
+        return dc_cli_usage_error(cmd, "unknown format '%s' (csv or md)", v);
+    } else if (strcmp(a, "--steps") == 0) {
+      steps_text = v;
+    } else if (strcmp(a, "--table") == 0) {
+      static const struct {
+        const char *n;
+        dc_trace_table t;
+      } tabs[] = {{"all", DC_TRACE_TABLE_ALL},
+                  {"steps", DC_TRACE_TABLE_STEPS},
+                  {"kinds", DC_TRACE_TABLE_KINDS},
+                  {"ops", DC_TRACE_TABLE_OPS},
+                  {"kernels", DC_TRACE_TABLE_KERNELS}};
+      size_t k = 0;
+      while (k < DC_COUNTOF(tabs) && strcmp(tabs[k].n, v) != 0)
+        k++;
+      if (k == DC_COUNTOF(tabs))
+        return dc_cli_usage_error(cmd,
+                                  "unknown table '%s' (all, steps, "
+                                  "kinds, ops or kernels)",
+                                  v);
+      table = tabs[k].t;
+    } else if (strcmp(a, "--top") == 0) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > 1000000)
+        return dc_cli_usage_error(cmd, "bad --top '%s' (a count >= 1)", v);
+      top = (int)n;
+    } else {
+      out_path = v;
+    }
+  }
+  if (!path) return dc_cli_usage_error(cmd, "no trace given");
+  dc_trace_steps_sel sel = {0};
+  if (steps_text && !dc_trace_steps_parse(steps_text, &sel))
+    return dc_cli_usage_error(cmd,
+                              "bad --steps '%s' (expected A:B, A:, :B "
+                              "or N, with step numbers A <= B)",
+                              steps_text);
+
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  int rc = DC_EXIT_INPUT;
+  dc_trace t;
+  dc_trace_model m;
+  if (dc_trace_load(path, &t, &a, &d)) {
+    if (dc_trace_model_build(&t, &sel, &m, &d)) {
+      dc_buf out = {0};
+      dc_trace_stats_write(&m, md, table, top, &out);
+      rc = dc_write_file_atomic(out_path, out.data ? out.data : "", out.len)
+               ? DC_EXIT_OK
+               : DC_EXIT_INPUT;
+      dc_buf_free(&out);
+      dc_trace_model_free(&m);
+    }
+    dc_trace_free(&t);
+  }
+  if (d.count) dc_cli_report(&d);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+  return rc;
 }
 
 const dc_command dc_cmd_trace_def = {
-    "trace", cmd_trace, "dlrmc trace stats TRACE.json [--format csv|md]", "Per-step and per-op breakdown of a PyTorch profiler trace.",
-    "Not available yet in this version.\n"};
+    "trace", cmd_trace,
+    "dlrmc trace stats TRACE.json [--format csv|md] [--steps A:B] "
+    "[--table NAME] [--top N] [-o FILE]",
+    "Per-step and per-op breakdown of a PyTorch profiler trace.",
+    "Reads a PyTorch profiler (Kineto) trace, plain or gzip, and prints:\n"
+    "  steps    per ProfilerStep#N: wall time, GPU active time (union of\n"
+    "           kernel, memcpy and memset intervals in the step's window),\n"
+    "           idle time, utilization, sum of kernel times, GPU events\n"
+    "  kinds    GPU time per kernel kind (gemm, conv, embedding, collective,\n"
+    "           elementwise, memcpy, ...): the paper's Fig. 5 breakdown\n"
+    "  ops      per top-level op: count, CPU time, GPU time it launched\n"
+    "  kernels  the top kernels by total time, with their kind\n"
+    "A trace without ProfilerStep events is reported as one step 'all'.\n"
+    "\n"
+    "options:\n"
+    "  --format md|csv    Markdown tables (default) or CSV; with CSV and\n"
+    "                     every table, each one is preceded by '# NAME'\n"
+    "  --table NAME       only one table: steps, kinds, ops or kernels\n"
+    "  --steps A:B        only ProfilerStep#A..#B (inclusive)\n"
+    "  --top N            rows of the kernels table (default 20)\n"
+    "  -o, --output FILE  write there (atomically) instead of stdout\n"};

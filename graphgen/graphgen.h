@@ -10,6 +10,29 @@
  *
  * Ownership: a dc_graph and everything in it live in the arena passed to
  * dc_graph_build; the point must outlive the graph (names are borrowed).
+ *
+ * Conventions the pricing side (kernels/) relies on:
+ *  - GEMM: described in PyTorch's row-major view, C[m, n] = op(A)[m, k] ·
+ *    op(B)[k, n], `batch` times; A is the first matrix operand of the
+ *    aten::mm / addmm / bmm. m, n are the output's rows and columns, k
+ *    the inner size. aten::linear (addmm): m = batch rows, n = out
+ *    features, k = in features, transb (the weight is [out, in]). Backward:
+ *    input grad m=B n=in k=out; weight grad m=out n=in k=B, transa. bmm of
+ *    the dot interaction: m=n=F, k=D, batch=B, transb. (cuBLAS, being
+ *    column-major, computes the transpose; the sizes are the same.)
+ *  - dtype of a GEMM: FP32 (SIMT), TF32 (precision tf32), FP16 / BF16
+ *    (autocast); element-wise bytes_per_elem already includes the element
+ *    size (accesses × bytes, a cast reads one size and writes another).
+ *  - embedding: `batch` is the number of samples this rank looks up (the
+ *    global batch when tables are sharded table-wise); identical tables
+ *    are grouped, different ones get their own group.
+ *  - collectives: `bytes` is what this rank puts in (its send buffer);
+ *    all-to-all of pooled embeddings forward (Σ local tables B·D·4) and
+ *    backward (local batch · Σ all D · 4); all-reduce of a DDP bucket
+ *    (its fp32 gradient bytes). Every rank has the same collectives in the
+ *    same order with the same coll_id. Stream 0 computes, stream 1 is
+ *    NCCL's.
+ *  - H2D copies of the batch are pageable (pinned = false).
  */
 #ifndef DC_GRAPHGEN_H
 #define DC_GRAPHGEN_H
@@ -90,6 +113,20 @@ typedef enum dc_graph_format {
   DC_GRAPH_ET /* PyTorch execution-trace JSON, schema 1.0.1 */
 } dc_graph_format;
 
+/* Writes every rank (text, dot) or rank 0 (et). */
 void dc_graph_write(const dc_graph *g, dc_graph_format f, dc_buf *out);
+
+/* ---- additions ------------------------------------------------------- */
+
+/* One rank (rank < 0: all ranks, except et which is always one rank: an
+ * execution trace is one process's). */
+void dc_graph_write_rank(const dc_graph *g, dc_graph_format f, int32_t rank,
+                         dc_buf *out);
+/* "text" | "dot" | "et"; false when unknown. */
+bool dc_graph_format_parse(const char *s, dc_graph_format *out);
+/* The top-level op indices of `rank` in order, up to `max` stored in
+ * `ops` (may be NULL); returns how many there are. */
+int32_t dc_graph_top_level(const dc_graph *g, int32_t rank, int32_t *ops,
+                           int32_t max);
 
 #endif /* DC_GRAPHGEN_H */

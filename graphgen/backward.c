@@ -1,0 +1,522 @@
+/*
+ * backward.c — the seed gradient and the backward pass of one rank, in the
+ * order PyTorch's autograd engine runs it (reference/dlrm-op-graph.md).
+ *
+ * The engine runs the ready node with the highest sequence number first
+ * (the one created last in the forward), and AccumulateGrad before any
+ * other; that gives, per Linear layer, AddmmBackward0, AccumulateGrad
+ * (bias), TBackward0, AccumulateGrad (weight), and under autocast
+ * AddmmBackward0, TBackward0, ToCopyBackward0, AccumulateGrad (bias),
+ * ToCopyBackward0, AccumulateGrad (weight) — the casts of the weight and
+ * bias were made before `t()`. The table gradients are sparse (no dense
+ * [E, D] tensor); the batched lookup's backward applies the optimizer
+ * itself (FBGEMM's table-batched embedding), so it has no AccumulateGrad.
+ *
+ * Multi-GPU: the embeddings' gradients go back to their owners through an
+ * all-to-all before the lookups' backward; each dense gradient reaches
+ * DDP's hook in its AccumulateGrad, and the all-reduce of a bucket is
+ * launched inside the AccumulateGrad that completes it. Buckets are filled
+ * in reverse registration order, separately for the bottom and the top MLP
+ * (the reference wraps each in its own DDP), and a bucket closes once it
+ * holds at least ddp_bucket_bytes (DDP's rule: the last tensor may make it
+ * exceed the cap).
+ *
+ * GEMMs of AddmmBackward0 (row-major, PyTorch's view; graphgen.h):
+ *   grad input  gx[B, in]  = g[B, out] · W[out, in]      m=B   n=in k=out
+ *   grad weight gW[out,in] = g^T[out, B] · x[B, in]      m=out n=in k=B, ta
+ * BmmBackward0 of Z = T·T^T (T [B, F, D]):
+ *   gA[F, D] = gZ[F, F] · T[F, D]                        m=F n=D k=F
+ *   gB[D, F] = T^T[D, F] · gZ[F, F]                      m=D n=F k=F, ta
+ */
+#include "graphgen/internal.h"
+
+#define F32 DC_DTYPE_FP32
+#define EV(x) "autograd::engine::evaluate_function: " x
+
+static int32_t to_copy_backward(gg_b *b, int32_t g, dc_dtype to) {
+  int32_t o = gg_like_dtype(b, g, to);
+  gg_begin(b, EV("ToCopyBackward0"));
+  gg_in(b, g);
+  gg_out(b, o);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 0,
+        gg_es(b->ts[g].dtype) + gg_es(to));
+  gg_end(b);
+  return o;
+}
+
+/* DDP buckets: bno[q] is the bucket number of dense param q (-1: none);
+ * the param that completes a bucket gets bucket_last/bucket_elems. */
+static void assign_buckets(gg_ctx *c, int32_t *bno) {
+  int64_t cap = c->p->ddp_bucket_bytes > 0 ? c->p->ddp_bucket_bytes
+                                           : 25 * 1000 * 1000;
+  int32_t nb = 0;
+  for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;
+  for (int32_t pass = 0; pass < 2; pass++) {
+    gg_lin *L = pass == 0 ? c->top : c->bot;
+    int32_t n = pass == 0 ? c->m : c->k;
+    int64_t bytes = 0, elems = 0;
+    int32_t last = -1;
+    for (int32_t i = n - 1; i >= 0; i--) {
+      int32_t qs[2] = {L[i].pb, L[i].pw};
+      for (int32_t j = 0; j < 2; j++) {
+        int32_t q = qs[j];
+        int64_t e = gg_numel(c->b, c->params[q].t);
+        bno[q] = nb;
+        elems += e;
+        bytes += e * 4;
+        last = q;
+        if (bytes >= cap) {
+          c->params[q].bucket_last = nb++;
+          c->params[q].bucket_elems = elems;
+          bytes = elems = 0;
+          last = -1;
+        }
+      }
+    }
+    if (last >= 0) {
+      c->params[last].bucket_last = nb++;
+      c->params[last].bucket_elems = elems;
+    }
+  }
+}
+
+static void accumulate(gg_ctx *c, int32_t q, int32_t g) {
+  gg_b *b = c->b;
+  gg_param *pq = &c->params[q];
+  gg_begin(b, EV("torch::autograd::AccumulateGrad"));
+  gg_in(b, g);
+  pq->grad = g;
+  if (c->legacy && pq->g0 >= 0) {
+    /* 1.13: the gradient was zeroed, so the new one is added into it */
+    int32_t sum = gg_like(b, g);
+    gg_begin(b, "aten::add_");
+    gg_in(b, pq->g0);
+    gg_in(b, g);
+    gg_out(b, sum);
+    if (pq->table >= 0) /* sparse += sparse: indices and values concatenated */
+      gg_copy(b, DC_KERNEL_CONCAT, gg_mul(b, gg_numel(b, g), 4), false);
+    else
+      gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 1, 3.0 * 4);
+    gg_end(b);
+    pq->grad = sum;
+  }
+  if (c->sharded && pq->bucket_last >= 0) {
+    int32_t nb = pq->bucket_last;
+    int32_t bucket = gg_t1(b, F32, pq->bucket_elems);
+    gg_begin(b, "c10d::allreduce_");
+    for (int32_t r = 0; r < c->n_params; r++)
+      if (c->bno[r] == nb) gg_in(b, c->params[r].grad);
+    gg_out(b, bucket);
+    dc_launch *l = gg_launch(b, DC_KERNEL_ALL_REDUCE, GG_STREAM_COMM);
+    l->k.u.coll.bytes = gg_mul(b, pq->bucket_elems, 4);
+    l->k.u.coll.ranks = c->n_ranks;
+    l->k.u.coll.hosts = c->p->hosts < 1 ? 1 : c->p->hosts;
+    l->k.u.coll.coll_id = b->coll_next++;
+    gg_end(b);
+    for (int32_t r = 0; r < c->n_params; r++)
+      if (c->bno[r] == nb) c->params[r].bucket = bucket;
+  }
+  gg_end(b);
+}
+
+static int32_t act_backward(gg_ctx *c, gg_lin *L, int32_t g) {
+  gg_b *b = c->b;
+  int32_t o = gg_like(b, L->act);
+  int es = gg_es(b->ts[L->act].dtype);
+  gg_begin(b, L->sigmoid ? EV("SigmoidBackward0") : EV("ReluBackward0"));
+  gg_in(b, g);
+  gg_out(b, o);
+  gg_begin(b, L->sigmoid ? "aten::sigmoid_backward"
+                         : "aten::threshold_backward");
+  gg_in(b, g);
+  gg_in(b, L->act);
+  gg_out(b, o);
+  if (L->sigmoid)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, o), 2, 2.0 * es);
+  else
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, o), 1, 2.0 * es);
+  gg_end(b);
+  gg_end(b);
+  return o;
+}
+
+/* Returns the input gradient, or -1 when the input needs none. */
+static int32_t addmm_backward(gg_ctx *c, gg_lin *L, int32_t g) {
+  gg_b *b = c->b;
+  dc_dtype yt = b->ts[L->y].dtype;
+  int es = gg_es(yt);
+  int64_t B = c->batch;
+  int32_t gx = L->x_grad ? gg_t2(b, yt, B, L->in) : -1;
+  int32_t gw = gg_t2(b, yt, L->out, L->in);
+  int32_t gb = gg_t1(b, yt, L->out);
+  gg_begin(b, EV("AddmmBackward0"));
+  gg_in(b, g);
+  if (gx >= 0) gg_out(b, gx);
+  gg_out(b, gw);
+  gg_out(b, gb);
+  if (gx >= 0) {
+    gg_begin(b, "aten::mm");
+    gg_in(b, g);
+    gg_in(b, L->wg);
+    gg_out(b, gx);
+    gg_gemm(b, B, L->in, L->out, 1, false, false, c->gdt);
+    gg_end(b);
+  }
+  gg_begin(b, "aten::mm");
+  gg_in(b, g);
+  gg_in(b, L->xg);
+  gg_out(b, gw);
+  gg_gemm(b, L->out, L->in, B, 1, true, false, c->gdt);
+  gg_end(b);
+  gg_begin(b, "aten::sum");
+  gg_in(b, g);
+  gg_out(b, gb);
+  gg_ew(b, DC_KERNEL_REDUCE, gg_mul(b, B, L->out), 1, 1.0 * es);
+  gg_end(b);
+  gg_end(b);
+
+  int32_t gwt = gg_like(b, gw);
+  if (!c->autocast) {
+    accumulate(c, L->pb, gb);
+    gg_begin(b, EV("TBackward0"));
+    gg_in(b, gw);
+    gg_out(b, gwt);
+    gg_end(b);
+    accumulate(c, L->pw, gwt);
+    return gx;
+  }
+  gg_begin(b, EV("TBackward0"));
+  gg_in(b, gw);
+  gg_out(b, gwt);
+  gg_end(b);
+  accumulate(c, L->pb, to_copy_backward(b, gb, F32));
+  accumulate(c, L->pw, to_copy_backward(b, gwt, F32));
+  if (gx >= 0 && L->x_cast) gx = to_copy_backward(b, gx, F32);
+  return gx;
+}
+
+/* A cat's backward hands each input its slice of the gradient: a view
+ * (aten::narrow, no kernel). */
+static void narrow(gg_b *b, int32_t g, int32_t view) {
+  gg_begin(b, "aten::narrow");
+  gg_in(b, g);
+  gg_out(b, view);
+  gg_end(b);
+}
+
+/* CatBackward0 of the first cat ([x] + ly): views for every input, plus
+ * the add of x's two gradients when x also fed the second cat (gxa). */
+static int32_t cat1_backward(gg_ctx *c, int32_t gcat, int32_t gxa) {
+  gg_b *b = c->b;
+  int64_t B = c->batch, D = c->D;
+  int32_t gpart = gg_t2(b, b->ts[c->x_cat].dtype, B, D);
+  c->gfeat = dc_arena_array(b->a, (size_t)c->n_feat + 1, sizeof(int32_t));
+  for (int32_t i = 0; i < c->n_feat; i++) c->gfeat[i] = gg_like(b, c->feat[i]);
+  bool add_here = gxa >= 0 && !c->x_cat_cast;
+  int32_t gsum = add_here ? gg_like(b, c->x_bot) : -1;
+  gg_begin(b, EV("CatBackward0"));
+  gg_in(b, gcat);
+  gg_out(b, gpart);
+  for (int32_t i = 0; i < c->n_feat; i++) gg_out(b, c->gfeat[i]);
+  if (add_here) gg_out(b, gsum);
+  narrow(b, gcat, gpart);
+  for (int32_t i = 0; i < c->n_feat; i++) narrow(b, gcat, c->gfeat[i]);
+  if (add_here) {
+    gg_begin(b, "aten::add");
+    gg_in(b, gxa);
+    gg_in(b, gpart);
+    gg_out(b, gsum);
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, B, D), 1,
+          3.0 * gg_es(b->ts[gsum].dtype));
+    gg_end(b);
+  }
+  gg_end(b);
+  if (!c->x_cat_cast) return add_here ? gsum : gpart;
+  /* autocast: x was cast to fp32 for the cat; its ToCopyBackward0 casts
+   * back and, if x fed the second cat too, adds the two gradients */
+  dc_dtype xt = b->ts[c->x_bot].dtype;
+  int32_t o = gg_like_dtype(b, gpart, xt);
+  gg_begin(b, EV("ToCopyBackward0"));
+  gg_in(b, gpart);
+  if (gxa >= 0) gg_in(b, gxa);
+  gg_out(b, o);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, B, D), 0, 4.0 + gg_es(xt));
+  if (gxa >= 0)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, B, D), 1, 3.0 * gg_es(xt));
+  gg_end(b);
+  return o;
+}
+
+static int32_t dot_backward(gg_ctx *c, int32_t g) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  int64_t B = c->batch, F = c->F, D = c->D, NI = c->NI;
+  dc_dtype zt = b->ts[c->bmm_out].dtype;
+  int es = gg_es(zt);
+  int64_t bff = gg_mul3(b, B, F, F);
+
+  int32_t gxa = gg_like(b, c->x_bot);
+  int32_t gzf = gg_like(b, c->idx_out);
+  gg_begin(b, EV("CatBackward0"));
+  gg_in(b, g);
+  gg_out(b, gxa);
+  gg_out(b, gzf);
+  narrow(b, g, gxa);
+  narrow(b, g, gzf);
+  gg_end(b);
+
+  int32_t zz = gg_like(b, c->bmm_out);
+  int32_t gZ = gg_like(b, c->bmm_out);
+  gg_begin(b, EV("IndexBackward0"));
+  gg_in(b, gzf);
+  gg_out(b, gZ);
+  gg_begin(b, "aten::new_zeros");
+  gg_in(b, gzf);
+  gg_out(b, zz);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
+  gg_end(b);
+  gg_begin(b, "aten::_index_put_impl_");
+  gg_in(b, zz);
+  gg_in(b, c->li);
+  gg_in(b, c->lj);
+  gg_in(b, gzf);
+  gg_out(b, gZ);
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  dc_launch *l = gg_launch(b, DC_KERNEL_TRIL_BWD, GG_STREAM_COMPUTE);
+  l->k.u.mat.batch = B;
+  l->k.u.mat.m = F;
+  l->k.u.mat.n = F;
+  l->k.u.mat.diag = p->interaction_self;
+  l->k.u.mat.dtype = zt;
+  gg_end(b);
+  gg_end(b);
+
+  /* slice_backward: zeros of the input's size, then a copy into the slice */
+  int32_t gZ2 = gg_like(b, gZ);
+  gg_begin(b, EV("SliceBackward0"));
+  gg_in(b, gZ);
+  gg_out(b, gZ2);
+  gg_begin(b, "aten::slice_backward");
+  gg_in(b, gZ);
+  gg_out(b, gZ2);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
+  gg_end(b);
+  gg_end(b);
+
+  int32_t gA = gg_t3(b, zt, B, F, D);
+  int32_t gB = gg_t3(b, zt, B, D, F);
+  gg_begin(b, EV("BmmBackward0"));
+  gg_in(b, gZ2);
+  gg_out(b, gA);
+  gg_out(b, gB);
+  gg_begin(b, "aten::bmm");
+  gg_in(b, gZ2);
+  gg_in(b, c->bmm_a); /* mat2^T: (T^T)^T = T */
+  gg_out(b, gA);
+  gg_gemm(b, F, D, F, B, false, false, c->gdt);
+  gg_end(b);
+  gg_begin(b, "aten::bmm");
+  gg_in(b, c->bmm_a);
+  gg_in(b, gZ2);
+  gg_out(b, gB);
+  gg_gemm(b, D, F, F, B, true, false, c->gdt);
+  gg_end(b);
+  gg_end(b);
+  if (c->bmm_cast) {
+    gB = to_copy_backward(b, gB, F32);
+    gA = to_copy_backward(b, gA, F32);
+  }
+
+  /* T feeds the bmm twice: the transposed gradient is added to the other */
+  int32_t gT = gg_like(b, c->view1);
+  gg_begin(b, EV("TransposeBackward0"));
+  gg_in(b, gB);
+  gg_out(b, gT);
+  gg_begin(b, "aten::add");
+  gg_in(b, gA);
+  gg_in(b, gB);
+  gg_out(b, gT);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul3(b, B, F, D), 1, 3.0 * 4);
+  gg_end(b);
+  gg_end(b);
+
+  /* the sum is laid out like the transposed operand, so the view's
+   * backward (reshape) copies it into [B, F·D] order: a batched transpose */
+  int32_t gflat = gg_like(b, c->cat1);
+  gg_begin(b, EV("ViewBackward0"));
+  gg_in(b, gT);
+  gg_out(b, gflat);
+  gg_begin(b, "aten::reshape");
+  gg_in(b, gT);
+  gg_out(b, gflat);
+  l = gg_launch(b, DC_KERNEL_TRANSPOSE, GG_STREAM_COMPUTE);
+  l->k.u.mat.batch = B;
+  l->k.u.mat.m = D;
+  l->k.u.mat.n = F;
+  l->k.u.mat.dtype = F32;
+  gg_end(b);
+  gg_end(b);
+  return cat1_backward(c, gflat, gxa);
+}
+
+static void embedding_backward(gg_ctx *c, const int32_t *eg) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  if (c->n_local == 0) return;
+  if (c->batched) {
+    gg_begin(b, EV("LookupFunctionBackward"));
+    gg_in(b, eg[0]);
+    gg_in(b, c->idx[0]);
+    gg_in(b, c->offs);
+    for (int32_t i = 0; i < c->n_local; i++) {
+      int32_t t = c->local[i];
+      gg_in(b, c->w_tab[t]);
+      for (int32_t s = 0; s < 2; s++)
+        if (c->st_tab[s][t] >= 0) gg_in(b, c->st_tab[s][t]);
+    }
+    for (int32_t i = 0; i < c->n_local; i++) {
+      int32_t t = c->local[i];
+      int32_t nw = gg_like(b, c->w_tab[t]);
+      gg_out(b, nw);
+    }
+    /* the optimizer is applied in the kernel (FBGEMM TBE) */
+    const int32_t *tabs = c->local;
+    int32_t n = c->n_local;
+    dc_emb_group *gr = dc_arena_array(b->a, (size_t)n, sizeof *gr);
+    int32_t ng = 0;
+    for (int32_t i = 0; i < n; i++) {
+      const dc_table *tb = &p->tables[tabs[i]];
+      int32_t j = 0;
+      while (j < ng && !(gr[j].rows == tb->rows && gr[j].dim == tb->dim &&
+                         gr[j].pooling == tb->pooling))
+        j++;
+      if (j == ng) {
+        gr[ng] = (dc_emb_group){0, tb->rows, tb->dim, tb->pooling};
+        ng++;
+      }
+      gr[j].tables++;
+    }
+    dc_launch *l = gg_launch(b, DC_KERNEL_EMBEDDING_BWD, GG_STREAM_COMPUTE);
+    l->k.u.emb.batch = c->emb_batch;
+    l->k.u.emb.n_groups = ng;
+    l->k.u.emb.groups = gr;
+    l->k.u.emb.dtype = F32;
+    l->k.u.emb.optimizer = p->optimizer;
+    l->k.u.emb.fused_optimizer = true;
+    l->k.u.emb.model = p->embedding_model;
+    gg_end(b);
+    return;
+  }
+  for (int32_t i = c->n_local - 1; i >= 0; i--) {
+    int32_t t = c->local[i];
+    const dc_table *tb = &p->tables[t];
+    int32_t sg = gg_t2(b, F32, c->n_idx[t], tb->dim);
+    gg_begin(b, EV("EmbeddingBagBackward0"));
+    gg_in(b, eg[i]);
+    gg_out(b, sg);
+    gg_begin(b, "aten::_embedding_bag_backward");
+    gg_in(b, eg[i]);
+    gg_in(b, c->idx[i]);
+    gg_in(b, c->offs_t[i]);
+    gg_out(b, sg);
+    dc_emb_group *gr = dc_arena_alloc(b->a, sizeof *gr);
+    *gr = (dc_emb_group){1, tb->rows, tb->dim, tb->pooling};
+    dc_launch *l = gg_launch(b, DC_KERNEL_EMBEDDING_BWD, GG_STREAM_COMPUTE);
+    l->k.u.emb.batch = c->emb_batch;
+    l->k.u.emb.n_groups = 1;
+    l->k.u.emb.groups = gr;
+    l->k.u.emb.dtype = F32;
+    l->k.u.emb.optimizer = p->optimizer;
+    l->k.u.emb.fused_optimizer = false;
+    l->k.u.emb.model = p->embedding_model;
+    gg_end(b);
+    gg_end(b);
+    accumulate(c, c->p_tab[t], sg);
+  }
+}
+
+/* The gradients of the local lookups' outputs: straight from the
+ * interaction on one GPU, through the all-to-all otherwise. */
+static const int32_t *exchange_backward(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  if (!c->sharded) return c->gfeat;
+  int32_t *gl = dc_arena_array(b->a, (size_t)c->n_emb_out + 1,
+                               sizeof(int32_t));
+  for (int32_t i = 0; i < c->n_emb_out; i++) gl[i] = gg_like(b, c->emb_out[i]);
+  int64_t send = 0;
+  for (int32_t t = 0; t < p->n_tables; t++)
+    send += gg_mul3(b, c->batch, p->tables[t].dim, 4);
+  gg_begin(b, EV("All2All_ReqBackward"));
+  for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->gfeat[i]);
+  for (int32_t i = 0; i < c->n_emb_out; i++) gg_out(b, gl[i]);
+  gg_begin(b, "c10d::alltoall_base_");
+  for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->gfeat[i]);
+  for (int32_t i = 0; i < c->n_emb_out; i++) gg_out(b, gl[i]);
+  dc_launch *l = gg_launch(b, DC_KERNEL_ALL_TO_ALL, GG_STREAM_COMM);
+  l->k.u.coll.bytes = send;
+  l->k.u.coll.ranks = c->n_ranks;
+  l->k.u.coll.hosts = p->hosts < 1 ? 1 : p->hosts;
+  l->k.u.coll.coll_id = b->coll_next++;
+  gg_end(b);
+  gg_end(b);
+  return gl;
+}
+
+void gg_build_backward(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  b->phase = DC_PHASE_BACKWARD;
+  b->thread = 0;
+  int32_t seed = gg_t0(b, F32);
+  gg_begin(b, "aten::ones_like");
+  gg_in(b, c->loss);
+  gg_out(b, seed);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, 1, 0, 2.0 * 4);
+  gg_end(b);
+
+  b->thread = 1; /* the autograd engine's device thread */
+  int32_t *bno = dc_arena_array(b->a, (size_t)c->n_params, sizeof(int32_t));
+  if (c->sharded) assign_buckets(c, bno);
+  else
+    for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;
+  c->bno = bno;
+
+  bool mse = p->loss == DC_LOSS_MSE;
+  int32_t gz = gg_like(b, c->z_loss);
+  gg_begin(b, mse ? EV("MseLossBackward0") : EV("BinaryCrossEntropyBackward0"));
+  gg_in(b, seed);
+  gg_out(b, gz);
+  gg_begin(b, mse ? "aten::mse_loss_backward"
+                  : "aten::binary_cross_entropy_backward");
+  gg_in(b, seed);
+  gg_in(b, c->z_loss);
+  gg_in(b, c->target);
+  gg_out(b, gz);
+  if (mse)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, gz), 1, 3.0 * 4);
+  else
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, gz), 4, 3.0 * 4);
+  gg_end(b);
+  gg_end(b);
+  int32_t g = gz;
+  if (c->z_cast) g = to_copy_backward(b, gz, b->ts[c->z].dtype);
+
+  for (int32_t i = c->m - 1; i >= 0; i--) {
+    g = act_backward(c, &c->top[i], g);
+    g = addmm_backward(c, &c->top[i], g);
+  }
+  if (p->interaction == DC_INTERACTION_DOT)
+    g = dot_backward(c, g);
+  else
+    g = cat1_backward(c, g, -1);
+  const int32_t *eg = exchange_backward(c);
+  embedding_backward(c, eg);
+  for (int32_t i = c->k - 1; i >= 0; i--) {
+    g = act_backward(c, &c->bot[i], g);
+    g = addmm_backward(c, &c->bot[i], g);
+  }
+  b->thread = 0;
+}

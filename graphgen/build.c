@@ -1,0 +1,267 @@
+/*
+ * build.c — dc_graph_build: checks that the point describes a DLRM the
+ * builder can lay out, places the embedding tables on ranks, then builds
+ * each rank's iteration in the order the reference training loop runs it
+ * (dlrm_s_pytorch.py; reference/dlrm-op-graph.md):
+ *
+ *   H2D copies → forward → loss (+ .cpu() sync) → zero_grad → backward
+ *   → optimizer step
+ *
+ * and finally applies the study's transforms.
+ *
+ * Multi-GPU is hybrid parallel, as the reference DLRM runs with
+ * ext_dist: each table lives on one rank (table-wise) and is looked up for
+ * the global batch; an all-to-all hands every rank the pooled embeddings
+ * of its local batch (global batch / gpus); the MLPs are data-parallel
+ * (DDP) and their gradients are all-reduced in buckets.
+ *
+ * Table placement (plan auto / table_wise): tables pinned by an explicit
+ * plan go to their rank; the others, largest (rows × dim) first, go to
+ * the least loaded rank (ties: lowest rank, then table order), which is
+ * the greedy load balance TorchRec's planner starts from.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graphgen/internal.h"
+
+static const dc_span no_span = {0};
+
+static bool check_point(const dc_point *p, dc_diags *d) {
+  bool ok = true;
+  if (p->n_bottom < 2 || !p->bottom_mlp) {
+    dc_diag_error(d, DC_DIAG_GRAPH, no_span,
+                  "the bottom MLP needs the dense-feature count and at least "
+                  "one layer (got %d entries)", p->n_bottom);
+    ok = false;
+  }
+  if (p->n_top < 1 || !p->top_mlp) {
+    dc_diag_error(d, DC_DIAG_GRAPH, no_span,
+                  "the top MLP needs at least one layer");
+    ok = false;
+  }
+  if (p->n_tables < 1 || !p->tables) {
+    dc_diag_error(d, DC_DIAG_GRAPH, no_span,
+                  "the model needs at least one embedding table");
+    ok = false;
+  }
+  if (!ok) return false;
+  for (int32_t i = 0; i < p->n_bottom; i++)
+    if (p->bottom_mlp[i] < 1) {
+      dc_diag_error(d, DC_DIAG_GRAPH, no_span,
+                    "bottom_mlp entry %d is %lld; widths must be positive",
+                    i, (long long)p->bottom_mlp[i]);
+      ok = false;
+    }
+  for (int32_t i = 0; i < p->n_top; i++)
+    if (p->top_mlp[i] < 1) {
+      dc_diag_error(d, DC_DIAG_GRAPH, no_span,
+                    "top_mlp entry %d is %lld; widths must be positive", i,
+                    (long long)p->top_mlp[i]);
+      ok = false;
+    }
+  int64_t bk = p->bottom_mlp[p->n_bottom - 1];
+  for (int32_t t = 0; t < p->n_tables; t++) {
+    const dc_table *tb = &p->tables[t];
+    if (tb->rows < 1 || tb->dim < 1 || !(tb->pooling > 0)) {
+      dc_diag_error(d, DC_DIAG_GRAPH, tb->span,
+                    "table '%s' needs positive rows, dim and pooling",
+                    tb->name ? tb->name : "?");
+      ok = false;
+    } else if (p->interaction == DC_INTERACTION_DOT && tb->dim != bk) {
+      dc_diag *g = dc_diag_error(
+          d, DC_DIAG_GRAPH, tb->span,
+          "the dot interaction needs every table's dim to equal the bottom "
+          "MLP's last width (%lld), but table '%s' has dim %d",
+          (long long)bk, tb->name ? tb->name : "?", tb->dim);
+      dc_diag_set_help(g, "use interaction: cat, or make the dims agree");
+      ok = false;
+    }
+  }
+  if (p->batch_size < 1) {
+    dc_diag_error(d, DC_DIAG_GRAPH, no_span, "batch_size must be positive");
+    ok = false;
+  }
+  int32_t gpus = p->gpus < 1 ? 1 : p->gpus;
+  if (ok && p->batch_size % gpus != 0) {
+    dc_diag *g = dc_diag_error(
+        d, DC_DIAG_GRAPH, no_span,
+        "the global batch %lld does not split evenly across %d GPUs",
+        (long long)p->batch_size, gpus);
+    dc_diag_set_help(g, "use a batch size that is a multiple of the GPU "
+                        "count");
+    ok = false;
+  }
+  if (gpus > 1) {
+    bool plan_ok = p->sharding == DC_SHARDING_AUTO ||
+                   p->sharding == DC_SHARDING_TABLE_WISE ||
+                   p->sharding == DC_SHARDING_EXPLICIT;
+    if (!plan_ok) {
+      dc_diag *g = dc_diag_error(
+          d, DC_DIAG_GRAPH, no_span,
+          "sharding plan '%s' is not supported by the graph builder yet",
+          dc_sharding_name(p->sharding));
+      dc_diag_set_help(g, "use plan: table_wise (or auto)");
+      ok = false;
+    }
+    for (int32_t t = 0; t < p->n_tables; t++) {
+      const dc_table *tb = &p->tables[t];
+      bool tw = tb->sharding == DC_SHARDING_AUTO ||
+                tb->sharding == DC_SHARDING_TABLE_WISE;
+      if (!tw || tb->n_ranks > 1) {
+        dc_diag_error(d, DC_DIAG_GRAPH, tb->span,
+                      "table '%s': only table-wise placement on one rank is "
+                      "supported by the graph builder yet",
+                      tb->name ? tb->name : "?");
+        ok = false;
+      } else if (tb->n_ranks == 1 &&
+                 (tb->ranks[0] < 0 || tb->ranks[0] >= gpus)) {
+        dc_diag_error(d, DC_DIAG_GRAPH, tb->span,
+                      "table '%s' is placed on rank %d, but there are %d "
+                      "GPUs (ranks 0..%d)",
+                      tb->name ? tb->name : "?", tb->ranks[0], gpus,
+                      gpus - 1);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
+/* Greedy table-wise placement; owner[t] receives the rank of table t. */
+static void place_tables(const dc_point *p, int32_t n_ranks, int32_t *owner,
+                         dc_arena *a) {
+  int32_t T = p->n_tables;
+  double *load = dc_arena_array(a, (size_t)n_ranks, sizeof(double));
+  int32_t *order = dc_arena_array(a, (size_t)T, sizeof(int32_t));
+  int32_t n = 0;
+  for (int32_t t = 0; t < T; t++) {
+    const dc_table *tb = &p->tables[t];
+    double size = (double)tb->rows * (double)tb->dim;
+    if (n_ranks == 1) {
+      owner[t] = 0;
+    } else if (tb->n_ranks == 1) {
+      owner[t] = tb->ranks[0];
+      load[owner[t]] += size;
+    } else {
+      owner[t] = -1;
+      order[n++] = t;
+    }
+  }
+  if (n_ranks == 1) return;
+  /* insertion sort by size, descending, stable: T is small */
+  for (int32_t i = 1; i < n; i++) {
+    int32_t v = order[i];
+    double sv = (double)p->tables[v].rows * p->tables[v].dim;
+    int32_t j = i;
+    while (j > 0) {
+      int32_t u = order[j - 1];
+      double su = (double)p->tables[u].rows * p->tables[u].dim;
+      if (su >= sv) break;
+      order[j] = u;
+      j--;
+    }
+    order[j] = v;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t t = order[i];
+    int32_t best = 0;
+    for (int32_t r = 1; r < n_ranks; r++)
+      if (load[r] < load[best]) best = r;
+    owner[t] = best;
+    load[best] += (double)p->tables[t].rows * p->tables[t].dim;
+  }
+}
+
+int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
+  if (c->n_params == c->cap_params) {
+    int32_t nc = c->cap_params ? c->cap_params * 2 : 64;
+    gg_param *np = dc_arena_array(c->b->a, (size_t)nc, sizeof(gg_param));
+    if (c->n_params) memcpy(np, c->params, (size_t)c->n_params * sizeof *np);
+    c->params = np;
+    c->cap_params = nc;
+  }
+  int32_t i = c->n_params++;
+  gg_param *q = &c->params[i];
+  q->t = t;
+  q->grad = -1;
+  q->bucket = -1;
+  q->table = table;
+  q->rows = 0;
+  q->state[0] = q->state[1] = -1;
+  q->g0 = -1;
+  q->bucket_last = -1;
+  q->bucket_elems = 0;
+  return i;
+}
+
+static void build_rank(gg_b *b, const dc_point *p, int32_t rank,
+                       int32_t n_ranks, int32_t *owner) {
+  gg_ctx c;
+  memset(&c, 0, sizeof c);
+  c.b = b;
+  c.p = p;
+  c.rank = rank;
+  c.n_ranks = n_ranks;
+  c.batch = p->batch_size / n_ranks;
+  c.emb_batch = p->batch_size;
+  c.autocast = p->precision == DC_PRECISION_FP16 ||
+               p->precision == DC_PRECISION_BF16;
+  c.adt = p->precision == DC_PRECISION_FP16   ? DC_DTYPE_FP16
+          : p->precision == DC_PRECISION_BF16 ? DC_DTYPE_BF16
+                                              : DC_DTYPE_FP32;
+  c.gdt = p->precision == DC_PRECISION_TF32 ? DC_DTYPE_TF32 : c.adt;
+  c.batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
+  c.legacy = p->zero_grad_legacy;
+  c.sharded = n_ranks > 1;
+  c.owner = owner;
+  c.local = dc_arena_array(b->a, (size_t)p->n_tables, sizeof(int32_t));
+  for (int32_t t = 0; t < p->n_tables; t++)
+    if (owner[t] == rank) c.local[c.n_local++] = t;
+  c.k = p->n_bottom - 1;
+  c.m = p->n_top;
+
+  b->rank = rank;
+  b->thread = 0;
+  b->coll_next = 0;
+  gg_build_input(&c);
+  gg_build_forward(&c);
+  gg_build_loss(&c);
+  gg_build_zero_grad(&c);
+  gg_build_backward(&c);
+  gg_build_step(&c);
+}
+
+dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d) {
+  if (!check_point(p, d)) return NULL;
+  int32_t n_ranks = p->gpus < 1 ? 1 : p->gpus;
+  int32_t layers = p->n_bottom + p->n_top;
+  /* ops per rank: measured 186 (DLRM_default) and 339 (DLRM_MLPerf) for
+   * SGD; the arrays double when an estimate is short */
+  int64_t est = 32 + 20 * (int64_t)layers + 8 * (int64_t)p->n_tables;
+  if (p->optimizer != DC_OPTIMIZER_SGD)
+    est += 6 * (int64_t)(2 * layers + p->n_tables);
+  est *= n_ranks;
+  if (est > (1 << 24)) est = 1 << 24;
+
+  gg_b b;
+  gg_init(&b, p, a, d, (int32_t)est);
+  int32_t *owner = dc_arena_array(a, (size_t)p->n_tables, sizeof(int32_t));
+  place_tables(p, n_ranks, owner, a);
+  int32_t *rank_first =
+      dc_arena_array(a, (size_t)n_ranks + 1, sizeof(int32_t));
+  for (int32_t r = 0; r < n_ranks; r++) {
+    rank_first[r] = b.n_ops;
+    build_rank(&b, p, r, n_ranks, owner);
+  }
+  rank_first[n_ranks] = b.n_ops;
+  if (b.overflow) {
+    dc_diag_error(d, DC_DIAG_OVERFLOW, no_span,
+                  "a tensor or kernel size of this configuration overflows "
+                  "64 bits");
+    return NULL;
+  }
+  dc_graph *g = gg_finish(&b, n_ranks, rank_first);
+  if (p->n_transforms > 0 && !gg_apply_transforms(g, p, a, d)) return NULL;
+  return g;
+}

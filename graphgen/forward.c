@@ -1,0 +1,531 @@
+/*
+ * forward.c — the parameters, the host-to-device copies of the batch, the
+ * forward pass and the loss of one rank, op for op as stock PyTorch runs
+ * facebookresearch/dlrm's DLRM_Net (reference/dlrm-op-graph.md):
+ *
+ *   aten::to ×T (indices), aten::to (offsets), aten::to (dense)
+ *   [aten::linear, aten::relu] ×k                       bottom MLP
+ *   aten::embedding_bag ×T   | LookupFunction           embeddings
+ *   c10d::alltoall_base_                                 (multi-GPU only)
+ *   dot: aten::cat, aten::view, aten::transpose, aten::bmm,
+ *        (aten::empty, aten::to, aten::lift_fresh, aten::detach_) ×2,
+ *        aten::slice, aten::index, aten::cat
+ *   cat: aten::cat
+ *   [aten::linear, aten::relu] ×(m−1), aten::linear, aten::sigmoid
+ *   aten::to (targets), [aten::broadcast_tensors,] aten::mse_loss |
+ *   aten::binary_cross_entropy, aten::detach, aten::to (.cpu(): sync)
+ *
+ * Element-wise kernels carry (flops, accesses) per element from the
+ * authors' implementation (reference/anchor-notes.md): relu (1, 2),
+ * sigmoid (4, 2), mse_loss (3, 3), binary_cross_entropy (7, 3), copies and
+ * casts 2 accesses; bytes = accesses × element size of the dtype involved
+ * (a cast reads one size and writes the other).
+ *
+ * Autocast (fp16/bf16): aten::linear and aten::bmm cast their fp32
+ * arguments (weights every iteration) and run in half precision; relu,
+ * sigmoid, index and a cat of half tensors stay half; a cat mixing half
+ * and fp32 promotes to fp32 (the half input is cast); the losses run in
+ * fp32 (their input is cast). Embedding tables and the optimizer stay
+ * fp32. Casts are `aten::to` children of the op whose autocast wrapper
+ * makes them, and the GEMM then runs in a nested child of the same name,
+ * as the dispatcher records it. (PyTorch refuses binary_cross_entropy
+ * under autocast; we model the fp32 loss a user must write instead.)
+ */
+#include "graphgen/internal.h"
+
+#define F32 DC_DTYPE_FP32
+#define I64 DC_DTYPE_INT64
+
+/* A cast child: `aten::to` from t to dtype `to`. */
+static int32_t cast_child(gg_b *b, int32_t t, dc_dtype to) {
+  int32_t o = gg_like_dtype(b, t, to);
+  gg_begin(b, "aten::to");
+  gg_in(b, t);
+  gg_out(b, o);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, t), 0,
+        gg_es(b->ts[t].dtype) + gg_es(to));
+  gg_end(b);
+  return o;
+}
+
+/* Host-to-device copy of a host tensor: aten::to with one memcpy. */
+static int32_t h2d(gg_b *b, int32_t host) {
+  int32_t dev = gg_like(b, host);
+  b->ts[dev].on_host = false;
+  gg_begin(b, "aten::to");
+  gg_in(b, host);
+  gg_out(b, dev);
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D,
+          gg_mul(b, gg_numel(b, host), gg_es(b->ts[host].dtype)), false);
+  gg_end(b);
+  return dev;
+}
+
+static int32_t host_tensor2(gg_b *b, dc_dtype t, int64_t d0, int64_t d1) {
+  int32_t x = gg_t2(b, t, d0, d1);
+  b->ts[x].on_host = true;
+  return x;
+}
+
+static int32_t host_tensor1(gg_b *b, dc_dtype t, int64_t d0) {
+  int32_t x = gg_t1(b, t, d0);
+  b->ts[x].on_host = true;
+  return x;
+}
+
+/* Parameters in registration order: tables (emb_l), bottom MLP, top MLP,
+ * as DLRM_Net.__init__ creates them; that order drives zero_grad and the
+ * optimizer loop. */
+static void declare_params(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  int32_t T = p->n_tables;
+  bool adagrad = p->optimizer == DC_OPTIMIZER_ADAGRAD ||
+                 p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD;
+  bool adam = p->optimizer == DC_OPTIMIZER_ADAM;
+  c->w_tab = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->p_tab = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->st_tab[0] = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->st_tab[1] = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->n_idx = dc_arena_array(b->a, (size_t)T, sizeof(int64_t));
+  for (int32_t i = 0; i < c->n_local; i++) {
+    int32_t t = c->local[i];
+    const dc_table *tb = &p->tables[t];
+    c->w_tab[t] = gg_t2(b, F32, tb->rows, tb->dim);
+    c->n_idx[t] = gg_lookups(b, c->emb_batch, tb->pooling);
+    int32_t s0 = -1, s1 = -1;
+    if (adagrad) {
+      s0 = p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD
+               ? gg_t1(b, F32, tb->rows)
+               : gg_like(b, c->w_tab[t]);
+    } else if (adam) {
+      s0 = gg_like(b, c->w_tab[t]);
+      s1 = gg_like(b, c->w_tab[t]);
+    }
+    c->st_tab[0][t] = s0;
+    c->st_tab[1][t] = s1;
+    c->p_tab[t] = -1;
+    if (!c->batched) {
+      int32_t q = gg_param_add(c, c->w_tab[t], t);
+      c->params[q].rows = c->n_idx[t];
+      c->params[q].state[0] = s0;
+      c->params[q].state[1] = s1;
+      c->p_tab[t] = q;
+    }
+  }
+  c->bot = dc_arena_array(b->a, (size_t)c->k, sizeof(gg_lin));
+  c->top = dc_arena_array(b->a, (size_t)c->m, sizeof(gg_lin));
+  for (int32_t pass = 0; pass < 2; pass++) {
+    int32_t n = pass ? c->m : c->k;
+    gg_lin *L = pass ? c->top : c->bot;
+    for (int32_t i = 0; i < n; i++) {
+      L[i].out = pass ? p->top_mlp[i] : p->bottom_mlp[i + 1];
+      L[i].in = pass ? 0 : p->bottom_mlp[i]; /* top[0].in: interaction */
+      if (pass && i > 0) L[i].in = p->top_mlp[i - 1];
+      if (pass && i == 0) {
+        int64_t D = p->bottom_mlp[p->n_bottom - 1];
+        int64_t F = T + 1;
+        if (p->interaction == DC_INTERACTION_DOT) {
+          int64_t ni = p->interaction_self ? F * (F + 1) / 2
+                                           : F * (F - 1) / 2;
+          L[i].in = D + ni;
+        } else {
+          int64_t w = D;
+          for (int32_t t = 0; t < T; t++) w += p->tables[t].dim;
+          L[i].in = w;
+        }
+      }
+      L[i].w = gg_t2(b, F32, L[i].out, L[i].in);
+      L[i].bias = gg_t1(b, F32, L[i].out);
+      L[i].pw = gg_param_add(c, L[i].w, -1);
+      L[i].pb = gg_param_add(c, L[i].bias, -1);
+      for (int32_t s = 0; s < 2; s++) {
+        gg_param *qw = &c->params[L[i].pw], *qb = &c->params[L[i].pb];
+        bool want = s == 0 ? (adagrad || adam) : adam;
+        qw->state[s] = want ? gg_like(b, L[i].w) : -1;
+        qb->state[s] = want ? gg_like(b, L[i].bias) : -1;
+      }
+      L[i].sigmoid = pass && i == c->m - 1;
+      L[i].act = -1;
+    }
+  }
+}
+
+void gg_build_input(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  declare_params(c);
+  b->phase = DC_PHASE_INPUT;
+  int32_t T = p->n_tables;
+  c->idx = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->offs_t = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->offs = -1;
+  if (c->n_local > 0) {
+    if (c->batched) {
+      int64_t total = 0;
+      for (int32_t i = 0; i < c->n_local; i++)
+        total += c->n_idx[c->local[i]];
+      c->idx[0] = h2d(b, host_tensor1(b, I64, total));
+      c->offs = h2d(b, host_tensor1(
+                           b, I64, gg_mul(b, c->n_local, c->emb_batch) + 1));
+    } else {
+      for (int32_t i = 0; i < c->n_local; i++) {
+        int32_t t = c->local[i];
+        c->idx[i] = h2d(b, host_tensor1(b, I64, c->n_idx[t]));
+      }
+      c->offs = h2d(b, host_tensor2(b, I64, c->n_local, c->emb_batch));
+      /* lS_o[k]: a [B] view of the stacked offsets per table */
+      for (int32_t i = 0; i < c->n_local; i++) {
+        c->offs_t[i] = gg_t1(b, I64, c->emb_batch);
+        b->ts[c->offs_t[i]].producer = b->ts[c->offs].producer;
+      }
+    }
+  }
+  c->dense_h = host_tensor2(b, F32, c->batch, p->bottom_mlp[0]);
+  c->dense = h2d(b, c->dense_h);
+}
+
+/* aten::linear (+ autocast casts) → addmm. */
+static void linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad) {
+  gg_b *b = c->b;
+  L->x = x;
+  L->x_grad = x_grad;
+  L->x_cast = c->autocast && b->ts[x].dtype == F32;
+  dc_dtype yt = c->autocast ? c->adt : F32;
+  L->y = gg_t2(b, yt, c->batch, L->out);
+  gg_begin(b, "aten::linear");
+  gg_in(b, x);
+  gg_in(b, L->w);
+  gg_in(b, L->bias);
+  gg_out(b, L->y);
+  int32_t xg = x, w = L->w, bias = L->bias;
+  if (c->autocast) {
+    if (L->x_cast) xg = cast_child(b, x, c->adt);
+    w = cast_child(b, L->w, c->adt);
+    bias = cast_child(b, L->bias, c->adt);
+  }
+  L->xg = xg;
+  gg_begin(b, "aten::addmm");
+  gg_in(b, bias);
+  gg_in(b, xg);
+  gg_in(b, w);
+  gg_out(b, L->y);
+  /* out[B, out] = x[B, in] · W[out, in]^T */
+  gg_gemm(b, c->batch, L->out, L->in, 1, false, true, c->gdt);
+  gg_end(b);
+  gg_end(b);
+  L->wg = w; /* the weight as the GEMM saw it (the backward reuses it) */
+}
+
+static void activation(gg_ctx *c, gg_lin *L) {
+  gg_b *b = c->b;
+  L->act = gg_like(b, L->y);
+  int es = gg_es(b->ts[L->y].dtype);
+  gg_begin(b, L->sigmoid ? "aten::sigmoid" : "aten::relu");
+  gg_in(b, L->y);
+  gg_out(b, L->act);
+  if (L->sigmoid)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, L->y), 4, 2.0 * es);
+  else
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, L->y), 1, 2.0 * es);
+  gg_end(b);
+}
+
+/* Groups identical tables (rows, dim, pooling) for one embedding kernel. */
+static void emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
+                       int32_t n, bool fused) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  dc_emb_group *g = dc_arena_array(b->a, (size_t)n, sizeof(dc_emb_group));
+  int32_t ng = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const dc_table *tb = &p->tables[tabs[i]];
+    int32_t j = 0;
+    while (j < ng && !(g[j].rows == tb->rows && g[j].dim == tb->dim &&
+                       g[j].pooling == tb->pooling))
+      j++;
+    if (j == ng) {
+      g[ng].tables = 0;
+      g[ng].rows = tb->rows;
+      g[ng].dim = tb->dim;
+      g[ng].pooling = tb->pooling;
+      ng++;
+    }
+    g[j].tables++;
+  }
+  dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);
+  l->k.u.emb.batch = c->emb_batch;
+  l->k.u.emb.n_groups = ng;
+  l->k.u.emb.groups = g;
+  l->k.u.emb.dtype = F32;
+  l->k.u.emb.optimizer = p->optimizer;
+  l->k.u.emb.fused_optimizer = fused;
+  l->k.u.emb.model = p->embedding_model;
+}
+
+static void embeddings(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  int32_t T = p->n_tables;
+  c->emb_out = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
+  c->n_emb_out = 0;
+  if (c->n_local > 0) {
+    if (c->batched) {
+      int64_t w = 0;
+      for (int32_t i = 0; i < c->n_local; i++)
+        w += p->tables[c->local[i]].dim;
+      int32_t o = gg_t2(b, F32, c->emb_batch, w);
+      gg_begin(b, "LookupFunction");
+      for (int32_t i = 0; i < c->n_local; i++) gg_in(b, c->w_tab[c->local[i]]);
+      gg_in(b, c->idx[0]);
+      gg_in(b, c->offs);
+      gg_out(b, o);
+      emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, c->local, c->n_local, false);
+      gg_end(b);
+      c->emb_out[c->n_emb_out++] = o;
+    } else {
+      for (int32_t i = 0; i < c->n_local; i++) {
+        int32_t t = c->local[i];
+        int32_t o = gg_t2(b, F32, c->emb_batch, p->tables[t].dim);
+        gg_begin(b, "aten::embedding_bag");
+        gg_in(b, c->w_tab[t]);
+        gg_in(b, c->idx[i]);
+        gg_in(b, c->offs_t[i]);
+        gg_out(b, o);
+        emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[i], 1, false);
+        gg_end(b);
+        c->emb_out[c->n_emb_out++] = o;
+      }
+    }
+  }
+  c->feat = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
+  c->n_feat = 0;
+  if (!c->sharded) {
+    for (int32_t i = 0; i < c->n_emb_out; i++)
+      c->feat[c->n_feat++] = c->emb_out[i];
+    return;
+  }
+  /* Hybrid parallel: the pooled embeddings of every table, for the local
+   * batch, arrive from their owners. bytes = what this rank sends. */
+  int64_t send = 0;
+  for (int32_t i = 0; i < c->n_local; i++)
+    send += gg_mul3(b, c->emb_batch, p->tables[c->local[i]].dim, 4);
+  for (int32_t t = 0; t < T; t++)
+    c->feat[c->n_feat++] = gg_t2(b, F32, c->batch, p->tables[t].dim);
+  gg_begin(b, "c10d::alltoall_base_");
+  for (int32_t i = 0; i < c->n_emb_out; i++) gg_in(b, c->emb_out[i]);
+  for (int32_t t = 0; t < T; t++) gg_out(b, c->feat[t]);
+  dc_launch *l = gg_launch(b, DC_KERNEL_ALL_TO_ALL, GG_STREAM_COMM);
+  l->k.u.coll.bytes = send;
+  l->k.u.coll.ranks = c->n_ranks;
+  l->k.u.coll.hosts = p->hosts < 1 ? 1 : p->hosts;
+  l->k.u.coll.coll_id = b->coll_next++;
+  gg_end(b);
+}
+
+static int32_t index_list(gg_b *b, int64_t ni) {
+  int32_t t0 = host_tensor1(b, I64, ni);
+  gg_begin(b, "aten::empty");
+  gg_out(b, t0);
+  gg_end(b);
+  static const char *const steps[] = {"aten::to", "aten::lift_fresh",
+                                      "aten::detach_"};
+  for (size_t i = 0; i < DC_COUNTOF(steps); i++) {
+    int32_t t1 = gg_like(b, t0);
+    gg_begin(b, steps[i]);
+    gg_in(b, t0);
+    gg_out(b, t1);
+    gg_end(b);
+    t0 = t1;
+  }
+  return t0;
+}
+
+/* The first cat: [x] + ly. Under autocast a half x is cast to fp32 (cat
+ * promotes), so its gradient returns through a ToCopyBackward0. */
+static int32_t cat_features(gg_ctx *c, int64_t width) {
+  gg_b *b = c->b;
+  c->x_cat_cast = c->autocast && b->ts[c->x_bot].dtype != F32;
+  int32_t o = gg_t2(b, F32, c->batch, width);
+  gg_begin(b, "aten::cat");
+  gg_in(b, c->x_bot);
+  for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->feat[i]);
+  gg_out(b, o);
+  c->x_cat = c->x_bot;
+  if (c->x_cat_cast) {
+    c->x_cat = cast_child(b, c->x_bot, F32);
+    gg_begin(b, "aten::cat");
+    gg_in(b, c->x_cat);
+    for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->feat[i]);
+    gg_out(b, o);
+  }
+  gg_copy(b, DC_KERNEL_CONCAT, gg_mul(b, gg_numel(b, o), 4), false);
+  if (c->x_cat_cast) gg_end(b);
+  gg_end(b);
+  return o;
+}
+
+static void interaction(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  int64_t B = c->batch;
+  int64_t D = p->bottom_mlp[p->n_bottom - 1];
+  int64_t F = p->n_tables + 1;
+  c->D = D;
+  c->F = F;
+  if (p->interaction == DC_INTERACTION_CAT) {
+    int64_t w = D;
+    for (int32_t t = 0; t < p->n_tables; t++) w += p->tables[t].dim;
+    c->cat1 = cat_features(c, w);
+    c->top_in = c->cat1;
+    return;
+  }
+  int64_t NI = p->interaction_self ? F * (F + 1) / 2 : F * (F - 1) / 2;
+  c->NI = NI;
+  c->cat1 = cat_features(c, gg_mul(b, F, D));
+
+  c->view1 = gg_t3(b, F32, B, F, D);
+  gg_begin(b, "aten::view");
+  gg_in(b, c->cat1);
+  gg_out(b, c->view1);
+  gg_end(b);
+
+  c->tr = gg_t3(b, F32, B, D, F);
+  gg_begin(b, "aten::transpose");
+  gg_in(b, c->view1);
+  gg_out(b, c->tr);
+  gg_end(b);
+
+  dc_dtype zt = c->autocast ? c->adt : F32;
+  c->bmm_out = gg_t3(b, zt, B, F, F);
+  gg_begin(b, "aten::bmm");
+  gg_in(b, c->view1);
+  gg_in(b, c->tr);
+  gg_out(b, c->bmm_out);
+  c->bmm_a = c->view1;
+  c->bmm_b = c->tr;
+  c->bmm_cast = c->autocast;
+  if (c->autocast) {
+    c->bmm_a = cast_child(b, c->view1, c->adt);
+    c->bmm_b = cast_child(b, c->tr, c->adt);
+    gg_begin(b, "aten::bmm");
+    gg_in(b, c->bmm_a);
+    gg_in(b, c->bmm_b);
+    gg_out(b, c->bmm_out);
+  }
+  /* Z[F, F] = T[F, D] · T^T, batch B */
+  gg_gemm(b, F, F, D, B, false, true, c->gdt);
+  if (c->autocast) gg_end(b);
+  gg_end(b);
+
+  c->li = index_list(b, NI);
+  c->lj = index_list(b, NI);
+
+  c->sl = gg_like(b, c->bmm_out);
+  gg_begin(b, "aten::slice");
+  gg_in(b, c->bmm_out);
+  gg_out(b, c->sl);
+  gg_end(b);
+
+  c->idx_out = gg_t2(b, zt, B, NI);
+  gg_begin(b, "aten::index");
+  gg_in(b, c->sl);
+  gg_in(b, c->li);
+  gg_in(b, c->lj);
+  gg_out(b, c->idx_out);
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  dc_launch *l = gg_launch(b, DC_KERNEL_TRIL_FWD, GG_STREAM_COMPUTE);
+  l->k.u.mat.batch = B;
+  l->k.u.mat.m = F;
+  l->k.u.mat.n = F;
+  l->k.u.mat.diag = p->interaction_self;
+  l->k.u.mat.dtype = zt;
+  gg_end(b);
+
+  /* cat([x, Zflat]): both half under autocast, so no promotion */
+  dc_dtype rt = b->ts[c->x_bot].dtype;
+  if (rt != zt) rt = F32;
+  int32_t o = gg_t2(b, rt, B, D + NI);
+  gg_begin(b, "aten::cat");
+  gg_in(b, c->x_bot);
+  gg_in(b, c->idx_out);
+  gg_out(b, o);
+  gg_copy(b, DC_KERNEL_CONCAT, gg_mul(b, gg_numel(b, o), gg_es(rt)), false);
+  gg_end(b);
+  c->top_in = o;
+}
+
+void gg_build_forward(gg_ctx *c) {
+  gg_b *b = c->b;
+  b->phase = DC_PHASE_FORWARD;
+  int32_t x = c->dense;
+  for (int32_t i = 0; i < c->k; i++) {
+    linear(c, &c->bot[i], x, i > 0);
+    activation(c, &c->bot[i]);
+    x = c->bot[i].act;
+  }
+  c->x_bot = x;
+  embeddings(c);
+  interaction(c);
+  x = c->top_in;
+  for (int32_t i = 0; i < c->m; i++) {
+    linear(c, &c->top[i], x, true);
+    activation(c, &c->top[i]);
+    x = c->top[i].act;
+  }
+  c->z = x;
+}
+
+void gg_build_loss(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  b->phase = DC_PHASE_INPUT;
+  int64_t out = p->top_mlp[p->n_top - 1];
+  c->target = h2d(b, host_tensor2(b, F32, c->batch, out));
+  b->phase = DC_PHASE_LOSS;
+  bool mse = p->loss == DC_LOSS_MSE;
+  if (mse) {
+    gg_begin(b, "aten::broadcast_tensors");
+    gg_in(b, c->z);
+    gg_in(b, c->target);
+    gg_end(b);
+  }
+  const char *name = mse ? "aten::mse_loss" : "aten::binary_cross_entropy";
+  c->loss = gg_t0(b, F32);
+  c->z_cast = b->ts[c->z].dtype != F32;
+  gg_begin(b, name);
+  gg_in(b, c->z);
+  gg_in(b, c->target);
+  gg_out(b, c->loss);
+  c->z_loss = c->z;
+  if (c->z_cast) {
+    c->z_loss = cast_child(b, c->z, F32);
+    gg_begin(b, name);
+    gg_in(b, c->z_loss);
+    gg_in(b, c->target);
+    gg_out(b, c->loss);
+  }
+  int64_t n = gg_numel(b, c->z);
+  if (mse)
+    gg_ew(b, DC_KERNEL_REDUCE, n, 3, 3.0 * 4);
+  else
+    gg_ew(b, DC_KERNEL_REDUCE, n, 7, 3.0 * 4);
+  if (c->z_cast) gg_end(b);
+  gg_end(b);
+
+  /* L = E.detach().cpu(): a blocking 4-byte copy */
+  int32_t det = gg_like(b, c->loss);
+  gg_begin(b, "aten::detach");
+  gg_in(b, c->loss);
+  gg_out(b, det);
+  gg_end(b);
+  int32_t host = gg_like(b, c->loss);
+  b->ts[host].on_host = true;
+  int32_t op = gg_begin(b, "aten::to");
+  gg_in(b, det);
+  gg_out(b, host);
+  gg_copy(b, DC_KERNEL_MEMCPY_D2H, 4, false);
+  b->ops[op].host_sync = true;
+  gg_end(b);
+}

@@ -1,0 +1,202 @@
+/*
+ * internal.h — what the files of graphgen/ share and nobody else sees: the
+ * graph builder (ops are opened and closed like a call stack, so the op
+ * array comes out in pre-order with `end` filled in), and the per-rank
+ * model context the DLRM builder threads through forward, backward and
+ * optimizer.
+ *
+ * The builder grows its arrays in the arena by doubling from an estimate
+ * made from the point, so a typical build allocates a handful of blocks
+ * and no op costs a malloc. Inputs, outputs and launches go to three
+ * pools; an op records offsets while building (pools may move when they
+ * grow) and gg_finish turns them into the pointers of dc_op.
+ */
+#ifndef DC_GRAPHGEN_INTERNAL_H
+#define DC_GRAPHGEN_INTERNAL_H
+
+#include "graphgen/graphgen.h"
+
+#define GG_MAX_DEPTH 8
+
+/* Streams: compute work runs on the default stream, NCCL on its own. */
+#define GG_STREAM_COMPUTE 0
+#define GG_STREAM_COMM 1
+
+typedef struct gg_opx {
+  int32_t in_off, out_off, ln_off;
+} gg_opx;
+
+typedef struct gg_b {
+  dc_arena *a;
+  dc_diags *d;
+  const dc_point *p;
+
+  dc_op *ops;
+  gg_opx *opx;
+  int32_t n_ops, cap_ops;
+  int32_t *ins;
+  int32_t n_ins, cap_ins;
+  int32_t *outs;
+  int32_t n_outs, cap_outs;
+  dc_launch *lns;
+  int32_t n_lns, cap_lns;
+  dc_tensor *ts;
+  int32_t n_ts, cap_ts;
+
+  int32_t stack[GG_MAX_DEPTH];
+  int32_t depth;
+
+  /* attributes given to new ops */
+  int32_t rank;
+  int32_t thread;
+  dc_phase phase;
+
+  int32_t coll_next; /* collective ids, restarted on every rank */
+  int32_t n_streams;
+  bool overflow;     /* a size product overflowed 64 bits */
+} gg_b;
+
+void gg_init(gg_b *b, const dc_point *p, dc_arena *a, dc_diags *d,
+             int32_t est_ops);
+/* Fills the op pointers from the pools; returns the graph. */
+dc_graph *gg_finish(gg_b *b, int32_t n_ranks, int32_t *rank_first);
+
+int32_t gg_tensor(gg_b *b, dc_dtype t, int32_t ndim, const int64_t *shape);
+int32_t gg_t1(gg_b *b, dc_dtype t, int64_t d0);
+int32_t gg_t2(gg_b *b, dc_dtype t, int64_t d0, int64_t d1);
+int32_t gg_t3(gg_b *b, dc_dtype t, int64_t d0, int64_t d1, int64_t d2);
+int32_t gg_t0(gg_b *b, dc_dtype t); /* a scalar, shape [] */
+/* Same shape and dtype as `like`, new id (a new version of a tensor). */
+int32_t gg_like(gg_b *b, int32_t like);
+int32_t gg_like_dtype(gg_b *b, int32_t like, dc_dtype t);
+int64_t gg_numel(const gg_b *b, int32_t t);
+
+/* Opens an op as a child of the innermost open op (top-level when none). */
+int32_t gg_begin(gg_b *b, const char *name);
+void gg_end(gg_b *b);
+/* begin + end: an op without children. */
+int32_t gg_leaf(gg_b *b, const char *name);
+/* Inputs, outputs and launches go to the most recently created op. */
+void gg_in(gg_b *b, int32_t t);
+void gg_out(gg_b *b, int32_t t);
+dc_launch *gg_launch(gg_b *b, dc_kernel_kind kind, int32_t stream);
+/* Checked products; an overflow sets b->overflow and yields 1. */
+int64_t gg_mul(gg_b *b, int64_t x, int64_t y);
+int64_t gg_mul3(gg_b *b, int64_t x, int64_t y, int64_t z);
+
+/* Kernel helpers. */
+void gg_gemm(gg_b *b, int64_t m, int64_t n, int64_t k, int64_t batch,
+             bool ta, bool tb, dc_dtype dt);
+/* Element-wise / reduce kernel: `acc` tensor accesses of `es` bytes each. */
+void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
+           double bytes_per_elem);
+void gg_copy(gg_b *b, dc_kernel_kind kind, int64_t bytes, bool pinned);
+
+/* Pooled index count of a table for `batch` samples: round(batch·L),
+ * at least 1. */
+int64_t gg_lookups(gg_b *b, int64_t batch, double pooling);
+
+/* ---- the DLRM model context (one rank) -------------------------------- */
+
+typedef struct gg_lin {
+  int64_t in, out;
+  int32_t w, bias;    /* fp32 parameters [out, in], [out] */
+  int32_t pw, pb;     /* their entries in ctx->params */
+  int32_t x;          /* input as passed to aten::linear */
+  bool x_cast;        /* autocast casts the input to the GEMM dtype */
+  bool x_grad;        /* the input needs a gradient */
+  int32_t xg;         /* cast input (or x) */
+  int32_t wg;         /* cast weight (or w) */
+  int32_t y;          /* linear output */
+  int32_t act;        /* relu / sigmoid output, -1 when none */
+  bool sigmoid;
+} gg_lin;
+
+/* One parameter as the optimizer sees it. */
+typedef struct gg_param {
+  int32_t t;       /* the parameter tensor */
+  int32_t grad;    /* its gradient (after AccumulateGrad), -1 if none */
+  int32_t bucket;  /* all-reduced bucket it belongs to, -1 if none */
+  int32_t table;   /* table index, -1 for a dense parameter */
+  int64_t rows;    /* tables: rows touched per step (sparse update) */
+  int32_t state[2];/* optimizer state tensors, -1 when absent */
+  int32_t g0;      /* legacy: the zeroed gradient zero_grad leaves */
+  int32_t bucket_last; /* DDP: this param completes bucket n (else -1) */
+  int64_t bucket_elems; /* elements of that bucket */
+} gg_param;
+
+typedef struct gg_ctx {
+  gg_b *b;
+  const dc_point *p;
+  int32_t rank, n_ranks;
+  int64_t batch;       /* local batch: MLPs, interaction, loss */
+  int64_t emb_batch;   /* samples looked up by this rank's tables */
+  bool autocast;       /* fp16 / bf16 */
+  dc_dtype adt;        /* activation dtype inside autocast regions */
+  dc_dtype gdt;        /* GEMM math dtype */
+  bool batched;        /* embedding_kernel: batched */
+  bool legacy;         /* PyTorch 1.13 zero_grad / AccumulateGrad / loops */
+  bool sharded;        /* embeddings exchanged by all-to-all */
+
+  int32_t n_local;
+  int32_t *local;      /* table indices held by this rank */
+  int32_t *owner;      /* [n_tables] rank of every table */
+
+  int32_t k, m;
+  gg_lin *bot, *top;
+
+  /* forward tensors kept for the backward */
+  int32_t dense_h, dense;
+  int32_t *idx;        /* device indices per local table (batched: [0]) */
+  int32_t offs;        /* device offsets */
+  int32_t n_emb_out;
+  int32_t *emb_out;    /* pooled outputs (per table, or one for batched) */
+  int32_t n_feat;
+  int32_t *feat;       /* the interaction's embedding inputs (all tables) */
+  int32_t x_bot;       /* bottom MLP output */
+  int32_t x_cat;       /* x as it enters the first cat (maybe cast) */
+  bool x_cat_cast;
+  int32_t cat1, view1, tr, bmm_a, bmm_b, bmm_out, sl, li, lj, idx_out;
+  bool bmm_cast;
+  int32_t top_in;
+  int64_t F, NI, D;
+  int32_t z;           /* model output (sigmoid) */
+  int32_t z_loss;      /* loss input (maybe cast to fp32) */
+  bool z_cast;
+  int32_t target, loss;
+
+  gg_param *params;
+  int32_t n_params, cap_params;
+  int32_t *w_tab;      /* [n_tables] weight tensor of each local table */
+  int32_t *st_tab[2];  /* batched: optimizer state of each local table */
+  int32_t *p_tab;      /* [n_tables] param entry of each local table */
+  int32_t *offs_t;     /* per_table: the [B] offsets view of each table */
+  int64_t *n_idx;      /* [n_tables] lookups per step of each table */
+  int32_t *gfeat;      /* backward: gradients of feat[] */
+  int32_t *bno;        /* DDP bucket number of each param, -1: none */
+} gg_ctx;
+
+int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table);
+
+void gg_build_input(gg_ctx *c);
+void gg_build_forward(gg_ctx *c);
+void gg_build_loss(gg_ctx *c);
+void gg_build_zero_grad(gg_ctx *c);
+void gg_build_backward(gg_ctx *c);
+void gg_build_step(gg_ctx *c);
+
+/* Element size of an activation dtype. */
+static inline int gg_es(dc_dtype t) { return dc_dtype_bytes(t); }
+
+/* Transforms (transform.c): applies the point's transforms in order.
+ * False (with a diagnostic) when a pattern does not compile. */
+bool gg_apply_transforms(dc_graph *g, const dc_point *p, dc_arena *a,
+                         dc_diags *d);
+
+/* Exporters. */
+void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out);
+void gg_write_dot(const dc_graph *g, int32_t rank, dc_buf *out);
+void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out);
+void gg_put_kernel(const dc_kernel *k, dc_buf *out);
+
+#endif /* DC_GRAPHGEN_INTERNAL_H */

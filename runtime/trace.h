@@ -1,0 +1,215 @@
+/*
+ * trace.h — PyTorch profiler (Kineto) traces, internal to runtime/: the
+ * loader (trace_load.c), the event tree and its analysis (trace_tree.c),
+ * the host-overhead extraction T1–T5 (trace_overheads.c) and the per-step
+ * breakdown (trace_stats.c). The driver's `overheads extract` and
+ * `trace stats` commands are thin wrappers over these functions.
+ *
+ * Memory model. A Kineto trace of 200 MB holds about a million events
+ * whose JSON is mostly keys, args and call stacks we never read. The
+ * loader streams the JSON through yajl's SAX parser and keeps, per
+ * complete ("ph": "X") event, one 40-byte record; names and thread ids
+ * are interned once. Memory is therefore proportional to the number of
+ * events, never to the size of the JSON text (no DOM is ever built).
+ *
+ * Times are int64 nanoseconds as read (Kineto writes µs with up to three
+ * decimals; epoch-scale µs with a fraction do not fit a double exactly),
+ * converted to double µs relative to the trace's first event for the
+ * arithmetic.
+ *
+ * Ownership: a dc_trace owns its arrays (dc_trace_free); strings live in
+ * the arena passed to dc_trace_load. A dc_trace_model borrows its trace
+ * and owns its own arrays (dc_trace_model_free).
+ */
+#ifndef DC_RUNTIME_TRACE_H
+#define DC_RUNTIME_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/support/support.h"
+#include "runtime/runtime.h"
+
+/* What an event is, from its "cat" (current and 2021 spellings). */
+typedef enum dc_trace_kind {
+  DC_TRACE_OP,      /* cpu_op, Operator */
+  DC_TRACE_ANNOT,   /* user_annotation (record_function) */
+  DC_TRACE_PYTHON,  /* python_function: transparent for the tree */
+  DC_TRACE_RUNTIME, /* cuda_runtime, cuda_driver, Runtime */
+  DC_TRACE_KERNEL,  /* kernel, Kernel */
+  DC_TRACE_MEMCPY,  /* gpu_memcpy, Memcpy */
+  DC_TRACE_MEMSET,  /* gpu_memset, Memset */
+  DC_TRACE_KIND_COUNT_
+} dc_trace_kind;
+
+static inline bool dc_trace_kind_is_gpu(uint8_t k) {
+  return k == DC_TRACE_KERNEL || k == DC_TRACE_MEMCPY || k == DC_TRACE_MEMSET;
+}
+
+typedef struct dc_trace_event {
+  int64_t ts_ns;
+  int64_t dur_ns;
+  int64_t corr;    /* args.correlation, -1 when absent */
+  uint32_t name;   /* index into dc_trace.names */
+  uint32_t thread; /* index into dc_trace.threads: "pid/tid" (GPU: stream) */
+  uint8_t kind;    /* dc_trace_kind */
+} dc_trace_event;
+
+typedef struct dc_trace {
+  const char *path;
+  const dc_source *src; /* the path only, for diagnostics' spans */
+  dc_trace_event *ev;
+  size_t n_ev, cap_ev;
+  const char **names; /* interned event names */
+  size_t n_names, cap_names;
+  const char **threads; /* interned "pid/tid" */
+  size_t n_threads, cap_threads;
+  int64_t t0_ns;         /* earliest kept ts */
+  int64_t n_json_events; /* every element of traceEvents */
+  /* interning tables (open addressing on indices) */
+  uint32_t *name_slots, *thread_slots;
+  size_t name_cap, thread_cap;
+} dc_trace;
+
+/* What the loader found when the file is not a Kineto trace. */
+typedef enum dc_trace_format {
+  DC_TRACE_FMT_KINETO,
+  DC_TRACE_FMT_EXECUTION_TRACE, /* PyTorch ET / Chakra JSON (has "nodes") */
+  DC_TRACE_FMT_UNKNOWN
+} dc_trace_format;
+
+/* Reads a Kineto Chrome-trace JSON file, plain or gzip. Errors (I/O,
+ * truncated gzip, invalid JSON with line:col, wrong types, no traceEvents,
+ * an execution trace given instead) go to `d` as E0801 and return false;
+ * `t` is then freed. Strings are allocated in `a`. */
+bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d);
+void dc_trace_free(dc_trace *t);
+
+/* Microseconds of ts relative to the trace's start. */
+static inline double dc_trace_us(const dc_trace *t, int64_t ts_ns) {
+  return (double)(ts_ns - t->t0_ns) / 1000.0;
+}
+
+/* ---- the event tree (trace_tree.c) --------------------------------------- */
+
+/* One ProfilerStep#N window. */
+typedef struct dc_trace_step {
+  int64_t number; /* N */
+  int64_t ts_ns, end_ns;
+} dc_trace_step;
+
+/* One top-level op: the first non-container CPU op on its tree path. */
+typedef struct dc_trace_top {
+  uint32_t ev;         /* its event */
+  uint32_t first_desc; /* its descendants: cpu[first_desc .. end_desc) */
+  uint32_t end_desc;
+  int32_t parent;   /* event index of its container, -1 at the root */
+  int32_t step;     /* index into steps, -1 when the trace has none */
+  double kernel_us; /* GPU time launched from its subtree */
+  int32_t n_gpu;    /* GPU activities launched from its subtree */
+} dc_trace_top;
+
+typedef struct dc_trace_model {
+  const dc_trace *t;
+  /* CPU events grouped by thread, each group sorted by (ts, -dur): */
+  uint32_t *cpu; /* event indices */
+  size_t n_cpu;
+  int32_t *parent;      /* per position in cpu[]: parent position, -1 */
+  size_t *thread_start; /* [n_threads + 1] ranges into cpu[] per thread */
+  size_t n_threads;
+  /* per event (indexed by event): */
+  int32_t *launcher; /* GPU event -> runtime event, -1 if unlinked */
+  int32_t *n_gpu;    /* runtime event -> number of GPU activities */
+  double *gpu_us;    /* runtime event -> their total duration */
+  /* steps (sorted by ts) and the selection */
+  dc_trace_step *steps;
+  size_t n_steps;
+  bool *step_selected; /* [n_steps] */
+  /* top-level ops of the selected steps, in (thread, ts) order */
+  dc_trace_top *tops;
+  size_t n_tops;
+} dc_trace_model;
+
+/* Steps A:B select ProfilerStep numbers A..B inclusive; either side may
+ * be open (INT64_MIN / INT64_MAX). */
+typedef struct dc_trace_steps_sel {
+  bool given;
+  int64_t first, last;
+} dc_trace_steps_sel;
+
+/* Parses "A:B", "A:", ":B" or "N" (non-negative integers, A <= B). */
+bool dc_trace_steps_parse(const char *text, dc_trace_steps_sel *out);
+
+/* True for names that are containers, not ops (ProfilerStep#, "## x ##",
+ * module::, DistributedDataParallel, "[param|...]", ...). */
+bool dc_trace_is_container(const char *name);
+/* True for runtime calls that count as launches although they launch no
+ * GPU activity (cudaStreamSynchronize). */
+bool dc_trace_is_sync_call(const char *name);
+
+/* Builds the tree, links GPU activity to runtime calls by correlation,
+ * finds steps and top-level ops. Fails (E0801) when --steps selects
+ * nothing or the trace has no CPU events at all; `m` is then freed. */
+bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
+                          dc_trace_model *m, dc_diags *d);
+void dc_trace_model_free(dc_trace_model *m);
+/* The step a timestamp falls in (-1: none or unselected when the trace
+ * has steps; 0 when it has none and everything counts). */
+int32_t dc_trace_model_step_of(const dc_trace_model *m, int64_t ts_ns);
+
+/* ---- overheads (trace_overheads.c) ------------------------------------- */
+
+/* The profiler-overhead correction of the paper's §III-C: a profiled CPU
+ * event costs 2 µs, a GPU event 4 µs (anchor-notes.md). */
+#define DC_TRACE_CPU_EVENT_US 2.0
+#define DC_TRACE_GPU_EVENT_US 4.0
+/* T1 gaps are kept when 2 < gap < 200 µs (anchor-notes.md). */
+#define DC_TRACE_T1_MIN_US 2.0
+#define DC_TRACE_T1_MAX_US 200.0
+/* kernel_gap when no back-to-back kernels were seen (the paper's +1). */
+#define DC_TRACE_DEFAULT_GAP_US 1.0
+
+/* Samples of T1–T5 pooled over any number of traces. */
+typedef struct dc_ovh_acc dc_ovh_acc;
+dc_ovh_acc *dc_ovh_acc_new(void);
+void dc_ovh_acc_free(dc_ovh_acc *acc);
+/* Adds the samples of one analysed trace. */
+void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m);
+/* Number of top-level ops seen so far. */
+int64_t dc_ovh_acc_ops(const dc_ovh_acc *acc);
+
+/* Index of the overhead types in sample sets. */
+enum { DC_OVH_T1, DC_OVH_T2, DC_OVH_T3, DC_OVH_T5, DC_OVH_NTYPES_ };
+
+/* Clamps negatives to 0 (done by the caller), drops values outside
+ * [Q1 − 1.5 IQR, Q3 + 1.5 IQR] (quartiles by linear interpolation,
+ * numpy's default), and returns mean, sample std (n − 1; 0 when n == 1)
+ * and the kept count. Sorts `v` in place. */
+dc_stat dc_trace_iqr_stat(double *v, size_t n);
+
+/* Builds the profile (arrays and strings in `a`). */
+void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
+                        const char *source, dc_profile *out, dc_arena *a);
+
+/* ---- stats (trace_stats.c) ------------------------------------------------
+ */
+
+typedef enum dc_trace_table {
+  DC_TRACE_TABLE_ALL,
+  DC_TRACE_TABLE_STEPS,
+  DC_TRACE_TABLE_OPS,
+  DC_TRACE_TABLE_KINDS,
+  DC_TRACE_TABLE_KERNELS
+} dc_trace_table;
+
+/* The kernel kind of a GPU activity name (the one PCRE2 table in
+ * trace_stats.c); `memcpy`/`memset` for those categories. */
+const char *dc_trace_kernel_kind(const char *name, uint8_t kind);
+
+/* Writes the breakdown tables (CSV when !md). `top_kernels` limits the
+ * kernel table. */
+void dc_trace_stats_write(const dc_trace_model *m, bool md,
+                          dc_trace_table which, int top_kernels, dc_buf *out);
+
+#endif /* DC_RUNTIME_TRACE_H */

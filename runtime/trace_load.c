@@ -1,0 +1,720 @@
+/*
+ * trace_load.c — reads a PyTorch profiler (Kineto) Chrome-trace JSON file,
+ * plain or gzip, into compact event records.
+ *
+ * The JSON goes through yajl's SAX parser in 256 KiB chunks read by zlib's
+ * gzread (which reads plain files as they are), so memory never holds the
+ * text or a DOM: for each element of "traceEvents" we keep only ph, cat,
+ * name, pid, tid, ts, dur and args.correlation, and store a 40-byte record
+ * for complete events ("ph": "X") of a category we analyse. Everything
+ * else (args, call stacks, metadata, flow events) is skipped as it streams
+ * past. Accepted shapes: {"traceEvents": [...], ...} and the bare array
+ * form of the Chrome trace format.
+ *
+ * Categories, current and 2021 (Kineto before PyTorch 1.9):
+ *   cpu_op | Operator          -> op          kernel     | Kernel -> kernel
+ *   user_annotation            -> annotation  gpu_memcpy | Memcpy -> memcpy
+ *   python_function            -> python      gpu_memset | Memset -> memset
+ *   cuda_runtime | cuda_driver | Runtime -> runtime call
+ * Anything else (ac2g, async flows, Trace spans, gpu_user_annotation,
+ * instant and counter events) is skipped.
+ *
+ * Errors are reported as E0801 with the file's line:col where yajl or our
+ * type checks stop, and the offending line echoed when it is short.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "runtime/trace.h"
+
+#define CHUNK_BYTES     (256u * 1024u)
+#define SCRATCH_MAX     4096 /* longer names are truncated (kernel templates) */
+#define ECHO_MAX_LINE   400
+#define ECHO_MAX_LINENO (1 << 20)
+
+/* ---- interning ------------------------------------------------------------
+ */
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* Interns s[0..n) into (strs, n_strs) with an open-addressing table of
+ * indices + 1 (0 = empty). Returns the index. */
+static uint32_t intern(const char ***strs, size_t *n_strs, size_t *cap_strs,
+                       uint32_t **slots, size_t *slot_cap, const char *s,
+                       size_t n, dc_arena *a) {
+  if ((*n_strs + 1) * 2 > *slot_cap) {
+    size_t cap = *slot_cap ? *slot_cap * 2 : 1024;
+    uint32_t *ns = dc_xcalloc(cap, sizeof *ns);
+    for (size_t i = 0; i < *n_strs; i++) {
+      const char *x = (*strs)[i];
+      size_t j = hash_bytes(x, strlen(x)) & (cap - 1);
+      while (ns[j])
+        j = (j + 1) & (cap - 1);
+      ns[j] = (uint32_t)i + 1;
+    }
+    free(*slots);
+    *slots = ns;
+    *slot_cap = cap;
+  }
+  size_t j = hash_bytes(s, n) & (*slot_cap - 1);
+  while ((*slots)[j]) {
+    const char *x = (*strs)[(*slots)[j] - 1];
+    if (strncmp(x, s, n) == 0 && x[n] == '\0') return (*slots)[j] - 1;
+    j = (j + 1) & (*slot_cap - 1);
+  }
+  if (*n_strs == *cap_strs) {
+    *cap_strs = *cap_strs ? *cap_strs * 2 : 256;
+    *strs = dc_xrealloc(*strs, *cap_strs * sizeof **strs);
+  }
+  DC_ASSERT(*n_strs < UINT32_MAX);
+  (*strs)[*n_strs] = dc_arena_strndup(a, s, n);
+  (*slots)[j] = (uint32_t)*n_strs + 1;
+  return (uint32_t)(*n_strs)++;
+}
+
+/* ---- the SAX state ----------------------------------------------------------
+ */
+
+enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
+enum { NO_EVENTS = -100 };
+
+static const char *field_name(enum field f) {
+  static const char *const names[] = {"",    "ph", "cat", "name", "pid",
+                                      "tid", "ts", "dur", "args"};
+  return names[f];
+}
+
+typedef struct scratch_str {
+  char s[SCRATCH_MAX];
+  size_t n;
+  bool set;
+} scratch_str;
+
+typedef struct load_ctx {
+  dc_trace *t;
+  dc_arena *a;
+  dc_diags *d;
+  yajl_handle h;
+  int depth;
+  int ev_d; /* depth of the traceEvents elements, or NO_EVENTS */
+  bool top_map, saw_events, saw_nodes;
+  char top_key[32];
+  /* the current event */
+  bool in_event, in_args;
+  enum field field;
+  bool arg_corr;
+  char ph;
+  int kind; /* -1: skip */
+  bool has_ts;
+  int64_t ts_ns, dur_ns, corr;
+  scratch_str name, pid, tid;
+  /* position tracking: absolute offset of the chunk, lines before it */
+  const unsigned char *chunk;
+  size_t chunk_len;
+  int64_t chunk_off;
+  int64_t line_before;    /* newlines before the chunk */
+  int64_t last_nl_before; /* offset just after the last newline, or 0 */
+  bool failed;            /* a diagnostic has been emitted */
+  size_t tok_len;         /* bytes of the scalar token being handled */
+} load_ctx;
+
+static const struct {
+  const char *cat;
+  dc_trace_kind kind;
+} cat_table[] = {
+    {"cpu_op", DC_TRACE_OP},
+    {"Operator", DC_TRACE_OP},
+    {"user_annotation", DC_TRACE_ANNOT},
+    {"python_function", DC_TRACE_PYTHON},
+    {"cuda_runtime", DC_TRACE_RUNTIME},
+    {"cuda_driver", DC_TRACE_RUNTIME},
+    {"Runtime", DC_TRACE_RUNTIME},
+    {"kernel", DC_TRACE_KERNEL},
+    {"Kernel", DC_TRACE_KERNEL},
+    {"gpu_memcpy", DC_TRACE_MEMCPY},
+    {"Memcpy", DC_TRACE_MEMCPY},
+    {"gpu_memset", DC_TRACE_MEMSET},
+    {"Memset", DC_TRACE_MEMSET},
+};
+
+static int cat_kind(const unsigned char *s, size_t n) {
+  for (size_t i = 0; i < DC_COUNTOF(cat_table); i++)
+    if (strlen(cat_table[i].cat) == n && memcmp(cat_table[i].cat, s, n) == 0)
+      return (int)cat_table[i].kind;
+  return -1;
+}
+
+/* The source a diagnostic points into: the path, and when the offending
+ * line is short and inside the current chunk, that line (so the renderer
+ * echoes it under the message with a caret). */
+static const dc_source *error_source(load_ctx *c, int64_t line,
+                                     size_t line_start, bool have_line) {
+  dc_source *s = dc_arena_alloc(c->a, sizeof *s);
+  s->path = dc_arena_strdup(c->a, c->t->path);
+  s->text = "";
+  if (!have_line || line < 1 || line > ECHO_MAX_LINENO) return s;
+  size_t end = line_start;
+  while (end < c->chunk_len && c->chunk[end] != '\n' &&
+         end - line_start <= ECHO_MAX_LINE)
+    end++;
+  if (end - line_start > ECHO_MAX_LINE) return s;
+  s->text = dc_arena_strndup(c->a, (const char *)c->chunk + line_start,
+                             end - line_start);
+  s->len = end - line_start;
+  /* Every line before `line` maps to an empty prefix: only `line` is ever
+   * asked for. */
+  s->line_starts = dc_arena_array(c->a, (size_t)line, sizeof(size_t));
+  s->n_lines = (size_t)line;
+  return s;
+}
+
+/* Reports an error at byte `off` of the current chunk. */
+static void error_at(load_ctx *c, size_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void error_at(load_ctx *c, size_t off, const char *fmt, ...) {
+  if (off > c->chunk_len) off = c->chunk_len;
+  int64_t line = c->line_before + 1;
+  size_t line_start = 0;
+  bool in_chunk = c->line_before == 0 || c->chunk_off == 0;
+  int64_t col_base = c->chunk_off - c->last_nl_before;
+  for (size_t i = 0; i < off; i++)
+    if (c->chunk && c->chunk[i] == '\n') {
+      line++;
+      line_start = i + 1;
+      in_chunk = true;
+      col_base = 0;
+    }
+  if (c->chunk_off == 0) in_chunk = true;
+  int64_t col = col_base + (int64_t)(off - line_start) + 1;
+  dc_span sp = {error_source(c, line, line_start, in_chunk && c->chunk),
+                (int32_t)(line > INT32_MAX ? INT32_MAX : line),
+                (int32_t)(col > INT32_MAX ? INT32_MAX : col), 1};
+  va_list ap;
+  va_start(ap, fmt);
+  dc_buf b = {0};
+  dc_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  dc_diag_error(c->d, DC_DIAG_BAD_TRACE, sp, "%s", b.data ? b.data : "");
+  dc_buf_free(&b);
+  c->failed = true;
+}
+
+/* Reports an error at the token yajl has just read. */
+static void error_here(load_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void error_here(load_ctx *c, const char *fmt, ...) {
+  size_t off = yajl_get_bytes_consumed(c->h);
+  size_t tok = c->tok_len ? c->tok_len : 1;
+  va_list ap;
+  va_start(ap, fmt);
+  dc_buf b = {0};
+  dc_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  /* yajl has consumed the token just read: point at its first byte
+   * (strings: the opening quote; exact unless the string has escapes). */
+  error_at(c, off >= tok ? off - tok : 0, "%s", b.data ? b.data : "");
+  dc_buf_free(&b);
+}
+
+/* The 1-based index of the current element of traceEvents. */
+static long long ev_no(const load_ctx *c) {
+  return (long long)c->t->n_json_events;
+}
+
+/* A number token (µs, as Kineto writes ts/dur) as int64 nanoseconds:
+ * exact for up to three decimals; other forms go through strtod. */
+static bool number_ns(const char *s, size_t n, int64_t *out) {
+  size_t i = 0;
+  bool neg = false;
+  if (i < n && s[i] == '-') {
+    neg = true;
+    i++;
+  }
+  int64_t ip = 0;
+  size_t digits = 0;
+  while (i < n && s[i] >= '0' && s[i] <= '9') {
+    if (++digits > 16) return false;
+    ip = ip * 10 + (s[i++] - '0');
+  }
+  if (ip > INT64_MAX / 1000 - 1) return false; /* ~292 years of µs */
+  int64_t frac = 0;
+  int fd = 0;
+  bool round_up = false;
+  if (i < n && s[i] == '.') {
+    i++;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+      if (fd < 3) {
+        frac = frac * 10 + (s[i] - '0');
+        fd++;
+      } else if (fd == 3) {
+        round_up = s[i] >= '5';
+        fd++;
+      }
+      i++;
+    }
+  }
+  if (i < n) { /* exponent: rare, let strtod handle it */
+    char buf[64];
+    if (n >= sizeof buf) return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    double v = strtod(buf, NULL) * 1000.0;
+    if (!isfinite(v) || fabs(v) > 9.0e18) return false;
+    *out = (int64_t)llround(v);
+    return true;
+  }
+  while (fd < 3) {
+    frac *= 10;
+    fd++;
+  }
+  int64_t ns = ip * 1000 + frac + (round_up ? 1 : 0);
+  *out = neg ? -ns : ns;
+  return true;
+}
+
+static bool number_i64(const char *s, size_t n, int64_t *out) {
+  char buf[32];
+  if (n == 0 || n >= sizeof buf) return false;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  char *end;
+  errno = 0;
+  long long v = strtoll(buf, &end, 10);
+  if (errno || *end != '\0') {
+    double dv = strtod(buf, &end); /* "7.0" */
+    if (*end != '\0' || !isfinite(dv) || dv != floor(dv) || fabs(dv) > 9e18)
+      return false;
+    v = (long long)dv;
+  }
+  *out = v;
+  return true;
+}
+
+static void scratch_set(scratch_str *x, const unsigned char *s, size_t n) {
+  if (n >= SCRATCH_MAX) n = SCRATCH_MAX - 1;
+  memcpy(x->s, s, n);
+  x->s[n] = '\0';
+  x->n = n;
+  x->set = true;
+}
+
+static void event_begin(load_ctx *c) {
+  c->in_event = true;
+  c->in_args = false;
+  c->field = F_NONE;
+  c->ph = 0;
+  c->kind = -1;
+  c->has_ts = false;
+  c->ts_ns = c->dur_ns = 0;
+  c->corr = -1;
+  c->name.set = c->pid.set = c->tid.set = false;
+  c->name.n = c->pid.n = c->tid.n = 0;
+  c->t->n_json_events++;
+}
+
+static bool event_end(load_ctx *c) {
+  c->in_event = false;
+  if (c->ph != 'X' || c->kind < 0) return true;
+  dc_trace *t = c->t;
+  if (!c->has_ts) {
+    error_here(c, "event #%lld has no 'ts'", ev_no(c));
+    return false;
+  }
+  if (c->dur_ns < 0) {
+    error_here(c, "event #%lld has a negative 'dur'", ev_no(c));
+    return false;
+  }
+  if (t->n_ev == t->cap_ev) {
+    t->cap_ev = t->cap_ev ? t->cap_ev * 2 : 4096;
+    t->ev = dc_xrealloc(t->ev, t->cap_ev * sizeof *t->ev);
+  }
+  dc_trace_event *e = &t->ev[t->n_ev++];
+  e->ts_ns = c->ts_ns;
+  e->dur_ns = c->dur_ns;
+  e->corr = c->corr;
+  e->kind = (uint8_t)c->kind;
+  e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
+                   &t->name_cap, c->name.s, c->name.n, c->a);
+  char key[2 * SCRATCH_MAX / 4 + 2];
+  size_t pn = c->pid.n < SCRATCH_MAX / 4 ? c->pid.n : SCRATCH_MAX / 4;
+  size_t tn = c->tid.n < SCRATCH_MAX / 4 ? c->tid.n : SCRATCH_MAX / 4;
+  memcpy(key, c->pid.s, pn);
+  key[pn] = '/';
+  memcpy(key + pn + 1, c->tid.s, tn);
+  e->thread = intern(&t->threads, &t->n_threads, &t->cap_threads,
+                     &t->thread_slots, &t->thread_cap, key, pn + 1 + tn, c->a);
+  if (t->n_ev == 1 || c->ts_ns < t->t0_ns) t->t0_ns = c->ts_ns;
+  return true;
+}
+
+/* A scalar value: `type` names it for messages; s/n is its text for
+ * strings and numbers. */
+static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
+                     const unsigned char *s, size_t n) {
+  c->tok_len = is_str ? n + 2 : is_num ? n : 0;
+  if (c->depth == 1 && c->top_map) {
+    if (strcmp(c->top_key, "traceEvents") == 0) {
+      error_here(c, "'traceEvents' must be an array, not %s", type);
+      return 0;
+    }
+    return 1;
+  }
+  if (c->depth == c->ev_d) {
+    error_here(c, "element #%lld of 'traceEvents' is %s, not an object",
+               ev_no(c) + 1, type);
+    return 0;
+  }
+  if (c->in_args && c->depth == c->ev_d + 2) {
+    if (!c->arg_corr) return 1;
+    c->arg_corr = false;
+    if (!is_num || !number_i64((const char *)s, n, &c->corr)) {
+      if (!is_num && !is_str) return 1; /* null: no correlation */
+      error_here(c, "'args.correlation' of event #%lld is not an integer",
+                 ev_no(c));
+      return 0;
+    }
+    return 1;
+  }
+  if (!c->in_event || c->depth != c->ev_d + 1) return 1;
+  enum field f = c->field;
+  c->field = F_NONE;
+  switch (f) {
+  case F_PH:
+  case F_CAT:
+  case F_NAME:
+    if (!is_str) {
+      static const char *const names[] = {
+          [F_PH] = "ph", [F_CAT] = "cat", [F_NAME] = "name"};
+      error_here(c, "'%s' of event #%lld must be a string, not %s", names[f],
+                 ev_no(c), type);
+      return 0;
+    }
+    if (f == F_PH) c->ph = n == 1 ? (char)s[0] : '?';
+    if (f == F_CAT) c->kind = cat_kind(s, n);
+    if (f == F_NAME) scratch_set(&c->name, s, n);
+    return 1;
+  case F_PID:
+  case F_TID:
+    if (!is_str && !is_num) {
+      error_here(c,
+                 "'%s' of event #%lld must be a number or a string, "
+                 "not %s",
+                 f == F_PID ? "pid" : "tid", ev_no(c), type);
+      return 0;
+    }
+    scratch_set(f == F_PID ? &c->pid : &c->tid, s, n);
+    return 1;
+  case F_TS:
+  case F_DUR: {
+    int64_t v;
+    if (!is_num) {
+      error_here(c, "'%s' of event #%lld must be a number, not %s",
+                 f == F_TS ? "ts" : "dur", ev_no(c), type);
+      return 0;
+    }
+    if (!number_ns((const char *)s, n, &v)) {
+      error_here(c, "'%s' of event #%lld is out of range",
+                 f == F_TS ? "ts" : "dur", ev_no(c));
+      return 0;
+    }
+    if (f == F_TS) {
+      c->ts_ns = v;
+      c->has_ts = true;
+    } else {
+      c->dur_ns = v;
+    }
+    return 1;
+  }
+  default:
+    return 1;
+  }
+}
+
+static int cb_null(void *ctx) {
+  return on_scalar(ctx, "null", false, false, NULL, 0);
+}
+static int cb_bool(void *ctx, int v) {
+  (void)v;
+  return on_scalar(ctx, "a boolean", false, false, NULL, 0);
+}
+static int cb_number(void *ctx, const char *s, size_t n) {
+  return on_scalar(ctx, "a number", false, true, (const unsigned char *)s, n);
+}
+static int cb_string(void *ctx, const unsigned char *s, size_t n) {
+  return on_scalar(ctx, "a string", true, false, s, n);
+}
+
+static int cb_start_map(void *ctx) {
+  load_ctx *c = ctx;
+  c->tok_len = 1;
+  if (c->depth == 0) {
+    c->top_map = true;
+  } else if (c->depth == c->ev_d) {
+    event_begin(c);
+  } else if (c->in_event && c->depth == c->ev_d + 1) {
+    if (c->field == F_ARGS) {
+      c->in_args = true;
+      c->arg_corr = false;
+    } else if (c->field != F_NONE) {
+      error_here(c, "'%s' of event #%lld cannot be an object",
+                 field_name(c->field), ev_no(c));
+      return 0;
+    }
+    c->field = F_NONE;
+  } else if (c->depth == 1 && c->top_map &&
+             strcmp(c->top_key, "traceEvents") == 0) {
+    error_here(c, "'traceEvents' must be an array, not an object");
+    return 0;
+  } else if (c->in_args && c->depth == c->ev_d + 2) {
+    c->arg_corr = false;
+  }
+  c->depth++;
+  return 1;
+}
+
+static int cb_end_map(void *ctx) {
+  load_ctx *c = ctx;
+  c->tok_len = 1;
+  c->depth--;
+  if (c->in_args && c->depth == c->ev_d + 1) {
+    c->in_args = false;
+  } else if (c->in_event && c->depth == c->ev_d) {
+    return event_end(c) ? 1 : 0;
+  }
+  return 1;
+}
+
+static int cb_start_array(void *ctx) {
+  load_ctx *c = ctx;
+  c->tok_len = 1;
+  if (c->depth == 0) { /* the bare-array form */
+    c->ev_d = 1;
+    c->saw_events = true;
+  } else if (c->depth == 1 && c->top_map) {
+    if (strcmp(c->top_key, "traceEvents") == 0) {
+      c->ev_d = 2;
+      c->saw_events = true;
+    } else if (strcmp(c->top_key, "nodes") == 0 && !c->saw_events) {
+      c->saw_nodes = true; /* an execution trace: stop reading */
+      return 0;
+    }
+  } else if (c->depth == c->ev_d) {
+    error_here(c,
+               "element #%lld of 'traceEvents' is an array, not an "
+               "object",
+               ev_no(c) + 1);
+    return 0;
+  } else if (c->in_event && c->depth == c->ev_d + 1) {
+    if (c->field != F_NONE && c->field != F_ARGS) {
+      error_here(c, "'%s' of event #%lld cannot be an array",
+                 field_name(c->field), ev_no(c));
+      return 0;
+    }
+    c->field = F_NONE;
+  } else if (c->in_args && c->depth == c->ev_d + 2) {
+    if (c->arg_corr) {
+      error_here(c, "'args.correlation' of event #%lld is not an integer",
+                 ev_no(c));
+      return 0;
+    }
+  }
+  c->depth++;
+  return 1;
+}
+
+static int cb_end_array(void *ctx) {
+  load_ctx *c = ctx;
+  c->depth--;
+  if (c->depth == c->ev_d - 1) c->ev_d = NO_EVENTS;
+  return 1;
+}
+
+static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
+  load_ctx *c = ctx;
+  if (c->depth == 1 && c->top_map) {
+    size_t k = n < sizeof c->top_key - 1 ? n : sizeof c->top_key - 1;
+    memcpy(c->top_key, s, k);
+    c->top_key[k] = '\0';
+    if (n != k) c->top_key[0] = '\0';
+  } else if (c->in_event && c->depth == c->ev_d + 1) {
+    static const struct {
+      const char *k;
+      enum field f;
+    } keys[] = {{"ph", F_PH},   {"cat", F_CAT},  {"name", F_NAME},
+                {"pid", F_PID}, {"tid", F_TID},  {"ts", F_TS},
+                {"dur", F_DUR}, {"args", F_ARGS}};
+    c->field = F_NONE;
+    for (size_t i = 0; i < DC_COUNTOF(keys); i++)
+      if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
+        c->field = keys[i].f;
+        break;
+      }
+  } else if (c->in_args && c->depth == c->ev_d + 2) {
+    c->arg_corr = n == 11 && memcmp(s, "correlation", 11) == 0;
+  }
+  return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null,    cb_bool,        NULL,         NULL,
+    cb_number,  cb_string,      cb_start_map, cb_map_key,
+    cb_end_map, cb_start_array, cb_end_array};
+
+/* Counts the newlines of the chunk just parsed into the position state. */
+static void advance_lines(load_ctx *c) {
+  const unsigned char *p = c->chunk, *end = c->chunk + c->chunk_len;
+  while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+    c->line_before++;
+    p++;
+    c->last_nl_before = c->chunk_off + (p - c->chunk);
+  }
+  c->chunk_off += (int64_t)c->chunk_len;
+}
+
+static void report_yajl(load_ctx *c, size_t off) {
+  unsigned char *msg = yajl_get_error(c->h, 0, NULL, 0);
+  char *m = (char *)msg;
+  size_t len = strlen(m);
+  while (len && (m[len - 1] == '\n' || m[len - 1] == ' '))
+    m[--len] = '\0';
+  const char *shown = m;
+  if (strncmp(shown, "parse error: ", 13) == 0) shown += 13;
+  if (strncmp(shown, "lexical error: ", 15) == 0) shown += 15;
+  error_at(c, off, "invalid JSON: %s", shown);
+  yajl_free_error(c->h, msg);
+}
+
+bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d) {
+  memset(t, 0, sizeof *t);
+  t->path = dc_arena_strdup(a, path);
+  load_ctx c = {0};
+  c.t = t;
+  c.a = a;
+  c.d = d;
+  c.ev_d = NO_EVENTS;
+  bool ok = false;
+  unsigned char *buf = NULL;
+  dc_span none = {0};
+  dc_source *src = dc_arena_alloc(a, sizeof *src);
+  src->path = t->path;
+  src->text = "";
+  none.src = src;
+  t->src = src;
+
+  errno = 0;
+  gzFile g = gzopen(path, "rb");
+  if (!g) {
+    dc_diag_error(d, DC_DIAG_IO, none, "cannot open: %s",
+                  errno ? strerror(errno) : "out of memory");
+    goto done;
+  }
+  gzbuffer(g, CHUNK_BYTES);
+  c.h = yajl_alloc(&callbacks, NULL, &c);
+  buf = dc_xmalloc(CHUNK_BYTES);
+  int64_t total = 0;
+  for (;;) {
+    int n = gzread(g, buf, CHUNK_BYTES);
+    int zerr;
+    const char *zmsg = gzerror(g, &zerr);
+    if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+      if (zerr == Z_ERRNO)
+        dc_diag_error(d, DC_DIAG_IO, none, "cannot read: %s", strerror(errno));
+      else {
+        /* zlib prefixes the message with the path: drop it. */
+        const char *z = strstr(zmsg, ": ");
+        z = z && strncmp(zmsg, path, (size_t)(z - zmsg)) == 0 ? z + 2 : zmsg;
+        dc_diag *gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
+                                    "corrupt or truncated gzip data: %s", z);
+        dc_diag_set_help(gd,
+                         "%lld bytes decompressed before the error; "
+                         "was the file cut off while copying?",
+                         (long long)total);
+      }
+      goto done;
+    }
+    if (n == 0) break;
+    total += n;
+    c.chunk = buf;
+    c.chunk_len = (size_t)n;
+    yajl_status st = yajl_parse(c.h, buf, (size_t)n);
+    if (st == yajl_status_client_canceled) {
+      if (c.failed) goto done;
+      break; /* an execution trace: stop reading */
+    }
+    if (st != yajl_status_ok) {
+      report_yajl(&c, yajl_get_bytes_consumed(c.h));
+      goto done;
+    }
+    advance_lines(&c);
+  }
+  if (!c.saw_nodes) {
+    if (total == 0) {
+      dc_diag_error(d, DC_DIAG_BAD_TRACE, none, "empty file");
+      goto done;
+    }
+    c.chunk = NULL;
+    c.chunk_len = 0;
+    if (yajl_complete_parse(c.h) != yajl_status_ok) {
+      if (!c.failed) {
+        dc_diag *gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
+                                    "invalid JSON: premature EOF: the file "
+                                    "ends inside the JSON text");
+        dc_diag_set_help(gd, "%lld bytes read; the trace looks truncated",
+                         (long long)total);
+      }
+      goto done;
+    }
+  }
+  if (c.saw_nodes || !c.saw_events) {
+    dc_diag *gd;
+    if (c.saw_nodes) {
+      gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
+                         "this is a PyTorch execution trace (a graph of "
+                         "'nodes'), not a profiler trace: it has no timings");
+      dc_diag_set_help(gd, "pass the Kineto trace of the same run (the JSON "
+                           "that torch.profiler writes with 'traceEvents'); "
+                           "execution traces describe the graph, which "
+                           "dlrmc builds from the study itself");
+    } else {
+      gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
+                         "no 'traceEvents' array: not a Chrome/Kineto "
+                         "trace");
+      dc_diag_set_help(gd, "expected the JSON written by torch.profiler "
+                           "(export_chrome_trace or "
+                           "tensorboard_trace_handler)");
+    }
+    goto done;
+  }
+  ok = true;
+done:
+  if (c.h) yajl_free(c.h);
+  if (g) gzclose(g);
+  free(buf);
+  if (!ok) dc_trace_free(t);
+  return ok;
+}
+
+void dc_trace_free(dc_trace *t) {
+  free(t->ev);
+  free(t->names);
+  free(t->threads);
+  free(t->name_slots);
+  free(t->thread_slots);
+  const char *path = t->path;
+  const dc_source *src = t->src;
+  memset(t, 0, sizeof *t);
+  t->path = path;
+  t->src = src;
+}

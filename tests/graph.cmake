@@ -1,0 +1,45 @@
+# graphgen end-to-end suites (included by tests/CMakeLists.txt):
+#  - golden text graphs of the paper's three configurations (and DLRM_DDP
+#    on 2 GPUs), built from hand-made points by golden_graph and compared
+#    byte for byte with tests/golden/graph/*.txt. Regenerate them with
+#      cmake -DDC_REGEN_GOLDEN=ON ... && ctest -R graph_golden
+#    or  DC_REGEN_GOLDEN=1 ctest -R graph_golden
+#  - `dlrmc graph` on every study in studies/ (first and last point), in
+#    the three formats; the ET must parse as JSON (python3) and the DOT
+#    must render (dot), each checked when the tool is installed;
+#  - bench_graph: the graph-building benchmark, a build target only (run
+#    it by hand; its figure is in the README), never a timed test.
+option(DC_REGEN_GOLDEN "Rewrite golden files instead of comparing them" OFF)
+
+set(_dc_graph_dir ${PROJECT_SOURCE_DIR}/tests/golden/graph)
+
+add_executable(golden_graph ${_dc_graph_dir}/golden_graph.c)
+target_link_libraries(golden_graph PRIVATE dc_graphgen dc_support dc_warnings)
+
+add_executable(bench_graph ${PROJECT_SOURCE_DIR}/tests/bench/bench_graph.c)
+target_link_libraries(bench_graph PRIVATE dc_graphgen dc_support dc_warnings)
+
+foreach(_cfg DLRM_default DLRM_MLPerf DLRM_DDP DLRM_DDP:2)
+  string(REPLACE ":" ";" _parts ${_cfg})
+  list(GET _parts 0 _name)
+  list(LENGTH _parts _n)
+  set(_gpus 1)
+  set(_file ${_name})
+  if(_n GREATER 1)
+    list(GET _parts 1 _gpus)
+    set(_file ${_name}_${_gpus}gpu)
+  endif()
+  add_test(NAME graph_golden_${_file}
+    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:golden_graph>
+            -DNAME=${_name} -DGPUS=${_gpus}
+            -DGOLDEN=${_dc_graph_dir}/${_file}.txt
+            -DACTUAL=${CMAKE_CURRENT_BINARY_DIR}/${_file}.actual.txt
+            -DREGEN=${DC_REGEN_GOLDEN}
+            -P ${_dc_graph_dir}/check_golden.cmake)
+endforeach()
+
+add_test(NAME graph_studies
+  COMMAND ${CMAKE_COMMAND} -DDLRMC=$<TARGET_FILE:dlrmc>
+          -DSTUDIES=${PROJECT_SOURCE_DIR}/studies
+          -DWORK=${CMAKE_CURRENT_BINARY_DIR}/graph_studies
+          -P ${_dc_graph_dir}/check_studies.cmake)

@@ -1,0 +1,35 @@
+# Trace import (issue #6): end-to-end tests of `dlrmc overheads extract`
+# and `dlrmc trace stats` on every real trace in ../shared/data/traces
+# (skipped, exit 77, when that folder is absent), the test that a profile
+# extracted from a trace drives `dlrmc run`, and the benchmark target
+# `bench_trace` (a generated 200 MB trace; time and peak RSS from
+# /usr/bin/time -v). Unit tests are tests/unit/test_runtime_trace*.c.
+set(DC_TRACE_DATA ${PROJECT_SOURCE_DIR}/../shared/data)
+
+add_test(NAME trace_real_extract
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/real_traces.sh
+                 $<TARGET_FILE:dlrmc> ${DC_TRACE_DATA} extract)
+add_test(NAME trace_real_stats
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/real_traces.sh
+                 $<TARGET_FILE:dlrmc> ${DC_TRACE_DATA} stats)
+add_test(NAME trace_profile_run
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/profile_run.sh
+                 $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR})
+set_tests_properties(trace_real_extract trace_real_stats trace_profile_run
+                     PROPERTIES SKIP_RETURN_CODE 77)
+
+# cmake --build BUILD --target bench_trace
+add_executable(dc_trace_gen EXCLUDE_FROM_ALL
+               ${CMAKE_CURRENT_SOURCE_DIR}/trace/gen_trace.c)
+set(DC_TRACE_BENCH_FILE ${CMAKE_BINARY_DIR}/bench_trace_200mb.json)
+add_custom_target(bench_trace
+  COMMAND $<TARGET_FILE:dc_trace_gen> ${DC_TRACE_BENCH_FILE} 200
+  COMMAND ls -l ${DC_TRACE_BENCH_FILE}
+  COMMAND /usr/bin/time -v $<TARGET_FILE:dlrmc> overheads extract
+          ${DC_TRACE_BENCH_FILE} -o ${CMAKE_BINARY_DIR}/bench_trace.yaml
+  COMMAND /usr/bin/time -v $<TARGET_FILE:dlrmc> trace stats
+          ${DC_TRACE_BENCH_FILE} -o ${CMAKE_BINARY_DIR}/bench_trace.md
+  COMMAND ${CMAKE_COMMAND} -E rm -f ${DC_TRACE_BENCH_FILE}
+  DEPENDS dc_trace_gen dlrmc
+  USES_TERMINAL
+  COMMENT "Trace benchmark: a generated 200 MB Kineto trace")

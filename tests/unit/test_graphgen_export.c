@@ -1,0 +1,223 @@
+/*
+ * test_graphgen_export.c — the three exporters. The ET export is parsed by
+ * Python's json module (no hand-rolled parser), and its top-level ops —
+ * the children of the thread roots, by id — must be the graph's top-level
+ * sequence; the root nodes and node fields must be those of a real
+ * schema-1.0.1 trace. The DOT export must render with Graphviz when `dot`
+ * is installed. Tests needing python3 or dot skip that part (saying so)
+ * when the tool is missing.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graphgen/graphgen.h"
+#include "tests/golden/graph/points.h"
+
+static dc_arena arena;
+
+static int setup(void **state) {
+  (void)state;
+  dc_arena_init(&arena);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  dc_arena_free(&arena);
+  return 0;
+}
+
+static const dc_graph *build(const tp_cfg *c) {
+  dc_diags d = {0};
+  const dc_graph *g = dc_graph_build(&c->p, &arena, &d);
+  assert_non_null(g);
+  assert_true(dc_graph_verify(g, &d));
+  dc_diags_free(&d);
+  return g;
+}
+
+static bool have(const char *tool) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+  return system(cmd) == 0;
+}
+
+static void write_file(const char *path, const dc_buf *b) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(b->data, 1, b->len, f), b->len);
+  fclose(f);
+}
+
+static void test_text(void **state) {
+  (void)state;
+  tp_cfg c;
+  static const int64_t bot[] = {4, 3};
+  static const int64_t top[] = {5, 1};
+  tp_init(&c, bot, 2, top, 2, 2, 10, 3, 2, 8);
+  const dc_graph *g = build(&c);
+  dc_buf b = {0};
+  dc_graph_write(g, DC_GRAPH_TEXT, &b);
+  assert_non_null(strstr(b.data, "aten::linear [forward, thread 0] "
+                                 "(fp32[8,4], fp32[3,4], fp32[3]) -> "
+                                 "fp32[8,3]"));
+  assert_non_null(strstr(b.data, "> gemm m=8 n=3 k=4 batch=1 ta=0 tb=1 "
+                                 "fp32 stream=0"));
+  assert_non_null(strstr(b.data, "aten::to [loss, thread 0, sync]"));
+  assert_non_null(strstr(b.data, "> memcpy_h2d bytes=128 pageable"));
+  assert_non_null(strstr(b.data, "embedding_fwd batch=8 fp32 opt=sgd "
+                                 "fused=0 groups=1x(E=10,D=3,L=2.00)"));
+  /* deterministic */
+  dc_buf b2 = {0};
+  dc_graph_write(g, DC_GRAPH_TEXT, &b2);
+  assert_int_equal(b.len, b2.len);
+  assert_memory_equal(b.data, b2.data, b.len);
+  dc_buf_free(&b);
+  dc_buf_free(&b2);
+}
+
+static void check_et(const dc_graph *g, int32_t rank) {
+  if (!have("python3")) {
+    printf("skipped: python3 not found, ET JSON not parsed\n");
+    return;
+  }
+  char dir[] = "/tmp/dc_et_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char json[64], want[64], got[64], cmd[2048];
+  snprintf(json, sizeof json, "%s/et.json", dir);
+  snprintf(want, sizeof want, "%s/want.txt", dir);
+  snprintf(got, sizeof got, "%s/got.txt", dir);
+  dc_buf b = {0};
+  dc_graph_write_rank(g, DC_GRAPH_ET, rank, &b);
+  write_file(json, &b);
+  dc_buf_clear(&b);
+  int32_t n = dc_graph_top_level(g, rank, NULL, 0);
+  int32_t *top = calloc((size_t)n, sizeof *top);
+  dc_graph_top_level(g, rank, top, n);
+  for (int32_t i = 0; i < n; i++) {
+    const dc_op *o = &g->ops[top[i]];
+    dc_buf_printf(&b, "%s|", o->name);
+    for (int32_t k = 0; k < o->n_inputs; k++) {
+      const dc_tensor *t = &g->tensors[o->inputs[k]];
+      dc_buf_putc(&b, '[');
+      for (int32_t d = 0; d < t->ndim; d++)
+        dc_buf_printf(&b, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+      dc_buf_putc(&b, ']');
+    }
+    dc_buf_putc(&b, '\n');
+  }
+  free(top);
+  write_file(want, &b);
+  dc_buf_free(&b);
+  /* top-level = children of the thread roots, in id order; every node has
+   * the schema-1.0.1 fields; ids unique; parents exist */
+  snprintf(cmd, sizeof cmd,
+           "python3 -c '\n"
+           "import json, sys\n"
+           "d = json.load(open(sys.argv[1]))\n"
+           "assert d[\"schema\"] == \"1.0.1\"\n"
+           "nodes = d[\"nodes\"]\n"
+           "ids = {n[\"id\"] for n in nodes}\n"
+           "assert len(ids) == len(nodes)\n"
+           "keys = [\"id\", \"name\", \"parent\", \"inputs\", \"input_shapes\","
+           " \"input_types\", \"outputs\", \"output_shapes\","
+           " \"output_types\", \"tid\", \"rf_id\", \"fw_parent\", \"seq_id\","
+           " \"scope\", \"fw_tid\", \"op_schema\"]\n"
+           "for n in nodes:\n"
+           "    assert all(k in n for k in keys), n\n"
+           "    assert n[\"parent\"] in ids\n"
+           "    assert len(n[\"inputs\"]) == len(n[\"input_shapes\"]) =="
+           " len(n[\"input_types\"])\n"
+           "procs = [n for n in nodes if n[\"name\"].endswith(\"|process]\")]\n"
+           "assert len(procs) == 1 and procs[0][\"id\"] == "
+           "procs[0][\"parent\"]\n"
+           "threads = {n[\"id\"] for n in nodes"
+           " if n[\"name\"].endswith(\"|thread]\")}\n"
+           "top = sorted((n for n in nodes if n[\"parent\"] in threads"
+           " and n[\"id\"] not in threads), key=lambda n: n[\"id\"])\n"
+           "out = open(sys.argv[2], \"w\")\n"
+           "for n in top:\n"
+           "    out.write(n[\"name\"] + \"|\" + \"\".join(\"[\" + \",\".join("
+           "str(x) for x in s) + \"]\" for s in n[\"input_shapes\"]) +"
+           " \"\\n\")\n"
+           "' %s %s && cmp -s %s %s",
+           json, got, want, got);
+  int rc = system(cmd);
+  if (rc != 0) {
+    snprintf(cmd, sizeof cmd, "diff %s %s | head -20", want, got);
+    (void)system(cmd);
+  }
+  assert_int_equal(rc, 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  (void)system(cmd);
+}
+
+static void test_et(void **state) {
+  (void)state;
+  tp_cfg c;
+  assert_true(tp_paper(&c, "DLRM_default", 512));
+  check_et(build(&c), 0);
+  c.p.precision = DC_PRECISION_FP16;
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c.p.gpus = 2;
+  check_et(build(&c), 1);
+}
+
+static void test_dot(void **state) {
+  (void)state;
+  tp_cfg c;
+  assert_true(tp_paper(&c, "DLRM_DDP", 512));
+  c.p.gpus = 2;
+  const dc_graph *g = build(&c);
+  dc_buf b = {0};
+  dc_graph_write(g, DC_GRAPH_DOT, &b);
+  assert_non_null(strstr(b.data, "digraph dlrm {"));
+  assert_non_null(strstr(b.data, "subgraph cluster_rank1"));
+  assert_non_null(strstr(b.data, "->"));
+  if (!have("dot")) {
+    printf("skipped: graphviz 'dot' not found, DOT not rendered\n");
+    dc_buf_free(&b);
+    return;
+  }
+  char path[] = "/tmp/dc_dot_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  write_file(path, &b);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "dot -Tsvg %s -o /dev/null", path);
+  int rc = system(cmd);
+  remove(path);
+  assert_int_equal(rc, 0);
+  dc_buf_free(&b);
+}
+
+static void test_format_parse(void **state) {
+  (void)state;
+  dc_graph_format f;
+  assert_true(dc_graph_format_parse("et", &f));
+  assert_int_equal(f, DC_GRAPH_ET);
+  assert_true(dc_graph_format_parse("dot", &f));
+  assert_int_equal(f, DC_GRAPH_DOT);
+  assert_true(dc_graph_format_parse("text", &f));
+  assert_int_equal(f, DC_GRAPH_TEXT);
+  assert_false(dc_graph_format_parse("json", &f));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_et, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dot, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_format_parse, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
