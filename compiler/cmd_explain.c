@@ -1,16 +1,169 @@
 /*
- * cmd_explain.c — `dlrmc explain`: placeholder until its issue lands; it says so
- * and exits with the usage status rather than pretending to work.
+ * cmd_explain.c — `dlrmc explain`: what drives one point's answer. Builds
+ * the graph of one sweep point, evaluates it with the evaluator's records
+ * switched on, and prints the per-op table of one rank (runtime/explain.c):
+ * the host time of every top-level op, the overheads T1–T5 it paid, the
+ * time the host waited on the GPU, its kernels, their predicted time and the
+ * GPU idle time right before them — followed by the point's metrics.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "compiler/cmd.h"
+#include "compiler/compiler.h"
+#include "graphgen/graphgen.h"
+#include "runtime/runtime.h"
+
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
 
 static int cmd_explain(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_explain_def, argc, argv)) return DC_EXIT_OK;
-  fprintf(stderr, "dlrmc explain: not available yet in this version (tracked by %s)\n",
-          "issue #5");
-  return DC_EXIT_USAGE;
+  const dc_command *cmd = &dc_cmd_explain_def;
+  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const char *study_path = NULL, *out_path = NULL;
+  int64_t point = 0, rank = -1;
+  dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
+  size_t n_ov = 0;
+  int rc = DC_EXIT_USAGE;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_val = i + 1 < argc;
+    if (strcmp(a, "--point") == 0 || strcmp(a, "-p") == 0) {
+      if (!has_val) goto missing;
+      if (!parse_int(argv[++i], 0, INT64_MAX, &point)) {
+        rc = dc_cli_usage_error(cmd, "--point wants a point index >= 0, not "
+                                     "'%s'", argv[i]);
+        goto done;
+      }
+    } else if (strcmp(a, "--rank") == 0) {
+      if (!has_val) goto missing;
+      if (!parse_int(argv[++i], 0, INT32_MAX, &rank)) {
+        rc = dc_cli_usage_error(cmd, "--rank wants a rank >= 0, not '%s'",
+                                argv[i]);
+        goto done;
+      }
+    } else if (strcmp(a, "-o") == 0) {
+      if (!has_val) goto missing;
+      out_path = argv[++i];
+    } else if (strncmp(a, "-D", 2) == 0) {
+      const char *def = a[2] ? a + 2 : (has_val ? argv[++i] : NULL);
+      if (!def) goto missing;
+      const char *eq = strchr(def, '=');
+      if (!eq || eq == def) {
+        rc = dc_cli_usage_error(cmd, "-D wants path=value, not '%s'", def);
+        goto done;
+      }
+      char *path = dc_xstrdup(def);
+      path[eq - def] = '\0';
+      ov[n_ov].path = path;
+      ov[n_ov].value = eq + 1;
+      n_ov++;
+    } else if (a[0] == '-' && a[1]) {
+      rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
+      goto done;
+    } else if (!study_path) {
+      study_path = a;
+    } else {
+      rc = dc_cli_usage_error(cmd, "more than one study");
+      goto done;
+    }
+    continue;
+  missing:
+    rc = dc_cli_usage_error(cmd, "option '%s' needs a value", a);
+    goto done;
+  }
+  if (!study_path) {
+    rc = dc_cli_usage_error(cmd, "no study file given");
+    goto done;
+  }
+
+  dc_diags d = {0};
+  dc_study *s = dc_study_load(study_path, ov, n_ov, &d);
+  if (!s) {
+    dc_cli_report(&d);
+    dc_diags_free(&d);
+    rc = DC_EXIT_INPUT;
+    goto done;
+  }
+  int64_t n = dc_study_point_count(s);
+  if (point >= n) {
+    rc = dc_cli_usage_error(cmd, "--point %lld is out of range: the study "
+                                 "has %lld point%s (0..%lld)",
+                            (long long)point, (long long)n, n == 1 ? "" : "s",
+                            (long long)(n - 1));
+    dc_study_free(s);
+    dc_diags_free(&d);
+    goto done;
+  }
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_point *p = dc_arena_alloc(&a, sizeof *p);
+  dc_study_point(s, point, &a, p);
+  const dc_graph *g = dc_graph_build(p, &a, &d);
+  dc_eval_result r;
+  dc_metrics m;
+  dc_profile prof;
+  rc = DC_EXIT_INPUT;
+  if (g && dc_eval_point(g, true, &a, &r, &m, &prof, &d)) {
+    if (rank < 0) rank = r.critical_rank;
+    if (rank >= g->n_ranks) {
+      rc = dc_cli_usage_error(cmd, "--rank %lld is out of range: the point "
+                                   "has %d rank%s",
+                              (long long)rank, (int)g->n_ranks,
+                              g->n_ranks == 1 ? "" : "s");
+    } else {
+      dc_buf out = {0};
+      dc_buf_printf(&out, "study %s, point %lld of %lld", dc_study_name(s),
+                    (long long)point, (long long)n);
+      for (int32_t i = 0; i < p->n_params; i++)
+        dc_buf_printf(&out, "%s %s=%s", i ? "," : ":", p->params[i].path,
+                      p->params[i].value);
+      dc_buf_printf(&out, "\nmodel %s, gpu %s x%d, batch %lld, %s\n",
+                    p->model_name ? p->model_name : "custom", p->gpu,
+                    (int)p->gpus, (long long)p->batch_size,
+                    dc_precision_name(p->precision));
+      dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
+      dc_buf_puts(&out, "\n");
+      for (int k = 0; k < DC_METRIC_COUNT_; k++) {
+        if (k == DC_METRIC_SPEEDUP) continue;
+        dc_buf_printf(&out, "%-16s ", dc_metric_name((dc_metric_id)k));
+        dc_metric_format((dc_metric_id)k, &m, &out);
+        dc_buf_putc(&out, '\n');
+      }
+      rc = dc_write_file_atomic(out_path, out.data, out.len) ? DC_EXIT_OK
+                                                             : DC_EXIT_INPUT;
+      dc_buf_free(&out);
+    }
+  }
+  if (d.count) dc_cli_report(&d);
+  dc_arena_free(&a);
+  dc_diags_free(&d);
+  dc_study_free(s);
+done:
+  for (size_t i = 0; i < n_ov; i++) free((char *)ov[i].path);
+  free(ov);
+  return rc;
 }
 
 const dc_command dc_cmd_explain_def = {
-    "explain", cmd_explain, "dlrmc explain STUDY.yaml [--point N]", "Per-op breakdown of one point's predicted iteration.",
-    "Not available yet in this version.\n"};
+    "explain", cmd_explain,
+    "dlrmc explain STUDY.yaml [--point N] [--rank R] [-D path=value]... "
+    "[-o OUT]",
+    "Per-op breakdown of one point's predicted iteration.",
+    "Evaluates one sweep point (index N, 0-based, default 0) and prints, for\n"
+    "every top-level op of one rank (default: the slowest), in microseconds:\n"
+    "  cpu_start  host time when the op began (before its T1)\n"
+    "  cpu        host time the op took, T1 to T3 inclusive\n"
+    "  T1..T5     overheads paid (T4 and T5 summed over its launches)\n"
+    "  sync       time the host waited for the GPU (blocking copies, .cpu())\n"
+    "  kern       kernels launched; kernel_us their predicted time\n"
+    "  gpu_idle   stream idle time right before its kernels: the GPU time\n"
+    "             the op's host side (or a dependency) left unused\n"
+    "followed by the point's metrics.\n"};

@@ -1,16 +1,366 @@
 /*
- * cmd_run.c — `dlrmc run`: placeholder until its issue lands; it says so
- * and exits with the usage status rather than pretending to work.
+ * cmd_run.c — `dlrmc run`: predict every point of a study and write the
+ * comparison table (DESIGN.md §6).
+ *
+ * The driver owns the pipeline's glue: it loads the study (front end),
+ * hands runtime's sweep executor a callback that lowers a point and builds
+ * its graph (graphgen), and decides where the table goes. A file named by
+ * -o is streamed to a temporary sibling and renamed only when the whole
+ * table is written, so a run that fails or is interrupted (SIGINT, SIGTERM,
+ * SIGHUP: the handler removes the temporary) never leaves a partial file
+ * under the requested name, and a million-point table never sits in
+ * memory. Timelines (--timeline DIR) are written one file per point,
+ * each atomically.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "compiler/cmd.h"
+#include "compiler/compiler.h"
+#include "graphgen/graphgen.h"
+#include "runtime/runtime.h"
+
+/* ---- the point source ---------------------------------------------------- */
+
+static const dc_graph *build_point(void *ctx, int64_t index, dc_arena *a,
+                                   dc_diags *d) {
+  const dc_study *s = ctx;
+  dc_point *p = dc_arena_alloc(a, sizeof *p);
+  dc_study_point(s, index, a, p);
+  return dc_graph_build(p, a, d);
+}
+
+static int64_t baseline_of(void *ctx, int64_t index) {
+  return dc_study_baseline_of((const dc_study *)ctx, index);
+}
+
+/* ---- streaming atomic output --------------------------------------------- */
+
+/* The temporary file, for the signal handler (fixed storage: the handler
+ * may only call async-signal-safe functions). */
+static char tmp_path[4096];
+static volatile sig_atomic_t tmp_live;
+
+static void on_signal(int sig) {
+  if (tmp_live) unlink(tmp_path);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+typedef struct out_file {
+  const char *path; /* NULL: stdout */
+  int fd;
+} out_file;
+
+static bool sink_write(void *ctx, const char *data, size_t len) {
+  out_file *f = ctx;
+  if (!f->path) {
+    if (fwrite(data, 1, len, stdout) == len) return true;
+    fprintf(stderr, "dlrmc: error: cannot write to standard output: %s\n",
+            strerror(errno));
+    return false;
+  }
+  while (len > 0) {
+    ssize_t w = write(f->fd, data, len);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", tmp_path,
+              strerror(errno));
+      return false;
+    }
+    data += w;
+    len -= (size_t)w;
+  }
+  return true;
+}
+
+static bool out_open(out_file *f, const char *path) {
+  f->path = path && strcmp(path, "-") != 0 ? path : NULL;
+  f->fd = -1;
+  if (!f->path) return true;
+  size_t n = strlen(path);
+  if (n + 16 > sizeof tmp_path) {
+    fprintf(stderr, "dlrmc: error: output path too long\n");
+    return false;
+  }
+  memcpy(tmp_path, path, n);
+  memcpy(tmp_path + n, ".tmp-XXXXXX", 12);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  f->fd = mkstemp(tmp_path);
+  if (f->fd < 0) {
+    fprintf(stderr, "dlrmc: error: cannot create '%s': %s\n", tmp_path,
+            strerror(errno));
+    return false;
+  }
+  tmp_live = 1;
+  return true;
+}
+
+static bool out_close(out_file *f, bool ok) {
+  if (!f->path) {
+    if (fflush(stdout) != 0 && ok) {
+      fprintf(stderr, "dlrmc: error: cannot write to standard output: %s\n",
+              strerror(errno));
+      return false;
+    }
+    return ok;
+  }
+  if (ok && fsync(f->fd) != 0) {
+    fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", f->path,
+            strerror(errno));
+    ok = false;
+  }
+  /* Files from mkstemp are 0600; give the table the usual permissions. */
+  if (ok) {
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(f->fd, 0666 & ~mask);
+  }
+  if (close(f->fd) != 0 && ok) ok = false;
+  if (ok && rename(tmp_path, f->path) != 0) {
+    fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", f->path,
+            strerror(errno));
+    ok = false;
+  }
+  if (!ok) unlink(tmp_path);
+  tmp_live = 0;
+  return ok;
+}
+
+/* ---- timelines ------------------------------------------------------------ */
+
+typedef struct timeline_ctx {
+  const char *dir;
+  const char *study;
+} timeline_ctx;
+
+static bool write_timeline(void *ctx, int64_t index, const char *json,
+                           size_t len) {
+  const timeline_ctx *t = ctx;
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/%s-%06lld.json", t->dir, t->study,
+                   (long long)index);
+  if (n < 0 || (size_t)n >= sizeof path) return false;
+  return dc_write_file_atomic(path, json, len);
+}
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_format(const char *s, dc_format *f) {
+  if (strcmp(s, "csv") == 0) *f = DC_FORMAT_CSV;
+  else if (strcmp(s, "md") == 0 || strcmp(s, "markdown") == 0)
+    *f = DC_FORMAT_MD;
+  else if (strcmp(s, "jsonl") == 0) *f = DC_FORMAT_JSONL;
+  else return false;
+  return true;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
 
 static int cmd_run(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_run_def, argc, argv)) return DC_EXIT_OK;
-  fprintf(stderr, "dlrmc run: not available yet in this version (tracked by %s)\n",
-          "issue #5");
-  return DC_EXIT_USAGE;
+  const dc_command *cmd = &dc_cmd_run_def;
+  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const char *study_path = NULL, *out_path = NULL, *timeline = NULL;
+  const char *format = NULL;
+  int64_t jobs = 1, shard_k = 1, shard_n = 1;
+  dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
+  size_t n_ov = 0;
+  int rc = DC_EXIT_USAGE;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = NULL;
+#define TAKE(opt)                                                           \
+  (strcmp(a, opt) == 0 ? (i + 1 < argc ? (val = argv[++i], true)            \
+                                       : (val = NULL, true))                \
+                       : (strncmp(a, opt "=", sizeof opt) == 0             \
+                              ? (val = a + sizeof opt, true)                \
+                              : false))
+    if (strcmp(a, "-o") == 0 || TAKE("--output")) {
+      if (strcmp(a, "-o") == 0) val = i + 1 < argc ? argv[++i] : NULL;
+      if (!val) goto missing;
+      out_path = val;
+    } else if (TAKE("--format")) {
+      if (!val) goto missing;
+      format = val;
+    } else if (TAKE("--jobs") || strcmp(a, "-j") == 0) {
+      if (strcmp(a, "-j") == 0) val = i + 1 < argc ? argv[++i] : NULL;
+      if (!val) goto missing;
+      if (!parse_int(val, 1, 256, &jobs)) {
+        rc = dc_cli_usage_error(cmd, "--jobs wants a number from 1 to 256, "
+                                     "not '%s'", val);
+        goto done;
+      }
+    } else if (TAKE("--shard")) {
+      if (!val) goto missing;
+      const char *slash = strchr(val, '/');
+      char kbuf[32];
+      size_t kl = slash ? (size_t)(slash - val) : 0;
+      if (!slash || kl == 0 || kl >= sizeof kbuf) goto bad_shard;
+      memcpy(kbuf, val, kl);
+      kbuf[kl] = '\0';
+      if (!parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
+          !parse_int(slash + 1, 1, INT64_MAX, &shard_n) || shard_k > shard_n)
+        goto bad_shard;
+    } else if (TAKE("--timeline")) {
+      if (!val) goto missing;
+      timeline = val;
+    } else if (strncmp(a, "-D", 2) == 0) {
+      const char *def = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!def) goto missing;
+      const char *eq = strchr(def, '=');
+      if (!eq || eq == def) {
+        rc = dc_cli_usage_error(cmd, "-D wants path=value, not '%s'", def);
+        goto done;
+      }
+      char *path = dc_xstrdup(def);
+      path[eq - def] = '\0';
+      ov[n_ov].path = path;
+      ov[n_ov].value = eq + 1;
+      n_ov++;
+    } else if (a[0] == '-' && a[1]) {
+      rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
+      goto done;
+    } else if (!study_path) {
+      study_path = a;
+    } else {
+      rc = dc_cli_usage_error(cmd, "more than one study ('%s' and '%s')",
+                              study_path, a);
+      goto done;
+    }
+    continue;
+  missing:
+    rc = dc_cli_usage_error(cmd, "option '%s' needs a value", a);
+    goto done;
+  bad_shard:
+    rc = dc_cli_usage_error(cmd, "--shard wants K/N with 1 <= K <= N, not "
+                                 "'%s'", val);
+    goto done;
+#undef TAKE
+  }
+  if (!study_path) {
+    rc = dc_cli_usage_error(cmd, "no study file given");
+    goto done;
+  }
+  dc_format fmt = DC_FORMAT_CSV;
+  if (format) {
+    if (!parse_format(format, &fmt)) {
+      rc = dc_cli_usage_error(cmd, "unknown format '%s' (csv, md or jsonl)",
+                              format);
+      goto done;
+    }
+  } else if (out_path && ends_with(out_path, ".md")) {
+    fmt = DC_FORMAT_MD;
+  } else if (out_path && (ends_with(out_path, ".jsonl") ||
+                          ends_with(out_path, ".json"))) {
+    fmt = DC_FORMAT_JSONL;
+  }
+  if (timeline) {
+    struct stat st;
+    if (stat(timeline, &st) != 0 && mkdir(timeline, 0777) != 0) {
+      fprintf(stderr, "dlrmc: error: cannot create '%s': %s\n", timeline,
+              strerror(errno));
+      rc = DC_EXIT_INPUT;
+      goto done;
+    }
+  }
+
+  dc_diags d = {0};
+  dc_study *s = dc_study_load(study_path, ov, n_ov, &d);
+  if (!s) {
+    dc_cli_report(&d);
+    dc_diags_free(&d);
+    rc = DC_EXIT_INPUT;
+    goto done;
+  }
+  const char *const *params = NULL, *const *columns = NULL;
+  size_t n_params = dc_study_params(s, &params);
+  size_t n_columns = dc_study_columns(s, &columns);
+  dc_sweep_source src = {s,        dc_study_point_count(s), build_point,
+                         baseline_of, n_params, params, n_columns, columns};
+  out_file of;
+  timeline_ctx tctx = {timeline, dc_study_name(s)};
+  dc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.jobs = (int)jobs;
+  o.shard_k = shard_k;
+  o.shard_n = shard_n;
+  o.format = fmt;
+  o.sink = sink_write;
+  o.sink_ctx = &of;
+  o.timeline_sink = timeline ? write_timeline : NULL;
+  o.timeline_ctx = &tctx;
+  o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
+  bool ok = out_open(&of, out_path);
+  if (ok) {
+    ok = dc_sweep_run(&src, &o, &d);
+    ok = out_close(&of, ok);
+  }
+  if (d.count) dc_cli_report(&d);
+  if (getenv("DLRMC_MEMO_STATS"))
+    fprintf(stderr, "memo: %lld hits, %lld misses\n", (long long)o.memo_hits,
+            (long long)o.memo_misses);
+  dc_diags_free(&d);
+  dc_study_free(s);
+  rc = ok ? DC_EXIT_OK : DC_EXIT_INPUT;
+done:
+  for (size_t i = 0; i < n_ov; i++) free((char *)ov[i].path);
+  free(ov);
+  return rc;
 }
 
 const dc_command dc_cmd_run_def = {
-    "run", cmd_run, "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl] [-D path=value]... [--jobs N] [--shard K/N] [--timeline DIR]", "Predict every point of a study and write the comparison table.",
-    "Not available yet in this version.\n"};
+    "run", cmd_run,
+    "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl] [-D path=value]... "
+    "[--jobs N] [--shard K/N] [--timeline DIR]",
+    "Predict every point of a study and write the comparison table.",
+    "Compiles every point of the study into one training iteration's graph,\n"
+    "evaluates it (kernel models + host overheads, the paper's Algorithm 1\n"
+    "extended to streams and ranks) and writes one row per point: the swept\n"
+    "parameters under their dotted paths, then the metrics (or the study's\n"
+    "output.columns).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT   write to OUT (atomically: a temporary file renamed\n"
+    "                     when complete); default: standard output\n"
+    "  --format F         csv (RFC 4180, the default), md (Markdown table) or\n"
+    "                     jsonl (one JSON object per line); inferred from\n"
+    "                     OUT's extension (.md, .jsonl) when not given\n"
+    "  -D path=value      override any key of the study; a comma list sweeps\n"
+    "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
+    "                     byte-identical for any N\n"
+    "  --shard K/N        evaluate only the points whose index modulo N is\n"
+    "                     K-1; shard 1 carries the CSV header, so the shards'\n"
+    "                     outputs concatenate in shard order\n"
+    "  --timeline DIR     write each point's predicted CPU and GPU timeline\n"
+    "                     as Chrome trace JSON (DIR/STUDY-NNNNNN.json; open\n"
+    "                     in ui.perfetto.dev or chrome://tracing)\n"
+    "\n"
+    "metrics: e2e_ms gpu_active_ms gpu_idle_ms gpu_util cpu_ms kernel_only_ms\n"
+    "  samples_per_s params_gib optimizer_gib activations_gib workspace_gib\n"
+    "  fits emb_ms emb_imbalance comm_ms comm_bytes, and speedup (baseline\n"
+    "  e2e / this e2e) when the study has a baseline.\n"
+    "A progress bar is shown on stderr when it is a terminal (set\n"
+    "DLRMC_NO_PROGRESS to hide it).\n"};

@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "compiler/support/support.h"
+#include "graphgen/graphgen.h"
+#include "kernels/kernels.h"
 
 /* ---- host-overhead profiles (DESIGN.md §5) ---------------------------- */
 
@@ -66,5 +68,218 @@ bool dc_profile_load(const char *name, dc_profile *out, dc_arena *a,
                      dc_diags *d);
 /* Writes the YAML form above (deterministic: sorted, fixed precision). */
 void dc_profile_write(const dc_profile *p, dc_buf *out);
+
+
+/* Overheads of one op, defaults filled in (µs). */
+typedef struct dc_op_cost {
+  double t1_us, t2_us, t3_us, t5_us;
+} dc_op_cost;
+
+/* Per-op lookup: binary search on the sorted ops, defaults for what the
+ * profile does not give. */
+dc_op_cost dc_profile_op(const dc_profile *p, const char *op);
+/* T4 of one CUDA runtime call (NULL: cudaLaunchKernel), default t4. */
+double dc_profile_t4(const dc_profile *p, const char *call);
+/* Sorts ops and runtime calls by name (the loader and tests use it). */
+void dc_profile_sort(dc_profile *p);
+
+/* ---- the evaluator (DESIGN.md §5, the paper's Algorithm 1) ------------ */
+
+/* The price of one launched kernel in µs. Production passes the memoised
+ * dc_kernel_time (runtime/memo.c); tests inject known times. */
+typedef double (*dc_ktime_fn)(void *ctx, const dc_launch *l, int32_t rank);
+
+/* What one top-level op cost (recorded only when asked: explain,
+ * timelines). Times are µs from the start of the iteration. */
+typedef struct dc_eval_op {
+  int32_t op;               /* index of the top-level op in the graph */
+  double cpu_start_us;      /* before its T1 */
+  double cpu_end_us;        /* after its T3 (or T5 for kernel-less ops) */
+  double t1_us, t2_us, t3_us, t4_us, t5_us; /* paid (T4, T5 summed) */
+  double sync_wait_us;      /* host blocked on the GPU (host_sync) */
+  int32_t n_kernels;
+  double kernel_us;         /* sum of its kernels' predicted times */
+  double gpu_idle_us;       /* stream idle right before its kernels */
+} dc_eval_op;
+
+/* One kernel as scheduled (recorded only when asked). */
+typedef struct dc_eval_kernel {
+  int32_t op;       /* the op (top-level or descendant) that launched it */
+  int32_t top;      /* its top-level op */
+  int32_t launch;   /* index in that op's launches */
+  int32_t rank, stream;
+  double call_us;   /* CPU time the runtime call (T4) began */
+  double t4_us;
+  double start_us, end_us;
+} dc_eval_kernel;
+
+typedef struct dc_eval_rank {
+  double e2e_us;         /* max(cpu, every stream) on this rank */
+  double cpu_us;
+  double gpu_active_us;  /* union of kernel intervals over streams */
+  double kernel_only_us; /* critical path with no host overheads, gap 0 */
+  double kernel_sum_us;  /* plain sum of kernel times */
+  double emb_us;         /* embedding forward + backward kernels */
+  double comm_us;        /* collective kernels (their own duration) */
+  int64_t comm_bytes;    /* collective payload bytes */
+} dc_eval_rank;
+
+typedef struct dc_eval_result {
+  double e2e_us;          /* the slowest rank's */
+  int32_t critical_rank;  /* that rank (lowest index on ties) */
+  int32_t n_ranks;
+  dc_eval_rank *ranks;    /* [n_ranks], in the arena */
+  size_t n_ops;           /* recorded top-level ops (all ranks) */
+  dc_eval_op *ops;
+  size_t n_kernels;       /* recorded kernels (all ranks) */
+  dc_eval_kernel *kernels;
+} dc_eval_result;
+
+typedef struct dc_eval_opts {
+  const dc_profile *profile;
+  dc_ktime_fn ktime;
+  void *ktime_ctx;
+  bool record; /* fill ops and kernels (explain, timelines) */
+} dc_eval_opts;
+
+/* Evaluates one iteration of `g`. Fails (with a diagnostic) only when the
+ * ranks' collectives cannot be matched (a deadlock in the real run too). */
+bool dc_eval_graph(const dc_graph *g, const dc_eval_opts *o, dc_arena *a,
+                   dc_eval_result *out, dc_diags *d);
+
+/* ---- metrics (DESIGN.md §5) -------------------------------------------- */
+
+#define DC_METRIC_NAMES(X)                                                  \
+  X(E2E_MS, "e2e_ms")                                                       \
+  X(GPU_ACTIVE_MS, "gpu_active_ms")                                         \
+  X(GPU_IDLE_MS, "gpu_idle_ms")                                             \
+  X(GPU_UTIL, "gpu_util")                                                   \
+  X(CPU_MS, "cpu_ms")                                                       \
+  X(KERNEL_ONLY_MS, "kernel_only_ms")                                       \
+  X(SAMPLES_PER_S, "samples_per_s")                                         \
+  X(PARAMS_GIB, "params_gib")                                               \
+  X(OPTIMIZER_GIB, "optimizer_gib")                                         \
+  X(ACTIVATIONS_GIB, "activations_gib")                                     \
+  X(WORKSPACE_GIB, "workspace_gib")                                         \
+  X(FITS, "fits")                                                           \
+  X(EMB_MS, "emb_ms")                                                       \
+  X(EMB_IMBALANCE, "emb_imbalance")                                         \
+  X(COMM_MS, "comm_ms")                                                     \
+  X(COMM_BYTES, "comm_bytes")                                               \
+  X(SPEEDUP, "speedup")
+
+typedef enum dc_metric_id {
+#define DC_METRIC_ENUM(sym, name) DC_METRIC_##sym,
+  DC_METRIC_NAMES(DC_METRIC_ENUM)
+#undef DC_METRIC_ENUM
+  DC_METRIC_COUNT_
+} dc_metric_id;
+
+const char *dc_metric_name(dc_metric_id m);
+/* False when `name` is not a metric. */
+bool dc_metric_parse(const char *name, dc_metric_id *out);
+
+/* Memory per GPU (the largest rank's), bytes. */
+typedef struct dc_memory {
+  int64_t params_bytes, optimizer_bytes, activations_bytes, workspace_bytes;
+  int64_t hbm_bytes;
+} dc_memory;
+
+void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
+                        dc_memory *out);
+
+typedef struct dc_metrics {
+  double v[DC_METRIC_COUNT_]; /* every metric as a double */
+  bool has_speedup;
+} dc_metrics;
+
+/* Fills every metric but speedup from an evaluation. */
+void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
+                        const dc_memory *mem, dc_metrics *out);
+/* Appends metric `m` of `x` in its fixed output precision. */
+void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out);
+
+/* ---- kernel-time memo cache (runtime/memo.c) ---------------------------- */
+
+/* A per-thread cache of kernel prices keyed by the descriptor's bytes and
+ * the device: a kernel repeated across points is priced once. Bounded: it
+ * is cleared when full, so memory stays constant on any sweep. */
+typedef struct dc_memo dc_memo;
+dc_memo *dc_memo_new(void);
+void dc_memo_free(dc_memo *m);
+/* Prices with dc_kernel_time through the cache. `device_id` tells devices
+ * apart (an index in the caller's device table). */
+double dc_memo_time(dc_memo *m, const dc_kernel *k, int32_t device_id,
+                    const dc_device *dev, const dc_kmodels *km);
+/* Hits and misses, for the benchmark. */
+void dc_memo_stats(const dc_memo *m, int64_t *hits, int64_t *misses);
+
+/* ---- the sweep executor and emitters (runtime/sweep.c, emit.c) --------- */
+
+typedef enum dc_format {
+  DC_FORMAT_CSV,   /* RFC 4180 */
+  DC_FORMAT_MD,    /* a Markdown table */
+  DC_FORMAT_JSONL  /* one JSON object per line */
+} dc_format;
+
+/* Where the points come from: the driver owns the study and the graph
+ * builder (runtime does not call the front end or graphgen). */
+typedef struct dc_sweep_source {
+  void *ctx;
+  int64_t n_points;
+  /* Builds point `index`'s graph into `a` (reset by the caller per point).
+   * Must be thread-safe. NULL with a diagnostic on failure. */
+  const dc_graph *(*build)(void *ctx, int64_t index, dc_arena *a,
+                           dc_diags *d);
+  /* Baseline point of `index`, or -1 (may be NULL: no baseline). */
+  int64_t (*baseline_of)(void *ctx, int64_t index);
+  size_t n_params;
+  const char *const *param_paths;
+  /* output.columns (swept parameters and metrics by name), or NULL for
+   * the default set: every parameter, then every metric. */
+  size_t n_columns;
+  const char *const *columns;
+} dc_sweep_source;
+
+/* Receives the output in order, chunk by chunk. */
+typedef bool (*dc_sink_fn)(void *ctx, const char *data, size_t len);
+
+typedef struct dc_sweep_opts {
+  int jobs;              /* worker threads, >= 1 */
+  int64_t shard_k;       /* 1-based shard, 1..shard_n */
+  int64_t shard_n;       /* 1: no sharding */
+  dc_format format;
+  dc_sink_fn sink;
+  void *sink_ctx;
+  /* Receives each point's Chrome-trace timeline (NULL: none). Called from
+   * worker threads: must be thread-safe. */
+  bool (*timeline_sink)(void *ctx, int64_t index, const char *json,
+                        size_t len);
+  void *timeline_ctx;
+  bool progress;            /* a progress bar on stderr */
+  int64_t memo_hits, memo_misses; /* out: cache statistics */
+} dc_sweep_opts;
+
+/* Evaluates every point of the shard and streams the table to the sink in
+ * index order: byte-identical output for any `jobs`, memory bounded by a
+ * reorder window whatever the number of points. */
+bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d);
+
+/* Evaluates one graph with the production pricing (the device and the
+ * overhead profile its point names, looked up through the catalogs), and
+ * computes its metrics (speedup left unset). Used by explain. */
+bool dc_eval_point(const dc_graph *g, bool record, dc_arena *a,
+                   dc_eval_result *out, dc_metrics *m, dc_profile *prof_out,
+                   dc_diags *d);
+
+/* ---- timelines and explain (runtime/timeline.c, explain.c) ------------- */
+
+/* Chrome trace JSON (Perfetto opens it): one process per rank, the CPU
+ * thread with ops and T1–T5 slices, one track per stream with kernels. */
+void dc_timeline_write(const dc_graph *g, const dc_eval_result *r,
+                       dc_buf *out);
+/* The per-op table of one rank of an evaluated point. */
+void dc_explain_write(const dc_graph *g, const dc_eval_result *r,
+                      const dc_profile *p, int32_t rank, dc_buf *out);
 
 #endif /* DC_RUNTIME_H */

@@ -1,0 +1,185 @@
+/*
+ * memo.c — a per-thread cache of kernel prices. A sweep prices the same
+ * kernels over and over (the bottom MLP's GEMMs do not change when only the
+ * GPU count or the top MLP is swept; every rank of a data-parallel point
+ * launches the same kernels), and dc_kernel_time is a pure function of
+ * (kernel, device, fitted models), so a price can be reused exactly.
+ *
+ * The key is the descriptor's meaningful fields serialised to 64-bit words
+ * (never the struct's raw bytes: a union with padding and pointers to
+ * per-table arrays would make equal kernels look different), plus the
+ * caller's device id. The collective id is left out on purpose: it names a
+ * collective, it does not change its price. Keys are compared in full, so a
+ * hash collision can never return a wrong price.
+ *
+ * One cache per worker thread: no locks on the hot path, and because prices
+ * are pure the output cannot depend on which thread priced what. The table
+ * is bounded and simply cleared when full, so memory stays constant on a
+ * sweep of any length.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+enum {
+  MEMO_CAP = 1 << 13,          /* slots (power of two): 192 KiB, fits L2 */
+  MEMO_MAX_ENTRIES = MEMO_CAP / 2,
+  MEMO_POOL_WORDS = 1 << 16,   /* key storage, 512 KiB */
+  MEMO_MAX_KEY = 512           /* longer keys are priced without caching */
+};
+
+typedef struct memo_slot {
+  uint64_t hash;  /* 0: empty */
+  uint32_t off;   /* key words in the pool */
+  uint32_t len;
+  double value;
+} memo_slot;
+
+struct dc_memo {
+  memo_slot *slots;
+  uint64_t *pool;
+  size_t pool_used;
+  size_t entries;
+  int64_t hits, misses;
+};
+
+dc_memo *dc_memo_new(void) {
+  dc_memo *m = dc_xcalloc(1, sizeof *m);
+  m->slots = dc_xcalloc(MEMO_CAP, sizeof *m->slots);
+  m->pool = dc_xmalloc(MEMO_POOL_WORDS * sizeof *m->pool);
+  return m;
+}
+
+void dc_memo_free(dc_memo *m) {
+  if (!m) return;
+  free(m->slots);
+  free(m->pool);
+  free(m);
+}
+
+void dc_memo_stats(const dc_memo *m, int64_t *hits, int64_t *misses) {
+  *hits = m->hits;
+  *misses = m->misses;
+}
+
+static uint64_t dbits(double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+/* Serialises what determines a kernel's price. Returns the word count, or
+ * 0 when the key would not fit. */
+static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
+  size_t n = 0;
+  w[n++] = ((uint64_t)(uint32_t)device_id << 32) | (uint64_t)k->kind;
+  w[n++] = dbits(k->scale);
+  switch (k->kind) {
+  case DC_KERNEL_GEMM:
+    w[n++] = (uint64_t)k->u.gemm.m;
+    w[n++] = (uint64_t)k->u.gemm.n;
+    w[n++] = (uint64_t)k->u.gemm.k;
+    w[n++] = (uint64_t)k->u.gemm.batch;
+    w[n++] = (uint64_t)k->u.gemm.transa | (uint64_t)k->u.gemm.transb << 1 |
+             (uint64_t)k->u.gemm.dtype << 8;
+    break;
+  case DC_KERNEL_EMBEDDING_FWD:
+  case DC_KERNEL_EMBEDDING_BWD:
+    if (k->u.emb.n_groups < 0 ||
+        (size_t)k->u.emb.n_groups * 3 + 8 > MEMO_MAX_KEY)
+      return 0;
+    w[n++] = (uint64_t)k->u.emb.batch;
+    w[n++] = (uint64_t)k->u.emb.n_groups | (uint64_t)k->u.emb.dtype << 32 |
+             (uint64_t)k->u.emb.optimizer << 40 |
+             (uint64_t)k->u.emb.fused_optimizer << 48 |
+             (uint64_t)k->u.emb.model << 56;
+    for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
+      const dc_emb_group *gr = &k->u.emb.groups[i];
+      w[n++] = (uint64_t)(uint32_t)gr->tables << 32 | (uint32_t)gr->dim;
+      w[n++] = (uint64_t)gr->rows;
+      w[n++] = dbits(gr->pooling);
+    }
+    break;
+  case DC_KERNEL_ELEMENTWISE:
+  case DC_KERNEL_REDUCE:
+    w[n++] = (uint64_t)k->u.ew.elements;
+    w[n++] = dbits(k->u.ew.flops_per_elem);
+    w[n++] = dbits(k->u.ew.bytes_per_elem);
+    break;
+  case DC_KERNEL_CONCAT:
+  case DC_KERNEL_MEMCPY_H2D:
+  case DC_KERNEL_MEMCPY_D2H:
+  case DC_KERNEL_MEMCPY_D2D:
+    w[n++] = (uint64_t)k->u.copy.bytes;
+    w[n++] = (uint64_t)k->u.copy.pinned;
+    break;
+  case DC_KERNEL_TRANSPOSE:
+  case DC_KERNEL_TRIL_FWD:
+  case DC_KERNEL_TRIL_BWD:
+    w[n++] = (uint64_t)k->u.mat.batch;
+    w[n++] = (uint64_t)k->u.mat.m;
+    w[n++] = (uint64_t)k->u.mat.n;
+    w[n++] = (uint64_t)k->u.mat.diag | (uint64_t)k->u.mat.dtype << 8;
+    break;
+  case DC_KERNEL_ALL_TO_ALL:
+  case DC_KERNEL_ALL_REDUCE:
+  case DC_KERNEL_REDUCE_SCATTER:
+  case DC_KERNEL_ALL_GATHER:
+    w[n++] = (uint64_t)k->u.coll.bytes;
+    w[n++] = (uint64_t)(uint32_t)k->u.coll.ranks << 32 |
+             (uint32_t)k->u.coll.hosts;
+    break;
+  default:
+    return 0;
+  }
+  return n;
+}
+
+static uint64_t hash_words(const uint64_t *w, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  for (size_t i = 0; i < n; i++) {
+    h ^= w[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  return h ? h : 1;
+}
+
+static void memo_clear(dc_memo *m) {
+  memset(m->slots, 0, MEMO_CAP * sizeof *m->slots);
+  m->pool_used = 0;
+  m->entries = 0;
+}
+
+double dc_memo_time(dc_memo *m, const dc_kernel *k, int32_t device_id,
+                    const dc_device *dev, const dc_kmodels *km) {
+  uint64_t key[MEMO_MAX_KEY];
+  size_t n = key_of(k, device_id, key);
+  if (n == 0) {
+    m->misses++;
+    return dc_kernel_time(k, dev, km);
+  }
+  uint64_t h = hash_words(key, n);
+  size_t mask = MEMO_CAP - 1, i = (size_t)h & mask;
+  while (m->slots[i].hash) {
+    memo_slot *s = &m->slots[i];
+    if (s->hash == h && s->len == n &&
+        memcmp(m->pool + s->off, key, n * sizeof *key) == 0) {
+      m->hits++;
+      return s->value;
+    }
+    i = (i + 1) & mask;
+  }
+  m->misses++;
+  double v = dc_kernel_time(k, dev, km);
+  if (m->entries >= MEMO_MAX_ENTRIES || m->pool_used + n > MEMO_POOL_WORDS) {
+    memo_clear(m);
+    i = (size_t)h & mask;
+  }
+  memcpy(m->pool + m->pool_used, key, n * sizeof *key);
+  m->slots[i] = (memo_slot){h, (uint32_t)m->pool_used, (uint32_t)n, v};
+  m->pool_used += n;
+  m->entries++;
+  return v;
+}

@@ -1,0 +1,251 @@
+/*
+ * metrics.c — what a point's evaluation is reported as (DESIGN.md §5): the
+ * timing metrics, the memory footprint per GPU, the per-rank embedding and
+ * communication figures, and each metric's fixed output precision.
+ *
+ * Timing (from dc_eval_result; the iteration is the slowest rank's):
+ *   e2e_ms         max over ranks of max(cpu, every stream)
+ *   gpu_active_ms  union of the critical rank's kernel intervals
+ *   gpu_idle_ms    e2e_ms − gpu_active_ms
+ *   gpu_util       gpu_active_ms / e2e_ms
+ *   cpu_ms         the critical rank's host time
+ *   kernel_only_ms max over ranks of the host-free critical path (one
+ *                  stream: the sum of kernel times, the paper's baseline)
+ *   samples_per_s  global batch / e2e
+ *   emb_ms         max over ranks of embedding fwd+bwd kernel time;
+ *   emb_imbalance  that max over the mean (1 when no rank has any)
+ *   comm_ms, comm_bytes  max over ranks of collective kernel time / payload
+ *
+ * Memory per GPU (the largest rank's), an estimate from the graph:
+ *   params      embedding rows this rank holds (from its lookup kernels:
+ *               tables·rows·dim·dtype bytes) + dense MLP weights and biases
+ *               (fp32, replicated on every rank)
+ *   optimizer   sgd: none; adagrad: one fp32 state per parameter;
+ *               rowwise_adagrad: one fp32 per embedding row + one per dense
+ *               parameter; adam: two per parameter
+ *   activations device tensors written by input, forward and loss ops (kept
+ *               for the backward)
+ *   workspace   dense gradients + twice the largest tensor a backward op
+ *               creates (the gradient being produced and the one consumed)
+ *               + twice the largest collective buffer; outputs that alias
+ *               an input (in-place updates) take no new memory
+ *   fits        params + optimizer + activations + workspace ≤ HBM
+ * It leaves out the CUDA context, allocator fragmentation and library
+ * workspaces (cuBLAS), which a capacity plan should keep as headroom.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+static const char *const metric_names[] = {
+#define DC_METRIC_STR(sym, name) name,
+    DC_METRIC_NAMES(DC_METRIC_STR)
+#undef DC_METRIC_STR
+};
+
+const char *dc_metric_name(dc_metric_id m) {
+  DC_ASSERT((unsigned)m < DC_METRIC_COUNT_);
+  return metric_names[m];
+}
+
+bool dc_metric_parse(const char *name, dc_metric_id *out) {
+  for (int i = 0; i < DC_METRIC_COUNT_; i++)
+    if (strcmp(name, metric_names[i]) == 0) {
+      *out = (dc_metric_id)i;
+      return true;
+    }
+  return false;
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return dc_add_i64(a, b, &r) ? r : INT64_MAX;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return dc_mul_i64(a, b, &r) ? r : INT64_MAX;
+}
+
+/* Weights and biases of an MLP whose widths are w[0..n-1]. */
+static int64_t mlp_params(int64_t in, const int64_t *w, int32_t n) {
+  int64_t total = 0;
+  for (int32_t i = 0; i < n; i++) {
+    total = sat_add(total, sat_add(sat_mul(in, w[i]), w[i]));
+    in = w[i];
+  }
+  return total;
+}
+
+/* Dense parameters of the point: bottom MLP (bottom_mlp[0] is the number of
+ * dense features), top MLP with its input width derived from the
+ * interaction as in reference/dlrm-op-graph.md. */
+static int64_t dense_params(const dc_point *p) {
+  if (!p || p->n_bottom < 1) return 0;
+  int64_t total = mlp_params(p->bottom_mlp[0], p->bottom_mlp + 1,
+                             p->n_bottom - 1);
+  int64_t d = p->bottom_mlp[p->n_bottom - 1];
+  int64_t f = (int64_t)p->n_tables + 1;
+  int64_t t0;
+  if (p->interaction == DC_INTERACTION_CAT) {
+    t0 = sat_mul(d, f);
+  } else {
+    int64_t ni = f * (f - 1) / 2 + (p->interaction_self ? f : 0);
+    t0 = sat_add(d, ni);
+  }
+  return sat_add(total, mlp_params(t0, p->top_mlp, p->n_top));
+}
+
+static int64_t tensor_bytes(const dc_tensor *t) {
+  int64_t n = dc_dtype_bytes(t->dtype);
+  for (int32_t i = 0; i < t->ndim; i++) n = sat_mul(n, t->shape[i]);
+  return n;
+}
+
+/* An in-place update (the optimizer's add_, a fused embedding backward)
+ * writes a new version of a parameter or optimizer state: graphgen gives it
+ * a new tensor id with the parameter's dtype and shape. Such an output, or
+ * one that is literally an input, takes no new memory; the weight
+ * gradients it also matches are counted with the dense gradients. */
+static bool aliases_input(const dc_graph *g, const dc_op *op, int32_t t) {
+  const dc_tensor *o = &g->tensors[t];
+  for (int32_t i = 0; i < op->n_inputs; i++) {
+    int32_t in = op->inputs[i];
+    if (in == t) return true;
+    if (in < 0 || in >= g->n_tensors) continue;
+    const dc_tensor *x = &g->tensors[in];
+    if (x->producer >= 0 || x->on_host || x->dtype != o->dtype ||
+        x->ndim != o->ndim)
+      continue;
+    if (memcmp(x->shape, o->shape, sizeof(int64_t) * (size_t)o->ndim) == 0)
+      return true;
+  }
+  return false;
+}
+
+void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
+                        dc_memory *out) {
+  memset(out, 0, sizeof *out);
+  out->hbm_bytes = hbm_bytes;
+  const dc_point *p = g->point;
+  int64_t dense = dense_params(p);
+  int64_t dense_bytes = sat_mul(dense, 4);
+  dc_optimizer opt = p ? p->optimizer : DC_OPTIMIZER_SGD;
+  int64_t best_total = -1;
+  for (int32_t r = 0; r < g->n_ranks; r++) {
+    int64_t emb = 0, emb_rows = 0, act = 0, big_bwd = 0, big_coll = 0;
+    for (int32_t j = g->rank_first[r]; j < g->rank_first[r + 1]; j++) {
+      const dc_op *op = &g->ops[j];
+      for (int32_t k = 0; k < op->n_launches; k++) {
+        const dc_kernel *kk = &op->launches[k].k;
+        if (kk->kind == DC_KERNEL_EMBEDDING_FWD) {
+          int64_t eb = dc_dtype_bytes(kk->u.emb.dtype);
+          for (int32_t i = 0; i < kk->u.emb.n_groups; i++) {
+            const dc_emb_group *gr = &kk->u.emb.groups[i];
+            int64_t rows = sat_mul(gr->tables, gr->rows);
+            emb_rows = sat_add(emb_rows, rows);
+            emb = sat_add(emb, sat_mul(sat_mul(rows, gr->dim), eb));
+          }
+        } else if (kk->kind >= DC_KERNEL_ALL_TO_ALL) {
+          if (kk->u.coll.bytes > big_coll) big_coll = kk->u.coll.bytes;
+        }
+      }
+      for (int32_t i = 0; i < op->n_outputs; i++) {
+        int32_t t = op->outputs[i];
+        if (t < 0 || t >= g->n_tensors || g->tensors[t].on_host) continue;
+        if (aliases_input(g, op, t)) continue; /* in place: no new memory */
+        int64_t b = tensor_bytes(&g->tensors[t]);
+        if (op->phase <= DC_PHASE_LOSS)
+          act = sat_add(act, b);
+        else if (op->phase == DC_PHASE_BACKWARD && b > big_bwd)
+          big_bwd = b;
+      }
+    }
+    int64_t params = sat_add(emb, dense_bytes);
+    int64_t state = 0;
+    switch (opt) {
+    case DC_OPTIMIZER_SGD: state = 0; break;
+    case DC_OPTIMIZER_ADAGRAD: state = params; break;
+    case DC_OPTIMIZER_ROWWISE_ADAGRAD:
+      state = sat_add(sat_mul(emb_rows, 4), dense_bytes);
+      break;
+    case DC_OPTIMIZER_ADAM: state = sat_mul(params, 2); break;
+    }
+    int64_t ws = sat_add(dense_bytes,
+                         sat_add(sat_mul(big_bwd, 2), sat_mul(big_coll, 2)));
+    int64_t total = sat_add(sat_add(params, state), sat_add(act, ws));
+    if (total > best_total) {
+      best_total = total;
+      out->params_bytes = params;
+      out->optimizer_bytes = state;
+      out->activations_bytes = act;
+      out->workspace_bytes = ws;
+    }
+  }
+}
+
+static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
+
+void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
+                        const dc_memory *mem, dc_metrics *out) {
+  memset(out, 0, sizeof *out);
+  const dc_eval_rank *c = &r->ranks[r->critical_rank];
+  double e2e = r->e2e_us;
+  double kernel_only = 0.0, emb_max = 0.0, emb_sum = 0.0, comm = 0.0;
+  int64_t bytes = 0;
+  for (int32_t i = 0; i < r->n_ranks; i++) {
+    const dc_eval_rank *x = &r->ranks[i];
+    if (x->kernel_only_us > kernel_only) kernel_only = x->kernel_only_us;
+    if (x->emb_us > emb_max) emb_max = x->emb_us;
+    emb_sum += x->emb_us;
+    if (x->comm_us > comm) comm = x->comm_us;
+    if (x->comm_bytes > bytes) bytes = x->comm_bytes;
+  }
+  double *v = out->v;
+  v[DC_METRIC_E2E_MS] = e2e / 1000.0;
+  v[DC_METRIC_GPU_ACTIVE_MS] = c->gpu_active_us / 1000.0;
+  v[DC_METRIC_GPU_IDLE_MS] = (e2e - c->gpu_active_us) / 1000.0;
+  v[DC_METRIC_GPU_UTIL] = e2e > 0 ? c->gpu_active_us / e2e : 0.0;
+  v[DC_METRIC_CPU_MS] = c->cpu_us / 1000.0;
+  v[DC_METRIC_KERNEL_ONLY_MS] = kernel_only / 1000.0;
+  int64_t batch = g->point ? g->point->batch_size : 0;
+  v[DC_METRIC_SAMPLES_PER_S] = e2e > 0 ? (double)batch / (e2e * 1e-6) : 0.0;
+  v[DC_METRIC_PARAMS_GIB] = gib(mem->params_bytes);
+  v[DC_METRIC_OPTIMIZER_GIB] = gib(mem->optimizer_bytes);
+  v[DC_METRIC_ACTIVATIONS_GIB] = gib(mem->activations_bytes);
+  v[DC_METRIC_WORKSPACE_GIB] = gib(mem->workspace_bytes);
+  int64_t total = sat_add(sat_add(mem->params_bytes, mem->optimizer_bytes),
+                          sat_add(mem->activations_bytes,
+                                  mem->workspace_bytes));
+  v[DC_METRIC_FITS] = total <= mem->hbm_bytes ? 1.0 : 0.0;
+  v[DC_METRIC_EMB_MS] = emb_max / 1000.0;
+  double mean = r->n_ranks ? emb_sum / r->n_ranks : 0.0;
+  v[DC_METRIC_EMB_IMBALANCE] = mean > 0 ? emb_max / mean : 1.0;
+  v[DC_METRIC_COMM_MS] = comm / 1000.0;
+  v[DC_METRIC_COMM_BYTES] = (double)bytes;
+  v[DC_METRIC_SPEEDUP] = 0.0;
+  out->has_speedup = false;
+}
+
+void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
+  double v = x->v[m];
+  switch (m) {
+  case DC_METRIC_FITS:
+    dc_buf_puts(out, v != 0.0 ? "true" : "false");
+    return;
+  case DC_METRIC_COMM_BYTES:
+    dc_buf_printf(out, "%lld", (long long)llround(v));
+    return;
+  case DC_METRIC_SAMPLES_PER_S:
+    dc_buf_put_double(out, v, 1);
+    return;
+  case DC_METRIC_SPEEDUP:
+    if (!x->has_speedup) return; /* empty: the study has no baseline */
+    dc_buf_put_double(out, v, 4);
+    return;
+  default:
+    dc_buf_put_double(out, v, 4);
+    return;
+  }
+}

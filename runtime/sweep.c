@@ -1,0 +1,460 @@
+/*
+ * sweep.c — the sweep executor (DESIGN.md §6): evaluates every point of a
+ * shard on N worker threads and streams the table out in index order.
+ *
+ * Shape, and why:
+ * - Each worker owns a point arena (reset per point), a kernel-price memo
+ *   cache, and small caches of the devices and overhead profiles it has
+ *   met, so the per-point path allocates nothing from the heap and prices a
+ *   repeated kernel once.
+ * - Workers claim points in shard order and format each row into its own
+ *   buffer in a ring of W slots; the calling thread writes the slots in
+ *   index order. A worker never runs more than W points ahead of the
+ *   writer, so memory is bounded by W rows whatever the sweep's size, and
+ *   the bytes written cannot depend on the number of threads.
+ * - Speedups need the baseline point's time; rather than keeping every
+ *   baseline in memory, a worker evaluates the baseline itself when needed
+ *   (pure, so the same bytes) and remembers recent ones in a small
+ *   direct-mapped cache.
+ * - Output goes to a sink callback: the driver decides where (stdout, or a
+ *   temporary file renamed when complete).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/emit.h"
+#include "runtime/runtime.h"
+
+enum {
+  MAX_DEVICES = 32,
+  MAX_PROFILES = 16,
+  BASE_CACHE = 256,
+  WINDOW_PER_JOB = 256,
+  FLUSH_BYTES = 1 << 16
+};
+
+typedef struct dev_entry {
+  char *name;
+  dc_device dev;
+  const dc_kmodels *km;
+} dev_entry;
+
+typedef struct prof_entry {
+  char *name;
+  dc_profile prof;
+} prof_entry;
+
+/* Prices kernels of one point: its device, through an optional memo. */
+typedef struct pricer {
+  const dc_device *dev;
+  const dc_kmodels *km;
+  int32_t dev_id;
+  dc_memo *memo;
+} pricer;
+
+static double price(void *ctx, const dc_launch *l, int32_t rank) {
+  (void)rank;
+  pricer *p = ctx;
+  if (p->memo) return dc_memo_time(p->memo, &l->k, p->dev_id, p->dev, p->km);
+  return dc_kernel_time(&l->k, p->dev, p->km);
+}
+
+typedef struct worker {
+  dc_arena arena;     /* per point, reset */
+  dc_arena keep;      /* devices and profiles, for the whole run */
+  dc_memo *memo;
+  dev_entry devs[MAX_DEVICES];
+  int n_devs;
+  prof_entry profs[MAX_PROFILES];
+  int n_profs;
+  struct {
+    int64_t index;
+    double e2e_us;
+  } base[BASE_CACHE];
+  dc_diags diags;
+  dc_buf row, scratch, timeline;
+  int64_t failed_index;
+} worker;
+
+static void worker_init(worker *w) {
+  memset(w, 0, sizeof *w);
+  dc_arena_init(&w->arena);
+  dc_arena_init(&w->keep);
+  w->memo = dc_memo_new();
+  for (int i = 0; i < BASE_CACHE; i++) w->base[i].index = -1;
+  w->failed_index = -1;
+}
+
+static void worker_free(worker *w) {
+  dc_arena_free(&w->arena);
+  dc_arena_free(&w->keep);
+  dc_memo_free(w->memo);
+  for (int i = 0; i < w->n_devs; i++) free(w->devs[i].name);
+  for (int i = 0; i < w->n_profs; i++) free(w->profs[i].name);
+  dc_diags_free(&w->diags);
+  dc_buf_free(&w->row);
+  dc_buf_free(&w->scratch);
+  dc_buf_free(&w->timeline);
+}
+
+/* The device a point names, looked up once per worker. With more distinct
+ * devices than the cache holds, the lookup goes to an arena per point. */
+static bool worker_device(worker *w, const char *name, pricer *out,
+                          dc_diags *d) {
+  for (int i = 0; i < w->n_devs; i++)
+    if (strcmp(w->devs[i].name, name) == 0) {
+      *out = (pricer){&w->devs[i].dev, w->devs[i].km, i, w->memo};
+      return true;
+    }
+  if (w->n_devs == MAX_DEVICES) {
+    dc_device *dev = dc_arena_alloc(&w->arena, sizeof *dev);
+    if (!dc_device_lookup(name, dev, &w->arena, d)) return false;
+    *out = (pricer){dev, dc_kmodels_for(dev), 0, NULL};
+    return true;
+  }
+  dev_entry *e = &w->devs[w->n_devs];
+  if (!dc_device_lookup(name, &e->dev, &w->keep, d)) return false;
+  e->km = dc_kmodels_for(&e->dev);
+  e->name = dc_xstrdup(name);
+  *out = (pricer){&e->dev, e->km, w->n_devs, w->memo};
+  w->n_devs++;
+  return true;
+}
+
+static const dc_profile *worker_profile(worker *w, const char *name,
+                                        dc_diags *d) {
+  for (int i = 0; i < w->n_profs; i++)
+    if (strcmp(w->profs[i].name, name) == 0) return &w->profs[i].prof;
+  if (w->n_profs == MAX_PROFILES) {
+    dc_profile *p = dc_arena_alloc(&w->arena, sizeof *p);
+    return dc_profile_load(name, p, &w->arena, d) ? p : NULL;
+  }
+  prof_entry *e = &w->profs[w->n_profs];
+  if (!dc_profile_load(name, &e->prof, &w->keep, d)) return NULL;
+  e->name = dc_xstrdup(name);
+  w->n_profs++;
+  return &e->prof;
+}
+
+/* Evaluates a built graph with its point's device and profile. */
+static bool evaluate(worker *w, const dc_graph *g, bool record,
+                     dc_eval_result *r, dc_metrics *m, dc_diags *d) {
+  const dc_point *p = g->point;
+  DC_ASSERT(p != NULL);
+  pricer pr;
+  if (!worker_device(w, p->gpu, &pr, d)) return false;
+  const dc_profile *prof =
+      worker_profile(w, p->overheads ? p->overheads : "paper-v100", d);
+  if (!prof) return false;
+  dc_eval_opts o = {prof, price, &pr, record};
+  if (!dc_eval_graph(g, &o, &w->arena, r, d)) return false;
+  if (m) {
+    dc_memory mem;
+    dc_memory_estimate(g, pr.dev->hbm_bytes, &mem);
+    dc_metrics_compute(g, r, &mem, m);
+  }
+  return true;
+}
+
+bool dc_eval_point(const dc_graph *g, bool record, dc_arena *a,
+                   dc_eval_result *out, dc_metrics *m, dc_profile *prof_out,
+                   dc_diags *d) {
+  const dc_point *p = g->point;
+  DC_ASSERT(p != NULL);
+  dc_device *dev = dc_arena_alloc(a, sizeof *dev);
+  if (!dc_device_lookup(p->gpu, dev, a, d)) return false;
+  if (!dc_profile_load(p->overheads ? p->overheads : "paper-v100", prof_out,
+                       a, d))
+    return false;
+  pricer pr = {dev, dc_kmodels_for(dev), 0, NULL};
+  dc_eval_opts o = {prof_out, price, &pr, record};
+  if (!dc_eval_graph(g, &o, a, out, d)) return false;
+  if (m) {
+    dc_memory mem;
+    dc_memory_estimate(g, dev->hbm_bytes, &mem);
+    dc_metrics_compute(g, out, &mem, m);
+  }
+  return true;
+}
+
+/* ---- the run ----------------------------------------------------------- */
+
+typedef struct slot {
+  dc_buf buf;
+  bool ready;
+} slot;
+
+typedef struct run {
+  const dc_sweep_source *src;
+  dc_sweep_opts *o;
+  const dc_emit_col *cols;
+  size_t n_cols;
+  int64_t n_local; /* points in this shard */
+  int64_t window;
+  slot *slots;
+  pthread_mutex_t mu;
+  pthread_cond_t space, ready;
+  int64_t next_claim, emitted;
+  bool failed;
+} run;
+
+static int64_t global_index(const run *R, int64_t j) {
+  return (R->o->shard_k - 1) + j * R->o->shard_n;
+}
+
+static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
+  int slot_i = (int)(b % BASE_CACHE);
+  if (w->base[slot_i].index == b) {
+    *out = w->base[slot_i].e2e_us;
+    return true;
+  }
+  dc_arena_reset(&w->arena);
+  const dc_graph *g = R->src->build(R->src->ctx, b, &w->arena, &w->diags);
+  dc_eval_result r;
+  if (!g || !evaluate(w, g, false, &r, NULL, &w->diags)) {
+    w->failed_index = b;
+    return false;
+  }
+  w->base[slot_i].index = b;
+  w->base[slot_i].e2e_us = r.e2e_us;
+  *out = r.e2e_us;
+  return true;
+}
+
+/* Evaluates point `i` and formats its row into w->row. */
+static bool point_row(worker *w, const run *R, int64_t i) {
+  double base = 0.0;
+  int64_t b = R->src->baseline_of ? R->src->baseline_of(R->src->ctx, i) : -1;
+  if (b >= 0 && b != i && !baseline_e2e(w, R, b, &base)) return false;
+  dc_arena_reset(&w->arena);
+  const dc_graph *g = R->src->build(R->src->ctx, i, &w->arena, &w->diags);
+  dc_eval_result r;
+  dc_metrics m;
+  bool record = R->o->timeline_sink != NULL;
+  if (!g || !evaluate(w, g, record, &r, &m, &w->diags)) {
+    w->failed_index = i;
+    return false;
+  }
+  if (b >= 0) {
+    if (b == i) base = r.e2e_us;
+    m.has_speedup = true;
+    m.v[DC_METRIC_SPEEDUP] = r.e2e_us > 0 ? base / r.e2e_us : 0.0;
+  }
+  dc_buf_clear(&w->row);
+  dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, &w->row,
+              &w->scratch);
+  if (record) {
+    dc_buf_clear(&w->timeline);
+    dc_timeline_write(g, &r, &w->timeline);
+    if (!R->o->timeline_sink(R->o->timeline_ctx, i, w->timeline.data,
+                             w->timeline.len)) {
+      dc_diag_error(&w->diags, DC_DIAG_IO, (dc_span){0},
+                    "cannot write the timeline of point %lld",
+                    (long long)i);
+      w->failed_index = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+static void *worker_main(void *arg) {
+  void **pair = arg;
+  run *R = pair[0];
+  worker *w = pair[1];
+  pthread_mutex_lock(&R->mu);
+  for (;;) {
+    if (R->failed || R->next_claim >= R->n_local) break;
+    int64_t j = R->next_claim;
+    if (j >= R->emitted + R->window) {
+      pthread_cond_wait(&R->space, &R->mu);
+      continue;
+    }
+    R->next_claim++;
+    pthread_mutex_unlock(&R->mu);
+    bool ok = point_row(w, R, global_index(R, j));
+    pthread_mutex_lock(&R->mu);
+    if (!ok) {
+      R->failed = true;
+      pthread_cond_broadcast(&R->ready);
+      pthread_cond_broadcast(&R->space);
+      break;
+    }
+    slot *s = &R->slots[j % R->window];
+    dc_buf t = s->buf;
+    s->buf = w->row;
+    w->row = t;
+    s->ready = true;
+    if (j == R->emitted) pthread_cond_signal(&R->ready);
+  }
+  pthread_mutex_unlock(&R->mu);
+  return NULL;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct progress {
+  bool on;
+  double last;
+  int64_t total;
+} progress;
+
+static void progress_show(progress *p, int64_t done, bool final) {
+  if (!p->on) return;
+  double t = now_s();
+  if (!final && t - p->last < 0.1) return;
+  p->last = t;
+  int width = 30, fill = p->total ? (int)(done * width / p->total) : width;
+  char bar[64];
+  for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
+  bar[width] = '\0';
+  fprintf(stderr, "\r[%s] %3d%% %lld/%lld points", bar,
+          p->total ? (int)(done * 100 / p->total) : 100, (long long)done,
+          (long long)p->total);
+  if (final) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+static bool flush_out(run *R, dc_buf *out, bool force) {
+  if (out->len == 0 || (!force && out->len < FLUSH_BYTES)) return true;
+  bool ok = R->o->sink(R->o->sink_ctx, out->data, out->len);
+  dc_buf_clear(out);
+  return ok;
+}
+
+static void collect_diags(dc_diags *d, const dc_diags *from) {
+  for (size_t i = 0; i < from->count; i++) {
+    const dc_diag *g = &from->items[i];
+    dc_diag *n = g->severity == DC_SEV_ERROR
+                     ? dc_diag_error(d, g->code, g->span, "%s", g->message)
+                     : dc_diag_warning(d, g->code, g->span, "%s", g->message);
+    if (g->help) dc_diag_set_help(n, "%s", g->help);
+  }
+}
+
+bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
+  DC_ASSERT(o->shard_n >= 1 && o->shard_k >= 1 && o->shard_k <= o->shard_n);
+  run R;
+  memset(&R, 0, sizeof R);
+  R.src = src;
+  R.o = o;
+  R.n_local = src->n_points > o->shard_k - 1
+                  ? (src->n_points - o->shard_k) / o->shard_n + 1
+                  : 0;
+  bool has_baseline = src->baseline_of && src->n_points > 0 &&
+                      src->baseline_of(src->ctx, 0) >= 0;
+  dc_emit_col *cols = NULL;
+  if (!dc_emit_columns(src, has_baseline, &cols, &R.n_cols, d)) {
+    free(cols);
+    return false;
+  }
+  R.cols = cols;
+  int jobs = o->jobs < 1 ? 1 : o->jobs;
+  if (jobs > 256) jobs = 256;
+  if ((int64_t)jobs > R.n_local && R.n_local > 0) jobs = (int)R.n_local;
+
+  dc_buf out = {0};
+  bool ok = true;
+  /* The header: the first shard carries it, so shards concatenate. */
+  if (o->shard_k == 1 || o->format == DC_FORMAT_MD)
+    dc_emit_header(o->format, cols, R.n_cols, &out);
+  progress prog = {o->progress && R.n_local > 0, 0.0, R.n_local};
+  worker *ws = dc_xcalloc((size_t)jobs, sizeof *ws);
+  for (int i = 0; i < jobs; i++) worker_init(&ws[i]);
+
+  if (jobs == 1) {
+    for (int64_t j = 0; j < R.n_local && ok; j++) {
+      if (!point_row(&ws[0], &R, global_index(&R, j))) {
+        ok = false;
+        break;
+      }
+      dc_buf_append(&out, ws[0].row.data, ws[0].row.len);
+      ok = flush_out(&R, &out, false);
+      progress_show(&prog, j + 1, false);
+    }
+  } else {
+    R.window = (int64_t)jobs * WINDOW_PER_JOB;
+    R.slots = dc_xcalloc((size_t)R.window, sizeof *R.slots);
+    pthread_mutex_init(&R.mu, NULL);
+    pthread_cond_init(&R.space, NULL);
+    pthread_cond_init(&R.ready, NULL);
+    pthread_t *th = dc_xcalloc((size_t)jobs, sizeof *th);
+    void *(*pairs)[2] = dc_xcalloc((size_t)jobs, sizeof *pairs);
+    for (int i = 0; i < jobs; i++) {
+      pairs[i][0] = &R;
+      pairs[i][1] = &ws[i];
+      if (pthread_create(&th[i], NULL, worker_main, pairs[i]) != 0)
+        dc_fatal(__FILE__, __LINE__, "cannot start a worker thread");
+    }
+    dc_buf row = {0};
+    pthread_mutex_lock(&R.mu);
+    while (R.emitted < R.n_local) {
+      slot *s = &R.slots[R.emitted % R.window];
+      while (!s->ready && !R.failed) pthread_cond_wait(&R.ready, &R.mu);
+      if (R.failed) break;
+      /* Take the row out of the slot before freeing the slot: once
+       * `emitted` moves, a worker may claim the point that reuses it. */
+      dc_buf t = s->buf;
+      s->buf = row;
+      row = t;
+      s->ready = false;
+      R.emitted++;
+      pthread_cond_broadcast(&R.space);
+      pthread_mutex_unlock(&R.mu);
+      dc_buf_append(&out, row.data, row.len);
+      bool wrote = flush_out(&R, &out, false);
+      progress_show(&prog, R.emitted, false);
+      pthread_mutex_lock(&R.mu);
+      if (!wrote) {
+        R.failed = true;
+        ok = false;
+        pthread_cond_broadcast(&R.space);
+        break;
+      }
+    }
+    if (R.failed) ok = false;
+    pthread_mutex_unlock(&R.mu);
+    for (int i = 0; i < jobs; i++) pthread_join(th[i], NULL);
+    dc_buf_free(&row);
+    for (int64_t i = 0; i < R.window; i++) dc_buf_free(&R.slots[i].buf);
+    free(R.slots);
+    free(th);
+    free(pairs);
+    pthread_mutex_destroy(&R.mu);
+    pthread_cond_destroy(&R.space);
+    pthread_cond_destroy(&R.ready);
+  }
+  if (ok) ok = flush_out(&R, &out, true);
+  if (ok) progress_show(&prog, R.n_local, true);
+  else if (prog.on) fputc('\n', stderr);
+
+  /* Diagnostics of the failing worker with the smallest point index. */
+  int first = -1;
+  for (int i = 0; i < jobs; i++)
+    if (ws[i].diags.count &&
+        (first < 0 || ws[i].failed_index < ws[first].failed_index))
+      first = i;
+  if (first >= 0) {
+    collect_diags(d, &ws[first].diags);
+    ok = false;
+  }
+  o->memo_hits = o->memo_misses = 0;
+  for (int i = 0; i < jobs; i++) {
+    int64_t h, m;
+    dc_memo_stats(ws[i].memo, &h, &m);
+    o->memo_hits += h;
+    o->memo_misses += m;
+    worker_free(&ws[i]);
+  }
+  free(ws);
+  dc_buf_free(&out);
+  free(cols);
+  return ok;
+}

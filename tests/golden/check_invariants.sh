@@ -1,0 +1,47 @@
+#!/bin/sh
+# Metric invariants on every row of a wide study, and output identity
+# across --jobs and --shard:
+#   gpu_active_ms <= e2e_ms, kernel_only_ms <= e2e_ms, gpu_idle_ms >= 0,
+#   0 < gpu_util <= 1, samples_per_s > 0, emb_imbalance >= 1;
+#   with the `none` profile on one GPU, e2e_ms == kernel_only_ms;
+#   --jobs 1 and --jobs 4 give the same bytes; the three shards of
+#   --shard K/3 hold exactly the full table's rows.
+# Usage: check_invariants.sh DLRMC STUDY OUTDIR
+set -eu
+dlrmc=$1 study=$2 out=$3
+mkdir -p "$out"
+"$dlrmc" run "$study" -o "$out/inv-j1.csv" --jobs 1
+"$dlrmc" run "$study" -o "$out/inv-j4.csv" --jobs 4
+cmp "$out/inv-j1.csv" "$out/inv-j4.csv"
+: > "$out/inv-shards.csv"
+for k in 1 2 3; do
+  "$dlrmc" run "$study" --shard "$k/3" --jobs 2 >> "$out/inv-shards.csv"
+done
+sort "$out/inv-j1.csv" > "$out/inv-a.txt"
+sort "$out/inv-shards.csv" > "$out/inv-b.txt"
+cmp "$out/inv-a.txt" "$out/inv-b.txt"
+awk -F, '
+  { sub(/\r$/, "") }
+  NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  {
+    e2e = $col["e2e_ms"] + 0; act = $col["gpu_active_ms"] + 0
+    ko = $col["kernel_only_ms"] + 0; idle = $col["gpu_idle_ms"] + 0
+    util = $col["gpu_util"] + 0; sps = $col["samples_per_s"] + 0
+    imb = $col["emb_imbalance"] + 0
+    rows++
+    if (act > e2e + 1e-4) { print "row " NR ": gpu_active_ms > e2e_ms: " $0; bad = 1 }
+    if (ko > e2e + 1e-4) { print "row " NR ": kernel_only_ms > e2e_ms: " $0; bad = 1 }
+    if (idle < -1e-4) { print "row " NR ": gpu_idle_ms < 0: " $0; bad = 1 }
+    if (util <= 0 || util > 1.00005) { print "row " NR ": gpu_util out of (0,1]: " $0; bad = 1 }
+    if (sps <= 0) { print "row " NR ": samples_per_s <= 0: " $0; bad = 1 }
+    if (imb < 0.99995) { print "row " NR ": emb_imbalance < 1: " $0; bad = 1 }
+    if ($col["system.overheads"] == "none" && $col["system.gpus"] == "1" &&
+        (e2e - ko > 1e-4 || ko - e2e > 1e-4)) {
+      print "row " NR ": profile none: e2e_ms != kernel_only_ms: " $0; bad = 1
+    }
+  }
+  END {
+    if (rows != 96) { print "expected 96 rows, got " rows; bad = 1 }
+    exit bad
+  }' "$out/inv-j1.csv"
+echo "invariants hold on 96 points; --jobs and --shard outputs agree"
