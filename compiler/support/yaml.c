@@ -43,13 +43,27 @@ typedef struct builder {
   dc_map anchors; /* name -> anchor_rec* (arena) */
   dc_node *root;
   bool failed;
+  bool ascii;          /* no byte >= 0x80: columns are byte offsets */
+  size_t last_line, last_column, last_offset; /* mark_offset's cursor */
 } builder;
 
-/* Byte offset of libyaml's (line, column-in-characters) mark. */
-static size_t mark_offset(const dc_source *s, yaml_mark_t m) {
+/* Byte offset of libyaml's (line, column-in-characters) mark. A pure
+ * ASCII file (the common case) maps columns to bytes directly; otherwise
+ * the walk resumes from the previous mark on the same line, so a long
+ * line (a fitted model's weights) costs linear, not quadratic, time. */
+static size_t mark_offset(builder *b, yaml_mark_t m) {
+  const dc_source *s = b->src;
   if (m.line >= s->n_lines) return s->len;
-  size_t off = s->line_starts[m.line];
-  size_t chars = 0;
+  size_t line_start = s->line_starts[m.line];
+  if (b->ascii) {
+    size_t off = line_start + m.column;
+    return off <= s->len ? off : s->len;
+  }
+  size_t off = line_start, chars = 0;
+  if (b->last_line == m.line && b->last_column <= m.column) {
+    off = b->last_offset;
+    chars = b->last_column;
+  }
   while (off < s->len && chars < m.column && s->text[off] != '\n') {
     unsigned char c = (unsigned char)s->text[off];
     off++;
@@ -58,13 +72,16 @@ static size_t mark_offset(const dc_source *s, yaml_mark_t m) {
       off++;
     chars++;
   }
+  b->last_line = m.line;
+  b->last_column = chars;
+  b->last_offset = off;
   return off;
 }
 
-static dc_span mark_span(const builder *b, yaml_mark_t start,
+static dc_span mark_span(builder *b, yaml_mark_t start,
                          yaml_mark_t end) {
-  size_t from = mark_offset(b->src, start);
-  size_t to = mark_offset(b->src, end);
+  size_t from = mark_offset(b, start);
+  size_t to = mark_offset(b, end);
   if (end.line != start.line || to < from) {
     /* Multi-line node: underline to the end of its first line. */
     size_t len;
@@ -282,7 +299,7 @@ static void report_parser_error(builder *b, const yaml_parser_t *p) {
   const char *problem = p->problem ? p->problem : "syntax error";
   dc_span sp = mark_span(b, m, m);
   sp.len = 1;
-  size_t off = mark_offset(b->src, m);
+  size_t off = mark_offset(b, m);
   dc_diag *g;
   if (p->error == YAML_READER_ERROR) {
     /* libyaml reports encoding problems with an offset, not a line. */
@@ -318,6 +335,10 @@ dc_node *dc_yaml_parse(const dc_source *src, dc_arena *a, dc_diags *d) {
   b.src = src;
   b.a = a;
   b.d = d;
+  b.ascii = true;
+  for (size_t i = 0; i < src->len && b.ascii; i++)
+    if ((unsigned char)src->text[i] >= 0x80) b.ascii = false;
+  b.last_line = (size_t)-1;
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser))
     dc_fatal(__FILE__, __LINE__, "cannot initialise libyaml");
