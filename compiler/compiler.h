@@ -27,10 +27,13 @@ typedef struct dc_override {
 } dc_override;
 
 /* Reads, parses and checks the study. Returns NULL when any error was
- * reported to `d` (all errors of the file are reported). */
+ * reported to `d` (all errors of the file are reported). The diagnostics
+ * of a study that failed point into its text, which stays alive until the
+ * next dc_study_load on the same thread or dc_study_release_failed(). */
 dc_study *dc_study_load(const char *path, const dc_override *overrides,
                         size_t n_overrides, dc_diags *d);
 void dc_study_free(dc_study *s);
+void dc_study_release_failed(void);
 
 const char *dc_study_name(const dc_study *s);
 int64_t dc_study_point_count(const dc_study *s);
@@ -49,5 +52,20 @@ int64_t dc_study_baseline_of(const dc_study *s, int64_t index);
 
 /* output.columns, or NULL (n = 0) for the default set. */
 size_t dc_study_columns(const dc_study *s, const char *const **columns);
+
+/* Like dc_study_load, from a buffer (tests, the fuzzer); `name` names the
+ * source in diagnostics and relative catalog paths resolve against its
+ * directory part. */
+dc_study *dc_study_load_memory(const char *name, const char *data,
+                               size_t len, const dc_override *overrides,
+                               size_t n_overrides, dc_diags *d);
+
+/* output.format ("csv", "md" or "jsonl"; default "csv") and
+ * output.precision (decimals of the metric columns; default 3). */
+const char *dc_study_format(const dc_study *s);
+int dc_study_precision(const dc_study *s);
+
+/* True when the study has a baseline (speedup columns are defined). */
+bool dc_study_has_baseline(const dc_study *s);
 
 #endif /* DC_COMPILER_H */

@@ -55,6 +55,8 @@
   X(BAD_CATALOG, "E0404", "invalid catalog file")                           \
   /* graph building */                                                      \
   X(GRAPH, "E0501", "cannot build the training graph")                      \
+  X(SHARDING, "E0502", "invalid sharding plan")                             \
+  X(NO_PLAN, "E0503", "no sharding plan fits in memory")                    \
   /* kernel models and fitting */                                           \
   X(KERNEL, "E0601", "cannot price kernel")                                 \
   X(BAD_MODEL, "E0602", "invalid fitted model")                             \

@@ -1,0 +1,473 @@
+/*
+ * study.c — dc_study_load, the driver of the front end's checks, and the
+ * accessors of compiler.h.
+ *
+ * Order of the checks (all errors of a file are reported in one run):
+ *   1. read and parse the YAML (a syntax error stops here: the tree is
+ *      incomplete, so everything after would be noise);
+ *   2. the structure walk: unknown keys and misshapen sections;
+ *   3. -D overrides and `sweep:` axes (paths, lists, ranges, zip lengths,
+ *      point count);
+ *   4. the base point (every sweep key at its first value), with every
+ *      leaf checked by the resolver;
+ *   5. every other sweep value once, in the context of the base point;
+ *   6. the constraints between keys over every combination of the values
+ *      that change them (from per-value summaries: no point is lowered);
+ *   7. baseline and output.
+ * A study that passes cannot make dc_study_point fail.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/study_int.h"
+
+#define MAX_VALUE_ERRORS 20         /* per sweep digit */
+#define MAX_COMBO_ERRORS 10
+#define MAX_COMBOS (INT64_C(1) << 26) /* cross-key combinations checked */
+
+static bool same_diag(const dc_diag *a, const dc_diag *b) {
+  return a->code == b->code && a->span.src == b->span.src &&
+         a->span.line == b->span.line && a->span.col == b->span.col &&
+         strcmp(a->message, b->message) == 0;
+}
+
+static bool same_place(const dc_diag *a, const dc_diag *b) {
+  return a->code == b->code && a->span.src == b->span.src &&
+         a->span.line == b->span.line && a->span.col == b->span.col;
+}
+
+/* Moves the diagnostics of `from` that `to` does not have yet (by place
+ * only with `by_place`: one report per broken constraint and place). */
+static size_t merge_(dc_diags *to, dc_diags *from, bool by_place) {
+  size_t added = 0;
+  for (size_t i = 0; i < from->count; i++) {
+    dc_diag *g = &from->items[i];
+    bool dup = false;
+    for (size_t j = 0; j < to->count && !dup; j++)
+      dup = by_place ? same_place(&to->items[j], g)
+                     : same_diag(&to->items[j], g);
+    if (dup) continue;
+    dc_diag *n = g->severity == DC_SEV_ERROR
+                     ? dc_diag_error(to, g->code, g->span, "%s", g->message)
+                     : dc_diag_warning(to, g->code, g->span, "%s",
+                                       g->message);
+    if (g->help) dc_diag_set_help(n, "%s", g->help);
+    added++;
+  }
+  return added;
+}
+
+static size_t merge(dc_diags *to, dc_diags *from) {
+  return merge_(to, from, false);
+}
+
+static bool resolve_digits(dc_study *s, const int64_t *digits, dc_arena *a,
+                           dc_diags *d, bool fill, dc_xkeys *x) {
+  dc_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
+  dc_sweep_subs(s, digits, a, subs, NULL);
+  dc_point p;
+  memset(&p, 0, sizeof p);
+  dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a, .d = d,
+               .p = &p};
+  bool ok = dc_resolve(&c, fill);
+  if (x) *x = c.x;
+  return ok;
+}
+
+/* Overlays the fields in which `v` differs from `base0` onto `dst`. */
+static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
+#define OV(f, sp)                                                            \
+  if (v->f != base0->f) {                                                    \
+    dst->f = v->f;                                                           \
+    dst->sp = v->sp;                                                         \
+  }
+  OV(batch, batch_sp)
+  OV(gpus, gpus_sp)
+  OV(hosts, hosts_sp)
+  OV(gph, gph_sp)
+  OV(bottom_last, bottom_sp)
+  OV(emb_dim, dim_sp)
+  OV(lookups, lookups_sp)
+  OV(max_rank, rank_sp)
+#undef OV
+  if (v->dot != base0->dot) dst->dot = v->dot;
+}
+
+static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
+  return a->batch != b->batch || a->gpus != b->gpus || a->hosts != b->hosts ||
+         a->gph != b->gph || a->bottom_last != b->bottom_last ||
+         a->emb_dim != b->emb_dim || a->lookups != b->lookups ||
+         a->max_rank != b->max_rank || a->dot != b->dot;
+}
+
+/* Per digit: the summaries of its values (lists: each; ranges: the ends,
+ * with the swept field computed for the values in between). */
+typedef struct digit_x {
+  dc_xkeys *x;      /* lists: n entries; ranges: [first, last] */
+  bool range;
+  const dc_axis *ax;
+} digit_x;
+
+static void range_x(const digit_x *dx, int64_t i, int64_t n, dc_arena *a,
+                    dc_xkeys *out) {
+  *out = dx->x[i == 0 ? 0 : 1];
+  if (i == 0 || i == n - 1) return;
+  (void)a;
+  const dc_axis *ax = dx->ax;
+  if (ax->kind != DC_AXIS_IRANGE) return;
+  int64_t v = ax->i_from;
+  if (ax->i_times)
+    for (int64_t k = 0; k < i; k++) v *= ax->i_times; /* < to: no overflow */
+  else
+    v += i * ax->i_step;
+  const char *p = dx->ax->path;
+  if (!strcmp(p, "training.batch_size")) out->batch = v;
+  else if (!strcmp(p, "system.gpus")) out->gpus = v;
+  else if (!strcmp(p, "system.hosts")) out->hosts = v;
+  else if (!strcmp(p, "system.gpus_per_host")) out->gph = v;
+  else if (!strcmp(p, "model.embedding.dim") && out->emb_dim > 0)
+    out->emb_dim = v;
+}
+
+static void check_values(dc_study *s, dc_diags *d, bool clean) {
+  size_t G = s->n_groups;
+  dc_arena scratch;
+  dc_arena_init(&scratch);
+  int64_t *digits = dc_xcalloc(G + 1, sizeof *digits);
+  dc_xkeys base;
+  dc_diags base_d = {0};
+  bool base_ok = resolve_digits(s, digits, &scratch, &base_d, true, &base);
+  merge(d, &base_d);
+  dc_diags_free(&base_d);
+  digit_x *dx = dc_xcalloc(G + 1, sizeof *dx);
+  for (size_t g = 0; g < G; g++) {
+    /* A digit with a value list (alone or zipped with ranges) checks each
+     * of its values; a range alone checks its ends (values in between lie
+     * between them; cross-key constraints are checked per combination). */
+    const dc_axis *first = NULL;
+    bool all_list = false;
+    for (size_t i = 0; i < s->n_axes; i++)
+      if (s->axes[i].group == (int)g) {
+        if (!first) first = &s->axes[i];
+        if (s->axes[i].kind == DC_AXIS_LIST) all_list = true;
+      }
+    int64_t n = s->groups[g].n;
+    dx[g].ax = first;
+    dx[g].range = !all_list;
+    size_t nx = all_list ? (size_t)n : 2;
+    dx[g].x = dc_xcalloc(nx, sizeof(dc_xkeys));
+    dx[g].x[0] = base;
+    size_t errs = 0;
+    for (int64_t i = all_list ? 1 : n - 1; i < n && errs < MAX_VALUE_ERRORS;
+         i++) {
+      if (i == 0) continue;
+      dc_arena_reset(&scratch);
+      dc_diags tmp = {0};
+      digits[g] = i;
+      dc_xkeys x;
+      resolve_digits(s, digits, &scratch, &tmp, true, &x);
+      dx[g].x[all_list ? (size_t)i : 1] = x;
+      errs += merge(d, &tmp);
+      dc_diags_free(&tmp);
+    }
+    digits[g] = 0;
+  }
+  /* Combinations of the digits that change the cross-key summary. */
+  if (clean && base_ok && G > 0 && !d->errors) {
+    size_t *rel = dc_xcalloc(G, sizeof *rel);
+    size_t nr = 0;
+    int64_t combos = 1;
+    bool multi_list = false;
+    size_t n_list_rel = 0;
+    for (size_t g = 0; g < G; g++) {
+      int64_t n = s->groups[g].n;
+      bool differs = false;
+      size_t nx = dx[g].range ? 2 : (size_t)n;
+      for (size_t i = 1; i < nx && !differs; i++)
+        differs = xdiffer(&dx[g].x[i], &base);
+      if (!differs) continue;
+      rel[nr++] = g;
+      if (!dx[g].range) n_list_rel++;
+      if (!dc_mul_i64(combos, n, &combos)) combos = INT64_MAX;
+    }
+    multi_list = n_list_rel >= 2;
+    bool need = nr > 0 && (multi_list || n_list_rel < nr);
+    if (need && combos > MAX_COMBOS) {
+      dc_diag *e = dc_diag_error(
+          d, DC_DIAG_SWEEP_TOO_BIG, s->axes[0].key_span,
+          "%lld combinations of GPU counts, batch sizes and widths would "
+          "have to be checked; at most %lld are",
+          (long long)combos, (long long)MAX_COMBOS);
+      dc_diag_set_help(e, "sweep fewer values of system.*, "
+                          "training.batch_size or model.* together");
+    } else if (need) {
+      int64_t *dg = dc_xcalloc(nr, sizeof *dg);
+      size_t errs = 0;
+      for (int64_t c = 0; c < combos && errs < MAX_COMBO_ERRORS; c++) {
+        dc_xkeys x = base, v;
+        for (size_t r = 0; r < nr; r++) {
+          const digit_x *q = &dx[rel[r]];
+          if (dg[r] == 0) continue;
+          if (q->range) {
+            range_x(q, dg[r], s->groups[rel[r]].n, &scratch, &v);
+          } else {
+            v = q->x[dg[r]];
+          }
+          overlay(&x, &base, &v);
+        }
+        if (!dc_xcheck(&x, NULL)) {
+          dc_diags tmp = {0};
+          dc_xcheck(&x, &tmp);
+          errs += merge_(d, &tmp, true);
+          dc_diags_free(&tmp);
+        }
+        for (size_t r = nr; r-- > 0;) { /* next combination */
+          if (++dg[r] < s->groups[rel[r]].n) break;
+          dg[r] = 0;
+        }
+      }
+      free(dg);
+    }
+    free(rel);
+  }
+  for (size_t g = 0; g < G; g++) free(dx[g].x);
+  free(dx);
+  free(digits);
+  dc_arena_free(&scratch);
+}
+
+/* schema: output: {columns: [swept path | metric], format: csv | md |
+ * jsonl, precision: 0..12}. */
+static void output(dc_study *s, dc_diags *d) {
+  const dc_node *o = NULL;
+  for (size_t i = s->n_fixed; i-- > 0 && !o;)
+    if (!strcmp(s->fixed[i].path, "output.format")) o = s->fixed[i].node;
+  if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "format");
+  int f = 0;
+  if (o) dc_leaf_enum(o, "output.format", dc_enum_format, &f, d);
+  s->format = f;
+
+  o = NULL;
+  for (size_t i = s->n_fixed; i-- > 0 && !o;)
+    if (!strcmp(s->fixed[i].path, "output.precision")) o = s->fixed[i].node;
+  if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "precision");
+  int64_t prec = 3;
+  if (o) dc_leaf_int(o, "output.precision", dc_schema_find("output.precision"),
+                     &prec, d);
+  s->precision = (int)prec;
+
+  o = NULL;
+  for (size_t i = s->n_fixed; i-- > 0 && !o;)
+    if (!strcmp(s->fixed[i].path, "output.columns")) o = s->fixed[i].node;
+  if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "columns");
+  if (!o) return;
+  if (!dc_expect_kind(o, DC_NODE_SEQ, "output.columns", d)) return;
+  if (o->n == 0) {
+    dc_diag_error(d, DC_DIAG_EMPTY_LIST, o->span,
+                  "'output.columns' is empty; leave it out for the default "
+                  "columns");
+    return;
+  }
+  size_t nc = dc_n_metric_columns + s->n_axes;
+  const char **cands = dc_xcalloc(nc, sizeof *cands);
+  for (size_t i = 0; i < dc_n_metric_columns; i++)
+    cands[i] = dc_metric_columns[i];
+  for (size_t i = 0; i < s->n_axes; i++)
+    cands[dc_n_metric_columns + i] = s->axes[i].path;
+  s->columns = dc_arena_array(&s->arena, o->n, sizeof(char *));
+  for (size_t i = 0; i < o->n; i++) {
+    const char *c = NULL;
+    if (!dc_leaf_str(o->items[i], "output.columns[]", &c, d)) continue;
+    bool known = false;
+    for (size_t j = 0; j < nc && !known; j++) known = !strcmp(cands[j], c);
+    if (!known) {
+      const dc_skey *k = dc_schema_find(c);
+      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_COLUMN, o->items[i]->span,
+                                 "unknown output column '%s'", c);
+      const char *sug = dc_suggest(c, cands, nc);
+      if (k && (k->flags & DC_SF_SWEEP))
+        dc_diag_set_help(g, "'%s' is not swept; only swept keys and "
+                            "metrics can be columns", c);
+      else if (sug)
+        dc_diag_set_help(g, "did you mean '%s'?", sug);
+      else
+        dc_diag_set_help(g, "columns are swept keys or metrics (see "
+                            "spec/study.md)");
+      continue;
+    }
+    if (!strcmp(c, "speedup") && !s->has_baseline) {
+      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_COLUMN, o->items[i]->span,
+                                 "column 'speedup' needs a baseline");
+      dc_diag_set_help(g, "add e.g. baseline: {system.gpu: V100-SXM2-16GB}");
+      continue;
+    }
+    s->columns[s->n_columns++] = c;
+  }
+  free(cands);
+}
+
+static const char *stem(dc_arena *a, const char *path) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  const char *e = strrchr(b, '.');
+  return dc_arena_strndup(a, b, e && e != b ? (size_t)(e - b) : strlen(b));
+}
+
+/* Diagnostics in source order (command line first), stable. */
+static void sort_diags(dc_diags *d, size_t from) {
+  for (size_t i = from + 1; i < d->count; i++) {
+    dc_diag g = d->items[i];
+    size_t j = i;
+    while (j > from && (d->items[j - 1].span.line > g.span.line ||
+                        (d->items[j - 1].span.line == g.span.line &&
+                         d->items[j - 1].span.col > g.span.col))) {
+      d->items[j] = d->items[j - 1];
+      j--;
+    }
+    d->items[j] = g;
+  }
+}
+
+static dc_study *load(dc_study *s, const dc_source *src,
+                      const dc_override *ov, size_t n_ov, dc_diags *d) {
+  size_t before = d->errors, first = d->count;
+  s->src = src;
+  s->cmdline = dc_source_from_memory("<command line>", "", 0, &s->arena);
+  dc_node *root = dc_yaml_parse(src, &s->arena, d);
+  if (!root || d->errors > before) return NULL;
+  if (root->kind != DC_NODE_MAP) {
+    char buf[64];
+    dc_diag_error(d, DC_DIAG_WRONG_TYPE, root->span,
+                  "a study is a mapping of sections (study:, model:, "
+                  "training:, ...), found %s",
+                  dc_node_describe(root, buf, sizeof buf));
+    return NULL;
+  }
+  s->root = root;
+  dc_schema_walk(root, "", d);
+  dc_sweep_parse(s, ov, n_ov, d);
+
+  const dc_node *nm = NULL;
+  for (size_t i = s->n_fixed; i-- > 0 && !nm;)
+    if (!strcmp(s->fixed[i].path, "study")) nm = s->fixed[i].node;
+  if (!nm) nm = dc_node_get(root, "study");
+  s->name = NULL;
+  if (nm) dc_leaf_str(nm, "study", &s->name, d);
+  if (!s->name) s->name = stem(&s->arena, s->path);
+  const dc_node *desc = dc_node_get(root, "description");
+  const char *ds;
+  if (desc) dc_leaf_str(desc, "description", &ds, d);
+
+  check_values(s, d, d->errors == before);
+  dc_baseline_parse(s, d);
+  output(s, d);
+  sort_diags(d, first);
+  if (d->errors > before) return NULL;
+  return s;
+}
+
+/* The text of a study that failed to load: its diagnostics point into it,
+ * so it lives until the caller is done with them (the next load on this
+ * thread, or dc_study_release_failed). */
+static _Thread_local dc_arena failed;
+
+void dc_study_release_failed(void) { dc_arena_free(&failed); }
+
+static void bury(dc_study *s) {
+  dc_arena_free(&failed);
+  failed = s->arena;
+  dc_arena_init(&s->arena);
+  dc_study_free(s);
+}
+
+static dc_study *study_new(const char *path) {
+  dc_study_release_failed();
+  dc_study *s = dc_xcalloc(1, sizeof *s);
+  dc_arena_init(&s->arena);
+  s->path = dc_arena_strdup(&s->arena, path);
+  const char *sl = strrchr(path, '/');
+  s->dir = sl ? dc_arena_strndup(&s->arena, path, (size_t)(sl - path)) : "";
+  if (sl && sl == path) s->dir = "/";
+  return s;
+}
+
+dc_study *dc_study_load(const char *path, const dc_override *overrides,
+                        size_t n_overrides, dc_diags *d) {
+  dc_study *s = study_new(path);
+  const dc_source *src = dc_source_load(path, &s->arena, d);
+  if (!src || !load(s, src, overrides, n_overrides, d)) {
+    bury(s);
+    return NULL;
+  }
+  return s;
+}
+
+dc_study *dc_study_load_memory(const char *name, const char *data,
+                               size_t len, const dc_override *overrides,
+                               size_t n_overrides, dc_diags *d) {
+  dc_study *s = study_new(name);
+  const dc_source *src = dc_source_from_memory(name, data, len, &s->arena);
+  if (!load(s, src, overrides, n_overrides, d)) {
+    bury(s);
+    return NULL;
+  }
+  return s;
+}
+
+void dc_study_free(dc_study *s) {
+  if (!s) return;
+  dc_map_free(&s->catalog);
+  dc_arena_free(&s->arena);
+  free(s);
+}
+
+const char *dc_study_name(const dc_study *s) { return s->name; }
+int64_t dc_study_point_count(const dc_study *s) { return s->n_points; }
+
+size_t dc_study_params(const dc_study *s, const char *const **paths) {
+  *paths = (const char *const *)s->param_paths;
+  return s->n_axes;
+}
+
+size_t dc_study_columns(const dc_study *s, const char *const **columns) {
+  *columns = s->n_columns ? (const char *const *)s->columns : NULL;
+  return s->n_columns;
+}
+
+const char *dc_study_format(const dc_study *s) {
+  return dc_enum_format[s->format];
+}
+
+int dc_study_precision(const dc_study *s) { return s->precision; }
+
+bool dc_study_has_baseline(const dc_study *s) { return s->has_baseline; }
+
+int64_t dc_study_baseline_of(const dc_study *s, int64_t index) {
+  if (!s->has_baseline || index < 0 || index >= s->n_points) return -1;
+  int64_t r = 0;
+  for (size_t g = 0; g < s->n_groups; g++) {
+    int64_t dg = (index / s->groups[g].stride) % s->groups[g].n;
+    if (s->baseline_digit[g] >= 0) dg = s->baseline_digit[g];
+    r += dg * s->groups[g].stride;
+  }
+  return r;
+}
+
+void dc_study_point(const dc_study *s, int64_t index, dc_arena *a,
+                    dc_point *out) {
+  DC_ASSERT(index >= 0 && index < s->n_points);
+  memset(out, 0, sizeof *out);
+  int64_t *digits = dc_arena_array(a, s->n_groups + 1, sizeof *digits);
+  dc_sweep_digits(s, index, digits);
+  dc_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
+  dc_param *params = dc_arena_array(a, s->n_axes + 1, sizeof *params);
+  dc_sweep_subs(s, digits, a, subs, params);
+  dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a,
+               .d = NULL, .p = out};
+  bool ok = dc_resolve(&c, false);
+  DC_ASSERT(ok);
+  out->index = index;
+  out->params = params;
+  out->n_params = (int32_t)s->n_axes;
+}

@@ -1,0 +1,27 @@
+# tests/fuzz/: the libFuzzer target over the study front end. The replay
+# driver runs the same entry point over the corpus and tests/bad/ under any
+# compiler (ctest: fuzz_replay); the libFuzzer binary `fuzz_study` is built
+# only with -DDC_FUZZ=ON and clang:
+#   cmake -B build-fuzz -DCMAKE_C_COMPILER=clang -DDC_FUZZ=ON
+#   build-fuzz/tests/fuzz_study -max_total_time=600 tests/fuzz/corpus
+set(_dc_fuzz_dir ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+add_executable(fuzz_study_replay ${_dc_fuzz_dir}/fuzz_study.c
+                                 ${_dc_fuzz_dir}/replay.c)
+target_link_libraries(fuzz_study_replay PRIVATE dc_compiler dc_support
+                      dc_warnings)
+add_test(NAME fuzz_replay
+  COMMAND fuzz_study_replay ${_dc_fuzz_dir}/corpus ${CMAKE_CURRENT_SOURCE_DIR}/bad)
+set_tests_properties(fuzz_replay PROPERTIES LABELS fuzz)
+
+if(DC_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "DC_FUZZ=ON needs clang (-DCMAKE_C_COMPILER=clang)")
+  endif()
+  # Coverage for the code under test; the fuzzer's main comes from libFuzzer.
+  target_compile_options(dc_compiler PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+  target_compile_options(dc_support PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+  add_executable(fuzz_study ${_dc_fuzz_dir}/fuzz_study.c)
+  target_compile_options(fuzz_study PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_study PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_study PRIVATE dc_compiler dc_support dc_warnings)
+endif()
