@@ -46,6 +46,12 @@ int dc_cli_usage_error(const dc_command *cmd, const char *fmt, ...)
  * directory, fsync, rename), or to stdout when path is NULL or "-".
  * Returns false and prints the OS error on failure. */
 bool dc_write_file_atomic(const char *path, const char *data, size_t len);
+/* One -D override: argv[*i] starts with "-D" ("-Dpath=value", or "-D"
+ * followed by "path=value"). Splits it in place into ov[*n_ov], advances
+ * *i past it and returns 0, or prints a usage error and returns 2. */
+struct dc_override;
+int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
+                  struct dc_override *ov, size_t *n_ov);
 /* Handles -h/--help for a command: prints its help, returns true. */
 bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv);
 

@@ -12,16 +12,6 @@
 #include "compiler/cmd.h"
 #include "compiler/compiler.h"
 
-/* Splits "path=value" (the -D argument); false when there is no '='. */
-static bool split_override(char *arg, dc_override *o) {
-  char *eq = strchr(arg, '=');
-  if (!eq) return false;
-  *eq = '\0';
-  o->path = arg;
-  o->value = eq + 1;
-  return true;
-}
-
 /* Parses [-D path=value | -Dpath=value]... STUDY; returns 0 or the exit
  * status of a usage error. */
 int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
@@ -39,11 +29,8 @@ int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
       continue;
     }
     if (opts && strncmp(a, "-D", 2) == 0) {
-      char *v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v) return dc_cli_usage_error(cmd, "-D needs path=value");
-      if (!split_override(v, &(*ov)[*n_ov]))
-        return dc_cli_usage_error(cmd, "-D '%s': expected path=value", v);
-      (*n_ov)++;
+      int rc = dc_cli_define(cmd, argc, argv, &i, *ov, n_ov);
+      if (rc) return rc;
       continue;
     }
     if (opts && a[0] == '-' && a[1])

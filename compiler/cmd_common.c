@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "compiler/cmd.h"
+#include "compiler/compiler.h"
 
 bool dc_cli_stderr_tty(void) {
   const char *nc = getenv("NO_COLOR");
@@ -121,4 +122,19 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
   }
   free(tmp);
   return ok;
+}
+
+int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
+                  dc_override *ov, size_t *n_ov) {
+  char *a = argv[*i];
+  char *def = a[2] ? a + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!def) return dc_cli_usage_error(cmd, "-D needs path=value");
+  char *eq = strchr(def, '=');
+  if (!eq || eq == def)
+    return dc_cli_usage_error(cmd, "-D '%s': expected path=value", def);
+  *eq = '\0';
+  ov[*n_ov].path = def;
+  ov[*n_ov].value = eq + 1;
+  (*n_ov)++;
+  return 0;
 }

@@ -13,6 +13,7 @@
 #include "compiler/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
+#include "runtime/plan.h"
 #include "runtime/runtime.h"
 
 static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -53,18 +54,8 @@ static int cmd_explain(int argc, char **argv) {
       if (!has_val) goto missing;
       out_path = argv[++i];
     } else if (strncmp(a, "-D", 2) == 0) {
-      const char *def = a[2] ? a + 2 : (has_val ? argv[++i] : NULL);
-      if (!def) goto missing;
-      const char *eq = strchr(def, '=');
-      if (!eq || eq == def) {
-        rc = dc_cli_usage_error(cmd, "-D wants path=value, not '%s'", def);
-        goto done;
-      }
-      char *path = dc_xstrdup(def);
-      path[eq - def] = '\0';
-      ov[n_ov].path = path;
-      ov[n_ov].value = eq + 1;
-      n_ov++;
+      rc = dc_cli_define(cmd, argc, argv, &i, ov, &n_ov);
+      if (rc) goto done;
     } else if (a[0] == '-' && a[1]) {
       rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
       goto done;
@@ -106,7 +97,7 @@ static int cmd_explain(int argc, char **argv) {
   dc_arena_init(&a);
   dc_point *p = dc_arena_alloc(&a, sizeof *p);
   dc_study_point(s, point, &a, p);
-  const dc_graph *g = dc_graph_build(p, &a, &d);
+  const dc_graph *g = dc_plan_build_graph(p, &a, &d);
   dc_eval_result r;
   dc_metrics m;
   dc_profile prof;
@@ -147,7 +138,6 @@ static int cmd_explain(int argc, char **argv) {
   dc_diags_free(&d);
   dc_study_free(s);
 done:
-  for (size_t i = 0; i < n_ov; i++) free((char *)ov[i].path);
   free(ov);
   return rc;
 }

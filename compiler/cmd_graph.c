@@ -15,6 +15,7 @@
 #include "compiler/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
+#include "runtime/plan.h"
 
 static bool parse_count(const char *s, int64_t *out) {
   if (!s || !*s) return false;
@@ -50,10 +51,12 @@ static int parse_args(int argc, char **argv, graph_args *a) {
     }
     if (opts && s[0] == '-' && s[1]) {
       const char *v = NULL;
-      bool is_d = strncmp(s, "-D", 2) == 0;
-      if (is_d && s[2]) {
-        v = s + 2;
-      } else if (is_d || strcmp(s, "--point") == 0 ||
+      if (strncmp(s, "-D", 2) == 0) {
+        int rc = dc_cli_define(cmd, argc, argv, &i, a->ov, &a->n_ov);
+        if (rc) return rc;
+        continue;
+      }
+      if (strcmp(s, "--point") == 0 ||
                  strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
                  strcmp(s, "--rank") == 0) {
         if (i + 1 >= argc)
@@ -62,15 +65,7 @@ static int parse_args(int argc, char **argv, graph_args *a) {
       } else {
         return dc_cli_usage_error(cmd, "unknown option '%s'", s);
       }
-      if (is_d) {
-        char *eq = strchr(v, '=');
-        if (!eq) return dc_cli_usage_error(cmd, "-D '%s': expected "
-                                                "path=value", v);
-        *eq = '\0';
-        a->ov[a->n_ov].path = v;
-        a->ov[a->n_ov].value = eq + 1;
-        a->n_ov++;
-      } else if (strcmp(s, "--point") == 0) {
+      if (strcmp(s, "--point") == 0) {
         if (!parse_count(v, &a->point))
           return dc_cli_usage_error(cmd, "--point '%s': expected a point "
                                          "index (0, 1, ...)", v);
@@ -122,7 +117,7 @@ static int cmd_graph(int argc, char **argv) {
   }
   dc_point p;
   dc_study_point(s, a.point, &arena, &p);
-  dc_graph *g = dc_graph_build(&p, &arena, &d);
+  dc_graph *g = dc_plan_build_graph(&p, &arena, &d);
   if (!g) goto done;
   if (!dc_graph_verify(g, &d)) goto done; /* a builder bug, not the user's */
   if (a.rank_given && a.rank >= g->n_ranks) {

@@ -23,6 +23,7 @@
 #include "compiler/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
+#include "runtime/plan.h"
 #include "runtime/runtime.h"
 
 /* ---- the point source ---------------------------------------------------- */
@@ -32,7 +33,7 @@ static const dc_graph *build_point(void *ctx, int64_t index, dc_arena *a,
   const dc_study *s = ctx;
   dc_point *p = dc_arena_alloc(a, sizeof *p);
   dc_study_point(s, index, a, p);
-  return dc_graph_build(p, a, d);
+  return dc_plan_build_graph(p, a, d);
 }
 
 static int64_t baseline_of(void *ctx, int64_t index) {
@@ -228,18 +229,8 @@ static int cmd_run(int argc, char **argv) {
       if (!val) goto missing;
       timeline = val;
     } else if (strncmp(a, "-D", 2) == 0) {
-      const char *def = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!def) goto missing;
-      const char *eq = strchr(def, '=');
-      if (!eq || eq == def) {
-        rc = dc_cli_usage_error(cmd, "-D wants path=value, not '%s'", def);
-        goto done;
-      }
-      char *path = dc_xstrdup(def);
-      path[eq - def] = '\0';
-      ov[n_ov].path = path;
-      ov[n_ov].value = eq + 1;
-      n_ov++;
+      rc = dc_cli_define(cmd, argc, argv, &i, ov, &n_ov);
+      if (rc) goto done;
     } else if (a[0] == '-' && a[1]) {
       rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
       goto done;
@@ -326,7 +317,6 @@ static int cmd_run(int argc, char **argv) {
   dc_study_free(s);
   rc = ok ? DC_EXIT_OK : DC_EXIT_INPUT;
 done:
-  for (size_t i = 0; i < n_ov; i++) free((char *)ov[i].path);
   free(ov);
   return rc;
 }
