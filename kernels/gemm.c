@@ -66,41 +66,63 @@ static double gemm_peak(const dc_device *dev, dc_dtype t) {
   return peak * clock * 1e6;
 }
 
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The quantities that are whole numbers (tiles, waves, k per split) are
+ * computed in 64-bit integers: the same values as ceil() on doubles, but
+ * without a libm call per candidate (the model runs for every GEMM of
+ * every sweep point). */
 double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
-  double m = (double)k->u.gemm.m, n = (double)k->u.gemm.n;
-  double kk = (double)k->u.gemm.k, batch = (double)k->u.gemm.batch;
+  int64_t m = k->u.gemm.m, n = k->u.gemm.n, kk = k->u.gemm.k;
+  int64_t batch = k->u.gemm.batch;
   if (m <= 0 || n <= 0 || kk <= 0 || batch <= 0) return dev->kernel_floor_us;
   double s = dc_dtype_bytes(k->u.gemm.dtype);
   bool half = s < 4;
-  double sms = dev->sms;
-  double peak_sm = gemm_peak(dev, k->u.gemm.dtype) / sms; /* flops/µs */
-  double l2_sm = dev->l2_gbps * 1e3 / sms;                /* bytes/µs */
+  int64_t sms = dev->sms > 0 ? dev->sms : 1;
+  double peak_sm = gemm_peak(dev, k->u.gemm.dtype) / (double)sms; /* flops/µs */
+  double l2_sm = dev->l2_gbps * 1e3 / (double)sms;                /* bytes/µs */
   double dram_bps = dc_k_dram_gbps(dev) * 1e9;
   double kstep = half ? 64 : 32;
+  double dm = (double)m, dn = (double)n, dk = (double)kk, db = (double)batch;
+  double base_bytes = (dm * dk + dk * dn) * s * db + dm * dn * s * db;
+  double partial_bytes = dm * dn * 4 * db * 2;
   double best = INFINITY;
   for (size_t t = 0; t < DC_COUNTOF(gemm_tiles); t++) {
-    double mt = gemm_tiles[t][0], nt = gemm_tiles[t][1];
-    double cps = floor(128.0 * 128.0 / (mt * nt));
+    int64_t mt = gemm_tiles[t][0], nt = gemm_tiles[t][1];
+    int64_t cps = 128 * 128 / (mt * nt);
     cps = cps < 1 ? 1 : cps > 4 ? 4 : cps;
-    double mn_tiles = ceil(m / mt) * ceil(n / nt) * batch;
-    for (double split = 1; split <= 32; split *= 2) {
-      double ks = ceil(kk / split);
+    /* Tile sides and split factors are powers of two: shifts, not
+     * divisions. */
+    int mt_log = __builtin_ctzll((unsigned long long)mt);
+    int nt_log = __builtin_ctzll((unsigned long long)nt);
+    int64_t mn_tiles = ((m + mt - 1) >> mt_log) * ((n + nt - 1) >> nt_log) *
+                       batch;
+    int64_t slots = sms * cps;
+    double tile_flops = 2.0 * (double)(mt * nt);
+    double tile_feed = (double)(mt + nt) * s;
+    double inflight_tile = (double)(mt + nt) * kstep * s * 2;
+    for (int split_log = 0; split_log <= 5; split_log++) {
+      int64_t split = (int64_t)1 << split_log;
+      int64_t ks = (kk + split - 1) >> split_log;
       if (split > 1 && ks < 128) break;
-      double tiles = mn_tiles * split;
-      double slots = sms * cps;
-      double waves = ceil(tiles / slots);
-      double active = tiles < slots ? tiles : slots;
-      double per_sm = cps;
-      if (waves == 1) per_sm = fmin(cps, ceil(tiles / sms));
-      double compute = per_sm * 2 * mt * nt * ks / peak_sm;
-      double feed = per_sm * (mt + nt) * ks * s / l2_sm;
-      double tcomp = waves * fmax(compute, feed);
-      double bytes = (m * kk + kk * n) * s * batch + m * n * s * batch;
-      if (split > 1) bytes += m * n * 4 * batch * 2 * split;
-      double inflight = active * (mt + nt) * kstep * s * 2;
-      double bw = fmin(dram_bps, inflight / GEMM_DRAM_LATENCY_S);
+      int64_t tiles = mn_tiles * split;
+      int64_t waves = ceil_div(tiles, slots);
+      int64_t active = tiles < slots ? tiles : slots;
+      int64_t per_sm = cps;
+      if (waves == 1) {
+        int64_t need = ceil_div(tiles, sms);
+        per_sm = need < cps ? need : cps;
+      }
+      double compute = (double)per_sm * tile_flops * (double)ks / peak_sm;
+      double feed = (double)per_sm * tile_feed * (double)ks / l2_sm;
+      double tcomp = (double)waves * dmax(compute, feed);
+      double bytes = base_bytes + (split > 1 ? partial_bytes * (double)split : 0);
+      double bw = dmin(dram_bps, (double)active * inflight_tile /
+                                     GEMM_DRAM_LATENCY_S);
       double tmem = bytes / bw * 1e6;
-      double tot = fmax(tcomp, tmem) + GEMM_FIXED_US +
+      double tot = dmax(tcomp, tmem) + GEMM_FIXED_US +
                    (split > 1 ? GEMM_FIXED_US : 0);
       if (tot < best) best = tot;
     }
