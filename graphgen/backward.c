@@ -93,7 +93,7 @@ static void accumulate(gg_ctx *c, int32_t q, int32_t g) {
     gg_in(b, pq->g0);
     gg_in(b, g);
     gg_out(b, sum);
-    if (pq->table >= 0) /* sparse += sparse: indices and values concatenated */
+    if (pq->table >= 0 && !pq->dense) /* sparse += sparse: concatenated */
       gg_copy(b, DC_KERNEL_CONCAT, gg_mul(b, gg_numel(b, g), 4), false);
     else
       gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 1, 3.0 * 4);
@@ -115,6 +115,16 @@ static void accumulate(gg_ctx *c, int32_t q, int32_t g) {
     gg_end(b);
     for (int32_t r = 0; r < c->n_params; r++)
       if (c->bno[r] == nb) c->params[r].bucket = bucket;
+  } else if (c->sharded && pq->dense) {
+    /* a data-parallel table: its dense gradient, all-reduced on its own */
+    int32_t red = gg_like(b, pq->grad);
+    gg_begin(b, "c10d::allreduce_");
+    gg_in(b, pq->grad);
+    gg_out(b, red);
+    gg_coll(c, DC_KERNEL_ALL_REDUCE, gg_mul(b, gg_numel(b, pq->grad), 4),
+            c->n_ranks, c->p->hosts < 1 ? 1 : c->p->hosts, b->coll_next++);
+    gg_end(b);
+    pq->bucket = red;
   }
   gg_end(b);
 }
@@ -361,108 +371,73 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   return cat1_backward(c, gflat, gxa);
 }
 
-static void embedding_backward(gg_ctx *c, const int32_t *eg) {
+/* The batched backward of class k: the optimizer is applied in the kernel
+ * (FBGEMM TBE), except for data-parallel replicas, whose dense gradients
+ * go to AccumulateGrad (all-reduce) and the optimizer step. */
+static void batched_backward(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
-  const dc_point *p = c->p;
-  if (c->n_local == 0) return;
-  if (c->batched) {
-    gg_begin(b, EV("LookupFunctionBackward"));
-    gg_in(b, eg[0]);
-    gg_in(b, c->idx[0]);
-    gg_in(b, c->offs);
-    for (int32_t i = 0; i < c->n_local; i++) {
-      int32_t t = c->local[i];
-      gg_in(b, c->w_tab[t]);
+  int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
+  if (lo == hi) return;
+  bool dense = c->sharded && k == GG_CLS_DP;
+  gg_begin(b, EV("LookupFunctionBackward"));
+  gg_in(b, c->eg[k]);
+  gg_in(b, c->idx_cls[k]);
+  gg_in(b, c->offs_cls[k]);
+  int32_t *dg = dc_arena_array(b->a, (size_t)(hi - lo), sizeof(int32_t));
+  for (int32_t i = lo; i < hi; i++) {
+    int32_t t = c->local[i];
+    gg_in(b, c->w_tab[t]);
+    if (!dense)
       for (int32_t s = 0; s < 2; s++)
         if (c->st_tab[s][t] >= 0) gg_in(b, c->st_tab[s][t]);
-    }
-    for (int32_t i = 0; i < c->n_local; i++) {
-      int32_t t = c->local[i];
-      int32_t nw = gg_like(b, c->w_tab[t]);
-      gg_out(b, nw);
-    }
-    /* the optimizer is applied in the kernel (FBGEMM TBE) */
-    const int32_t *tabs = c->local;
-    int32_t n = c->n_local;
-    dc_emb_group *gr = dc_arena_array(b->a, (size_t)n, sizeof *gr);
-    int32_t ng = 0;
-    for (int32_t i = 0; i < n; i++) {
-      const dc_table *tb = &p->tables[tabs[i]];
-      int32_t j = 0;
-      while (j < ng && !(gr[j].rows == tb->rows && gr[j].dim == tb->dim &&
-                         gr[j].pooling == tb->pooling))
-        j++;
-      if (j == ng) {
-        gr[ng] = (dc_emb_group){0, tb->rows, tb->dim, tb->pooling};
-        ng++;
-      }
-      gr[j].tables++;
-    }
-    dc_launch *l = gg_launch(b, DC_KERNEL_EMBEDDING_BWD, GG_STREAM_COMPUTE);
-    l->k.u.emb.batch = c->emb_batch;
-    l->k.u.emb.n_groups = ng;
-    l->k.u.emb.groups = gr;
-    l->k.u.emb.dtype = F32;
-    l->k.u.emb.optimizer = p->optimizer;
-    l->k.u.emb.fused_optimizer = true;
-    l->k.u.emb.model = p->embedding_model;
-    gg_end(b);
+  }
+  for (int32_t i = lo; i < hi; i++) {
+    int32_t t = c->local[i];
+    dg[i - lo] = gg_like(b, c->w_tab[t]);
+    gg_out(b, dg[i - lo]);
+  }
+  if (dense)
+    for (int32_t i = lo; i < hi; i++)
+      gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, c->w_tab[c->local[i]]), 0,
+            4);
+  gg_emb_kernel(c, DC_KERNEL_EMBEDDING_BWD, &c->local[lo], hi - lo,
+                c->cls_batch[k], !dense);
+  gg_end(b);
+  if (dense)
+    for (int32_t i = lo; i < hi; i++)
+      accumulate(c, c->p_tab[c->local[i]], dg[i - lo]);
+}
+
+static void embedding_backward(gg_ctx *c) {
+  gg_b *b = c->b;
+  if (c->n_local == 0) return;
+  if (c->batched) {
+    for (int32_t k = 0; k < GG_N_CLS; k++) batched_backward(c, k);
     return;
   }
   for (int32_t i = c->n_local - 1; i >= 0; i--) {
     int32_t t = c->local[i];
-    const dc_table *tb = &p->tables[t];
-    int32_t sg = gg_t2(b, F32, c->n_idx[t], tb->dim);
+    bool dense = c->sharded && i >= c->cls_first[GG_CLS_DP];
+    int32_t k = dense ? GG_CLS_DP : GG_CLS_A2A;
+    /* sparse: one row per lookup; dense (data-parallel): the whole
+     * replica, zero-filled first (embedding_bag_dense_backward) */
+    int32_t sg = dense ? gg_like(b, c->w_tab[t])
+                       : gg_t2(b, F32, c->n_idx[t], c->sh_cols[t]);
     gg_begin(b, EV("EmbeddingBagBackward0"));
-    gg_in(b, eg[i]);
+    gg_in(b, c->eg[i]);
     gg_out(b, sg);
     gg_begin(b, "aten::_embedding_bag_backward");
-    gg_in(b, eg[i]);
+    gg_in(b, c->eg[i]);
     gg_in(b, c->idx[i]);
     gg_in(b, c->offs_t[i]);
     gg_out(b, sg);
-    dc_emb_group *gr = dc_arena_alloc(b->a, sizeof *gr);
-    *gr = (dc_emb_group){1, tb->rows, tb->dim, tb->pooling};
-    dc_launch *l = gg_launch(b, DC_KERNEL_EMBEDDING_BWD, GG_STREAM_COMPUTE);
-    l->k.u.emb.batch = c->emb_batch;
-    l->k.u.emb.n_groups = 1;
-    l->k.u.emb.groups = gr;
-    l->k.u.emb.dtype = F32;
-    l->k.u.emb.optimizer = p->optimizer;
-    l->k.u.emb.fused_optimizer = false;
-    l->k.u.emb.model = p->embedding_model;
+    if (dense) gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, sg), 0, 4);
+    gg_emb_kernel(c, DC_KERNEL_EMBEDDING_BWD, &c->local[i], 1,
+                  c->cls_batch[k], false);
     gg_end(b);
     gg_end(b);
     accumulate(c, c->p_tab[t], sg);
   }
-}
-
-/* The gradients of the local lookups' outputs: straight from the
- * interaction on one GPU, through the all-to-all otherwise. */
-static const int32_t *exchange_backward(gg_ctx *c) {
-  gg_b *b = c->b;
-  const dc_point *p = c->p;
-  if (!c->sharded) return c->gfeat;
-  int32_t *gl = dc_arena_array(b->a, (size_t)c->n_emb_out + 1,
-                               sizeof(int32_t));
-  for (int32_t i = 0; i < c->n_emb_out; i++) gl[i] = gg_like(b, c->emb_out[i]);
-  int64_t send = 0;
-  for (int32_t t = 0; t < p->n_tables; t++)
-    send += gg_mul3(b, c->batch, p->tables[t].dim, 4);
-  gg_begin(b, EV("All2All_ReqBackward"));
-  for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->gfeat[i]);
-  for (int32_t i = 0; i < c->n_emb_out; i++) gg_out(b, gl[i]);
-  gg_begin(b, "c10d::alltoall_base_");
-  for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->gfeat[i]);
-  for (int32_t i = 0; i < c->n_emb_out; i++) gg_out(b, gl[i]);
-  dc_launch *l = gg_launch(b, DC_KERNEL_ALL_TO_ALL, GG_STREAM_COMM);
-  l->k.u.coll.bytes = send;
-  l->k.u.coll.ranks = c->n_ranks;
-  l->k.u.coll.hosts = p->hosts < 1 ? 1 : p->hosts;
-  l->k.u.coll.coll_id = b->coll_next++;
-  gg_end(b);
-  gg_end(b);
-  return gl;
 }
 
 void gg_build_backward(gg_ctx *c) {
@@ -512,8 +487,13 @@ void gg_build_backward(gg_ctx *c) {
     g = dot_backward(c, g);
   else
     g = cat1_backward(c, g, -1);
-  const int32_t *eg = exchange_backward(c);
-  embedding_backward(c, eg);
+  if (c->sharded) {
+    gg_exchange_backward(c);
+  } else {
+    /* one GPU: the lookups' gradients come straight from the interaction */
+    c->eg = c->gfeat;
+  }
+  embedding_backward(c);
   for (int32_t i = c->k - 1; i >= 0; i--) {
     g = act_backward(c, &c->bot[i], g);
     g = addmm_backward(c, &c->bot[i], g);

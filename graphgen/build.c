@@ -92,85 +92,14 @@ static bool check_point(const dc_point *p, dc_diags *d) {
                         "count");
     ok = false;
   }
-  if (gpus > 1) {
-    bool plan_ok = p->sharding == DC_SHARDING_AUTO ||
-                   p->sharding == DC_SHARDING_TABLE_WISE ||
-                   p->sharding == DC_SHARDING_EXPLICIT;
-    if (!plan_ok) {
-      dc_diag *g = dc_diag_error(
-          d, DC_DIAG_GRAPH, no_span,
-          "sharding plan '%s' is not supported by the graph builder yet",
-          dc_sharding_name(p->sharding));
-      dc_diag_set_help(g, "use plan: table_wise (or auto)");
-      ok = false;
-    }
-    for (int32_t t = 0; t < p->n_tables; t++) {
-      const dc_table *tb = &p->tables[t];
-      bool tw = tb->sharding == DC_SHARDING_AUTO ||
-                tb->sharding == DC_SHARDING_TABLE_WISE;
-      if (!tw || tb->n_ranks > 1) {
-        dc_diag_error(d, DC_DIAG_GRAPH, tb->span,
-                      "table '%s': only table-wise placement on one rank is "
-                      "supported by the graph builder yet",
-                      tb->name ? tb->name : "?");
-        ok = false;
-      } else if (tb->n_ranks == 1 &&
-                 (tb->ranks[0] < 0 || tb->ranks[0] >= gpus)) {
-        dc_diag_error(d, DC_DIAG_GRAPH, tb->span,
-                      "table '%s' is placed on rank %d, but there are %d "
-                      "GPUs (ranks 0..%d)",
-                      tb->name ? tb->name : "?", tb->ranks[0], gpus,
-                      gpus - 1);
-        ok = false;
-      }
-    }
+  if (gpus > 1 && p->hosts > 1 && p->gpus_per_host > 0 &&
+      (int64_t)p->hosts * p->gpus_per_host != gpus) {
+    dc_diag_error(d, DC_DIAG_GRAPH, no_span,
+                  "%d hosts of %d GPUs are not %d GPUs", p->hosts,
+                  p->gpus_per_host, gpus);
+    ok = false;
   }
   return ok;
-}
-
-/* Greedy table-wise placement; owner[t] receives the rank of table t. */
-static void place_tables(const dc_point *p, int32_t n_ranks, int32_t *owner,
-                         dc_arena *a) {
-  int32_t T = p->n_tables;
-  double *load = dc_arena_array(a, (size_t)n_ranks, sizeof(double));
-  int32_t *order = dc_arena_array(a, (size_t)T, sizeof(int32_t));
-  int32_t n = 0;
-  for (int32_t t = 0; t < T; t++) {
-    const dc_table *tb = &p->tables[t];
-    double size = (double)tb->rows * (double)tb->dim;
-    if (n_ranks == 1) {
-      owner[t] = 0;
-    } else if (tb->n_ranks == 1) {
-      owner[t] = tb->ranks[0];
-      load[owner[t]] += size;
-    } else {
-      owner[t] = -1;
-      order[n++] = t;
-    }
-  }
-  if (n_ranks == 1) return;
-  /* insertion sort by size, descending, stable: T is small */
-  for (int32_t i = 1; i < n; i++) {
-    int32_t v = order[i];
-    double sv = (double)p->tables[v].rows * p->tables[v].dim;
-    int32_t j = i;
-    while (j > 0) {
-      int32_t u = order[j - 1];
-      double su = (double)p->tables[u].rows * p->tables[u].dim;
-      if (su >= sv) break;
-      order[j] = u;
-      j--;
-    }
-    order[j] = v;
-  }
-  for (int32_t i = 0; i < n; i++) {
-    int32_t t = order[i];
-    int32_t best = 0;
-    for (int32_t r = 1; r < n_ranks; r++)
-      if (load[r] < load[best]) best = r;
-    owner[t] = best;
-    load[best] += (double)p->tables[t].rows * p->tables[t].dim;
-  }
 }
 
 int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
@@ -192,11 +121,22 @@ int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   q->g0 = -1;
   q->bucket_last = -1;
   q->bucket_elems = 0;
+  q->dense = false;
   return i;
 }
 
-static void build_rank(gg_b *b, const dc_point *p, int32_t rank,
-                       int32_t n_ranks, int32_t *owner) {
+int32_t gg_class_of(dc_sharding type) {
+  switch (type) {
+  case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
+  case DC_SHARDING_ROW_WISE: return GG_CLS_RW;
+  case DC_SHARDING_DATA_PARALLEL: return GG_CLS_DP;
+  default: return GG_CLS_A2A;
+  }
+}
+
+static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
+                       int32_t rank) {
+  int32_t n_ranks = s->n_ranks, T = p->n_tables;
   gg_ctx c;
   memset(&c, 0, sizeof c);
   c.b = b;
@@ -214,10 +154,33 @@ static void build_rank(gg_b *b, const dc_point *p, int32_t rank,
   c.batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
   c.legacy = p->zero_grad_legacy;
   c.sharded = n_ranks > 1;
-  c.owner = owner;
-  c.local = dc_arena_array(b->a, (size_t)p->n_tables, sizeof(int32_t));
-  for (int32_t t = 0; t < p->n_tables; t++)
-    if (owner[t] == rank) c.local[c.n_local++] = t;
+  c.plan = s;
+  c.chunk = -1;
+  c.gph = s->gpus_per_host;
+  c.host = dc_shard_plan_host(s, rank);
+  c.local = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c.sh_rows = dc_arena_array(b->a, (size_t)T, sizeof(int64_t));
+  c.sh_cols = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c.sh_pool = dc_arena_array(b->a, (size_t)T, sizeof(double));
+  for (int32_t k = 0; k < GG_N_CLS; k++) {
+    c.cls_batch[k] = k == GG_CLS_DP && c.sharded ? c.batch : p->batch_size;
+    c.cls_first[k] = c.n_local;
+    for (int32_t t = 0; t < T; t++) {
+      const dc_table_plan *tp = &s->tables[t];
+      int32_t cls = c.sharded ? gg_class_of(tp->type) : GG_CLS_A2A;
+      if (cls != k) continue;
+      c.plan_cls[k] = true;
+      for (int32_t i = 0; i < tp->n_shards; i++) {
+        if (tp->shards[i].rank != rank) continue;
+        dc_shard_work w = dc_shard_plan_work(p, s, t, i);
+        c.sh_rows[t] = w.rows;
+        c.sh_cols[t] = w.cols;
+        c.sh_pool[t] = w.pooling;
+        c.local[c.n_local++] = t;
+      }
+    }
+  }
+  c.cls_first[GG_N_CLS] = c.n_local;
   c.k = p->n_bottom - 1;
   c.m = p->n_top;
 
@@ -232,9 +195,11 @@ static void build_rank(gg_b *b, const dc_point *p, int32_t rank,
   gg_build_step(&c);
 }
 
-dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d) {
+dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
+                              dc_arena *a, dc_diags *d) {
   if (!check_point(p, d)) return NULL;
-  int32_t n_ranks = p->gpus < 1 ? 1 : p->gpus;
+  if (!dc_shard_plan_check(p, s, d)) return NULL;
+  int32_t n_ranks = s->n_ranks;
   int32_t layers = p->n_bottom + p->n_top;
   /* ops per rank: measured 186 (DLRM_default) and 339 (DLRM_MLPerf) for
    * SGD; the arrays double when an estimate is short */
@@ -246,13 +211,11 @@ dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d) {
 
   gg_b b;
   gg_init(&b, p, a, d, (int32_t)est);
-  int32_t *owner = dc_arena_array(a, (size_t)p->n_tables, sizeof(int32_t));
-  place_tables(p, n_ranks, owner, a);
   int32_t *rank_first =
       dc_arena_array(a, (size_t)n_ranks + 1, sizeof(int32_t));
   for (int32_t r = 0; r < n_ranks; r++) {
     rank_first[r] = b.n_ops;
-    build_rank(&b, p, r, n_ranks, owner);
+    build_rank(&b, p, s, r);
   }
   rank_first[n_ranks] = b.n_ops;
   if (b.overflow) {
@@ -262,6 +225,14 @@ dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d) {
     return NULL;
   }
   dc_graph *g = gg_finish(&b, n_ranks, rank_first);
+  g->plan = s;
   if (p->n_transforms > 0 && !gg_apply_transforms(g, p, a, d)) return NULL;
   return g;
+}
+
+dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d) {
+  if (!check_point(p, d)) return NULL;
+  dc_shard_plan *s = dc_shard_plan_default(p, a, d);
+  if (!s) return NULL;
+  return dc_graph_build_plan(p, s, a, d);
 }

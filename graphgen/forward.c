@@ -91,12 +91,15 @@ static void declare_params(gg_ctx *c) {
   for (int32_t i = 0; i < c->n_local; i++) {
     int32_t t = c->local[i];
     const dc_table *tb = &p->tables[t];
-    c->w_tab[t] = gg_t2(b, F32, tb->rows, tb->dim);
-    c->n_idx[t] = gg_lookups(b, c->emb_batch, tb->pooling);
+    (void)tb;
+    bool dp = c->sharded && i >= c->cls_first[GG_CLS_DP];
+    int64_t batch = c->cls_batch[dp ? GG_CLS_DP : GG_CLS_A2A];
+    c->w_tab[t] = gg_t2(b, F32, c->sh_rows[t], c->sh_cols[t]);
+    c->n_idx[t] = gg_lookups(b, batch, c->sh_pool[t]);
     int32_t s0 = -1, s1 = -1;
     if (adagrad) {
       s0 = p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD
-               ? gg_t1(b, F32, tb->rows)
+               ? gg_t1(b, F32, c->sh_rows[t])
                : gg_like(b, c->w_tab[t]);
     } else if (adam) {
       s0 = gg_like(b, c->w_tab[t]);
@@ -105,9 +108,10 @@ static void declare_params(gg_ctx *c) {
     c->st_tab[0][t] = s0;
     c->st_tab[1][t] = s1;
     c->p_tab[t] = -1;
-    if (!c->batched) {
+    if (!c->batched || dp) {
       int32_t q = gg_param_add(c, c->w_tab[t], t);
-      c->params[q].rows = c->n_idx[t];
+      c->params[q].rows = dp ? c->sh_rows[t] : c->n_idx[t];
+      c->params[q].dense = dp;
       c->params[q].state[0] = s0;
       c->params[q].state[1] = s1;
       c->p_tab[t] = q;
@@ -160,26 +164,32 @@ void gg_build_input(gg_ctx *c) {
   c->idx = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
   c->offs_t = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
   c->offs = -1;
-  if (c->n_local > 0) {
+  /* one index tensor per lookup (batched: per class) and the offsets of
+   * each class, as [n, batch] (per_table) or n·batch + 1 (batched) */
+  for (int32_t k = 0; k < GG_N_CLS; k++) {
+    int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
+    int64_t batch = c->cls_batch[k];
+    c->idx_cls[k] = c->offs_cls[k] = c->out_cls[k] = -1;
+    if (lo == hi) continue;
     if (c->batched) {
       int64_t total = 0;
-      for (int32_t i = 0; i < c->n_local; i++)
-        total += c->n_idx[c->local[i]];
-      c->idx[0] = h2d(b, host_tensor1(b, I64, total));
-      c->offs = h2d(b, host_tensor1(
-                           b, I64, gg_mul(b, c->n_local, c->emb_batch) + 1));
+      for (int32_t i = lo; i < hi; i++) total += c->n_idx[c->local[i]];
+      c->idx_cls[k] = h2d(b, host_tensor1(b, I64, total));
+      c->offs_cls[k] =
+          h2d(b, host_tensor1(b, I64, gg_mul(b, hi - lo, batch) + 1));
     } else {
-      for (int32_t i = 0; i < c->n_local; i++) {
+      for (int32_t i = lo; i < hi; i++) {
         int32_t t = c->local[i];
         c->idx[i] = h2d(b, host_tensor1(b, I64, c->n_idx[t]));
       }
-      c->offs = h2d(b, host_tensor2(b, I64, c->n_local, c->emb_batch));
+      c->offs_cls[k] = h2d(b, host_tensor2(b, I64, hi - lo, batch));
       /* lS_o[k]: a [B] view of the stacked offsets per table */
-      for (int32_t i = 0; i < c->n_local; i++) {
-        c->offs_t[i] = gg_t1(b, I64, c->emb_batch);
-        b->ts[c->offs_t[i]].producer = b->ts[c->offs].producer;
+      for (int32_t i = lo; i < hi; i++) {
+        c->offs_t[i] = gg_t1(b, I64, batch);
+        b->ts[c->offs_t[i]].producer = b->ts[c->offs_cls[k]].producer;
       }
     }
+    if (c->offs < 0) c->offs = c->offs_cls[k];
   }
   c->dense_h = host_tensor2(b, F32, c->batch, p->bottom_mlp[0]);
   c->dense = h2d(b, c->dense_h);
@@ -232,29 +242,30 @@ static void activation(gg_ctx *c, gg_lin *L) {
 }
 
 /* Groups identical tables (rows, dim, pooling) for one embedding kernel. */
-static void emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
-                       int32_t n, bool fused) {
+void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
+                   int32_t n, int64_t batch, bool fused) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   dc_emb_group *g = dc_arena_array(b->a, (size_t)n, sizeof(dc_emb_group));
   int32_t ng = 0;
   for (int32_t i = 0; i < n; i++) {
-    const dc_table *tb = &p->tables[tabs[i]];
+    int32_t t = tabs[i];
     int32_t j = 0;
-    while (j < ng && !(g[j].rows == tb->rows && g[j].dim == tb->dim &&
-                       g[j].pooling == tb->pooling))
+    while (j < ng && !(g[j].rows == c->sh_rows[t] &&
+                       g[j].dim == c->sh_cols[t] &&
+                       g[j].pooling == c->sh_pool[t]))
       j++;
     if (j == ng) {
       g[ng].tables = 0;
-      g[ng].rows = tb->rows;
-      g[ng].dim = tb->dim;
-      g[ng].pooling = tb->pooling;
+      g[ng].rows = c->sh_rows[t];
+      g[ng].dim = c->sh_cols[t];
+      g[ng].pooling = c->sh_pool[t];
       ng++;
     }
     g[j].tables++;
   }
   dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);
-  l->k.u.emb.batch = c->emb_batch;
+  l->k.u.emb.batch = batch;
   l->k.u.emb.n_groups = ng;
   l->k.u.emb.groups = g;
   l->k.u.emb.dtype = F32;
@@ -263,64 +274,67 @@ static void emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
   l->k.u.emb.model = p->embedding_model;
 }
 
+/* A collective op: `name` with one launch of `kind` on NCCL's stream. */
+void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
+             int32_t hosts, int32_t id) {
+  dc_launch *l = gg_launch(c->b, kind, GG_STREAM_COMM);
+  l->k.u.coll.bytes = bytes;
+  l->k.u.coll.ranks = ranks;
+  l->k.u.coll.hosts = hosts;
+  l->k.u.coll.coll_id = id;
+}
+
 static void embeddings(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   int32_t T = p->n_tables;
   c->emb_out = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
   c->n_emb_out = 0;
-  if (c->n_local > 0) {
+  for (int32_t k = 0; k < GG_N_CLS; k++) {
+    int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
+    int64_t batch = c->cls_batch[k];
+    if (lo == hi) continue;
     if (c->batched) {
       int64_t w = 0;
-      for (int32_t i = 0; i < c->n_local; i++)
-        w += p->tables[c->local[i]].dim;
-      int32_t o = gg_t2(b, F32, c->emb_batch, w);
+      for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];
+      int32_t o = gg_t2(b, F32, batch, w);
       gg_begin(b, "LookupFunction");
-      for (int32_t i = 0; i < c->n_local; i++) gg_in(b, c->w_tab[c->local[i]]);
-      gg_in(b, c->idx[0]);
-      gg_in(b, c->offs);
+      for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
+      gg_in(b, c->idx_cls[k]);
+      gg_in(b, c->offs_cls[k]);
       gg_out(b, o);
-      emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, c->local, c->n_local, false);
+      gg_emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[lo], hi - lo,
+                    batch, false);
       gg_end(b);
+      c->out_cls[k] = o;
       c->emb_out[c->n_emb_out++] = o;
     } else {
-      for (int32_t i = 0; i < c->n_local; i++) {
+      for (int32_t i = lo; i < hi; i++) {
         int32_t t = c->local[i];
-        int32_t o = gg_t2(b, F32, c->emb_batch, p->tables[t].dim);
+        int32_t o = gg_t2(b, F32, batch, c->sh_cols[t]);
         gg_begin(b, "aten::embedding_bag");
         gg_in(b, c->w_tab[t]);
         gg_in(b, c->idx[i]);
         gg_in(b, c->offs_t[i]);
         gg_out(b, o);
-        emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[i], 1, false);
+        gg_emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[i], 1, batch,
+                      false);
         gg_end(b);
         c->emb_out[c->n_emb_out++] = o;
       }
     }
   }
   c->feat = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
+  c->feat_cls = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
   c->n_feat = 0;
   if (!c->sharded) {
-    for (int32_t i = 0; i < c->n_emb_out; i++)
+    for (int32_t i = 0; i < c->n_emb_out; i++) {
+      c->feat_cls[c->n_feat] = GG_CLS_A2A;
       c->feat[c->n_feat++] = c->emb_out[i];
+    }
     return;
   }
-  /* Hybrid parallel: the pooled embeddings of every table, for the local
-   * batch, arrive from their owners. bytes = what this rank sends. */
-  int64_t send = 0;
-  for (int32_t i = 0; i < c->n_local; i++)
-    send += gg_mul3(b, c->emb_batch, p->tables[c->local[i]].dim, 4);
-  for (int32_t t = 0; t < T; t++)
-    c->feat[c->n_feat++] = gg_t2(b, F32, c->batch, p->tables[t].dim);
-  gg_begin(b, "c10d::alltoall_base_");
-  for (int32_t i = 0; i < c->n_emb_out; i++) gg_in(b, c->emb_out[i]);
-  for (int32_t t = 0; t < T; t++) gg_out(b, c->feat[t]);
-  dc_launch *l = gg_launch(b, DC_KERNEL_ALL_TO_ALL, GG_STREAM_COMM);
-  l->k.u.coll.bytes = send;
-  l->k.u.coll.ranks = c->n_ranks;
-  l->k.u.coll.hosts = p->hosts < 1 ? 1 : p->hosts;
-  l->k.u.coll.coll_id = b->coll_next++;
-  gg_end(b);
+  gg_exchange_forward(c);
 }
 
 static int32_t index_list(gg_b *b, int64_t ni) {

@@ -89,6 +89,111 @@ typedef struct dc_op {
   bool host_sync;    /* blocks the host until the GPU is idle (.cpu()) */
 } dc_op;
 
+/* ---- sharding plans (issue #7) -----------------------------------------
+ * Where every embedding table lives on a multi-GPU system. A table is cut
+ * into shards; a shard is a block of rows × columns on one rank. Types:
+ *
+ *   table_wise      one shard, the whole table, on one rank
+ *   column_wise     n shards of the columns (n ≤ ranks), on distinct ranks
+ *   row_wise        one shard of the rows per rank, all ranks
+ *   table_row_wise  row-wise over the ranks of one host
+ *   data_parallel   a full replica on every rank (one shard per rank)
+ *
+ * A rank holds at most one shard of a table. The shards of a table are in
+ * rank order for row-wise types and in column order for column-wise. */
+typedef struct dc_shard {
+  int32_t rank;
+  int64_t row_off, rows;
+  int32_t col_off, cols;
+} dc_shard;
+
+typedef struct dc_table_plan {
+  dc_sharding type; /* TABLE_WISE .. DATA_PARALLEL, never AUTO/EXPLICIT */
+  int32_t host;     /* TABLE_ROW_WISE: its host; otherwise -1 */
+  int32_t n_shards;
+  dc_shard *shards;
+} dc_table_plan;
+
+typedef struct dc_shard_plan {
+  int32_t n_ranks, hosts, gpus_per_host;
+  int32_t n_tables;
+  dc_table_plan *tables; /* [n_tables], same order as the point's */
+} dc_shard_plan;
+
+/* What one shard looks up per iteration: `batch` samples of `pooling`
+ * indices each (row-wise shards see the indices that fall in their rows,
+ * pooling × rows_shard / rows under uniform hashing), on a block of
+ * rows × cols. */
+typedef struct dc_shard_work {
+  int64_t batch;
+  double pooling;
+  int64_t rows;
+  int32_t cols;
+} dc_shard_work;
+
+dc_shard_work dc_shard_plan_work(const dc_point *p, const dc_shard_plan *s,
+                                 int32_t table, int32_t shard);
+
+/* Host of a rank under the plan's layout. */
+int32_t dc_shard_plan_host(const dc_shard_plan *s, int32_t rank);
+
+/* An empty plan for the point's system (every table still unset: type
+ * AUTO, no shards). */
+dc_shard_plan *dc_shard_plan_new(const dc_point *p, dc_arena *a);
+
+/* Cuts table t as `type` (TABLE_WISE .. DATA_PARALLEL) over `ranks`
+ * (n_ranks entries): table_wise one rank; column_wise the ranks of its
+ * shards (n ≥ 1; with n_ranks == 0 the default count min(ranks, D/32),
+ * at least 1, placed on ranks 0..n−1); table_row_wise one rank naming
+ * the host (or none: host 0); row_wise and data_parallel ignore ranks.
+ * False (with E0502 at the table's span) when the ranks do not fit. */
+bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
+                       dc_sharding type, int32_t n_ranks,
+                       const int32_t *ranks, dc_arena *a, dc_diags *d);
+
+/* The plan the point asks for without the planner: the global type
+ * (auto: table_wise), per-table types and pinned ranks from the point;
+ * table-wise tables that are not pinned are placed greedily, largest
+ * (rows × dim) first, on the rank with the least table bytes so far
+ * (ties: lowest rank); column-wise shards likewise on distinct ranks. On
+ * one GPU every table is table-wise on rank 0. NULL with diagnostics when
+ * the point's constraints cannot be met. */
+dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
+                                     dc_diags *d);
+
+/* Checks a plan against the point: every table set, shards inside the
+ * table and covering it exactly (replicas for data_parallel), ranks in
+ * range, at most one shard of a table per rank. */
+bool dc_shard_plan_check(const dc_point *p, const dc_shard_plan *s,
+                         dc_diags *d);
+
+/* A copy of `s` in `a` (shards included). */
+dc_shard_plan *dc_shard_plan_copy(const dc_shard_plan *s, dc_arena *a);
+
+/* One line per table: "t3 row_wise 0:[0,250)x64 1:[250,500)x64 ...". */
+void dc_shard_plan_write(const dc_point *p, const dc_shard_plan *s,
+                         dc_buf *out);
+
+/* Per-rank memory in bytes (no time): what the rank must hold in HBM for
+ * one training iteration. Formulas in graphgen/memory.c. */
+typedef struct dc_rank_memory {
+  int64_t emb_weights;   /* its shards (replicas for data_parallel) */
+  int64_t emb_optimizer; /* optimizer state of those shards */
+  int64_t emb_grad;      /* dense gradients of data-parallel replicas */
+  int64_t dense_weights; /* MLP parameters (replicated) */
+  int64_t dense_optimizer;
+  int64_t dense_grad;    /* MLP gradients (+ DDP buckets) */
+  int64_t activations;   /* forward tensors kept for the backward */
+  int64_t inputs;        /* the batch on the device: indices, offsets,
+                            dense features, targets */
+  int64_t total;
+} dc_rank_memory;
+
+/* Fills *out for `rank`; false when a product overflows 64 bits (the
+ * fields then saturate at INT64_MAX). */
+bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
+                          int32_t rank, dc_rank_memory *out);
+
 typedef struct dc_graph {
   const dc_point *point;
   int32_t n_ranks;
@@ -98,11 +203,17 @@ typedef struct dc_graph {
   int32_t *rank_first; /* [n_ranks + 1]: op range of each rank */
   int32_t n_tensors;
   dc_tensor *tensors;
+  const dc_shard_plan *plan; /* the placement the graph was built for */
 } dc_graph;
 
 /* Builds (and applies the point's transforms). Returns NULL with a
  * diagnostic when the configuration cannot be built. */
 dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d);
+
+/* Builds for an explicit plan (the planner's, or a copy of the default
+ * edited); the plan is checked first and must outlive the graph. */
+dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
+                              dc_arena *a, dc_diags *d);
 
 /* Checks every structural invariant; reports each violation. */
 bool dc_graph_verify(const dc_graph *g, dc_diags *d);

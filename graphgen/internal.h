@@ -123,7 +123,16 @@ typedef struct gg_param {
   int32_t g0;      /* legacy: the zeroed gradient zero_grad leaves */
   int32_t bucket_last; /* DDP: this param completes bucket n (else -1) */
   int64_t bucket_elems; /* elements of that bucket */
+  bool dense;      /* a data-parallel table: dense gradient, all-reduced */
 } gg_param;
+
+/* How a rank's local shards are looked up and exchanged (one batched op
+ * per class): TW/CW shards go through the all-to-all, TWRW shards through
+ * a host reduce-scatter then the all-to-all, RW shards through a world
+ * reduce-scatter, DP replicas straight to the interaction. */
+enum { GG_CLS_A2A, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
+
+int32_t gg_class_of(dc_sharding type);
 
 typedef struct gg_ctx {
   gg_b *b;
@@ -139,8 +148,22 @@ typedef struct gg_ctx {
   bool sharded;        /* embeddings exchanged by all-to-all */
 
   int32_t n_local;
-  int32_t *local;      /* table indices held by this rank */
-  int32_t *owner;      /* [n_tables] rank of every table */
+  int32_t *local;      /* table indices held by this rank, by class */
+  const dc_shard_plan *plan;
+  int32_t host, gph;   /* this rank's host, GPUs per host */
+  int32_t cls_first[GG_N_CLS + 1]; /* class k: local[cls_first[k] ..
+                                      cls_first[k+1]) */
+  int64_t cls_batch[GG_N_CLS];     /* samples each class looks up */
+  bool plan_cls[GG_N_CLS];         /* the plan has tables of the class */
+  int64_t *sh_rows;    /* [n_tables] this rank's shard of each table */
+  int32_t *sh_cols;
+  double *sh_pool;
+  int32_t idx_cls[GG_N_CLS], offs_cls[GG_N_CLS]; /* batched inputs */
+  int32_t out_cls[GG_N_CLS];       /* batched lookup outputs */
+  int32_t *feat_cls;   /* class of each feat[] entry */
+  int32_t chunk;       /* TWRW: the host reduce-scatter's output, -1 */
+  int32_t *eg;         /* backward: gradient of each lookup output
+                          (per_table: by local index; batched: by class) */
 
   int32_t k, m;
   gg_lin *bot, *top;
@@ -177,6 +200,17 @@ typedef struct gg_ctx {
 } gg_ctx;
 
 int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table);
+
+/* An embedding kernel over local tables `tabs` (this rank's shards),
+ * identical shards grouped. */
+void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
+                   int32_t n, int64_t batch, bool fused);
+/* One collective launch on NCCL's stream for the open op. */
+void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
+             int32_t hosts, int32_t id);
+/* exchange.c: the collectives of the pooled embeddings (multi-GPU). */
+void gg_exchange_forward(gg_ctx *c);
+void gg_exchange_backward(gg_ctx *c);
 
 void gg_build_input(gg_ctx *c);
 void gg_build_forward(gg_ctx *c);

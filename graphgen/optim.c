@@ -89,11 +89,10 @@ void gg_build_zero_grad(gg_ctx *c) {
   if (c->legacy) {
     for (int32_t q = 0; q < c->n_params; q++) {
       gg_param *pq = &c->params[q];
-      if (pq->table >= 0) {
+      if (pq->table >= 0 && !pq->dense) {
         /* the sparse gradient is cleared on the host
          * (sparse_resize_and_clear_); its values start empty */
-        const dc_table *tb = &c->p->tables[pq->table];
-        pq->g0 = gg_t2(b, F32, pq->rows, tb->dim);
+        pq->g0 = gg_t2(b, F32, pq->rows, b->ts[pq->t].shape[1]);
         gg_begin(b, "aten::zero_");
         gg_out(b, pq->g0);
         gg_end(b);
@@ -159,7 +158,7 @@ static int32_t step_target(gg_ctx *c, const gg_param *q, gg_cur *u,
     if (rowwise_state) return u->tmp = gg_t1(b, F32, q->rows);
     if (q->table >= 0)
       return u->tmp = gg_t2(b, F32, q->rows,
-                            c->p->tables[q->table].dim);
+                            b->ts[q->t].shape[1]);
     return u->tmp = gg_like(b, q->t);
   }
   return -1;
@@ -176,7 +175,7 @@ void gg_build_step(gg_ctx *c) {
   bool counter = p->optimizer != DC_OPTIMIZER_SGD;
   bool sparse = false;
   for (int32_t q = 0; q < c->n_params; q++)
-    if (c->params[q].table >= 0) sparse = true;
+    if (c->params[q].table >= 0 && !c->params[q].dense) sparse = true;
   bool foreach = !c->legacy && !sparse;
 
   gg_cur *cur = dc_arena_array(b->a, (size_t)c->n_params + 1, sizeof *cur);
@@ -215,12 +214,12 @@ void gg_build_step(gg_ctx *c) {
         bool row_state = rowwise && pq->table >= 0 &&
                          steps[s].target != TGT_PARAM;
         int64_t elems;
-        if (pq->table < 0)
+        if (pq->table < 0 || (pq->dense && !row_state))
           elems = gg_numel(b, pq->t);
         else if (row_state)
           elems = pq->rows;
         else
-          elems = gg_mul(b, pq->rows, p->tables[pq->table].dim);
+          elems = gg_mul(b, pq->rows, b->ts[pq->t].shape[1]);
         gg_begin(b, steps[s].name);
         step_inputs(b, pq, &cur[q]);
         gg_out(b, step_target(c, pq, &cur[q], steps[s].target, row_state));

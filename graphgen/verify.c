@@ -17,9 +17,13 @@
  *    element-wise activations agree on their operands' sizes;
  *  - kernels: sizes positive, scale positive and finite, stream within
  *    n_streams, collectives with at least two ranks, embedding groups
- *    non-empty.
+ *    non-empty;
+ *  - collectives across ranks: the launches of one coll_id have the same
+ *    kind and group size, come from distinct ranks, and there are exactly
+ *    group-size of them (else the run would hang).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graphgen/internal.h"
@@ -184,6 +188,52 @@ static void check_kernel(vctx *v, int32_t i, const dc_launch *l) {
   }
 }
 
+typedef struct vcoll {
+  int32_t id, rank, ranks, op;
+  dc_kernel_kind kind;
+} vcoll;
+
+static int cmp_vcoll(const void *a, const void *b) {
+  const vcoll *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static void check_collectives(vctx *v) {
+  const dc_graph *g = v->g;
+  size_t n = 0;
+  for (int32_t i = 0; i < g->n_ops; i++)
+    for (int32_t l = 0; l < g->ops[i].n_launches; l++)
+      n += g->ops[i].launches[l].k.kind >= DC_KERNEL_ALL_TO_ALL;
+  if (n == 0) return;
+  vcoll *c = dc_xmalloc(n * sizeof *c);
+  size_t k = 0;
+  for (int32_t i = 0; i < g->n_ops; i++)
+    for (int32_t l = 0; l < g->ops[i].n_launches; l++) {
+      const dc_kernel *kk = &g->ops[i].launches[l].k;
+      if (kk->kind < DC_KERNEL_ALL_TO_ALL) continue;
+      c[k++] = (vcoll){kk->u.coll.coll_id, g->ops[i].rank, kk->u.coll.ranks,
+                       i, kk->kind};
+    }
+  qsort(c, n, sizeof *c, cmp_vcoll);
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    bool same = true;
+    while (j < n && c[j].id == c[i].id) {
+      if (c[j].kind != c[i].kind || c[j].ranks != c[i].ranks ||
+          c[j].rank == c[j - 1].rank)
+        same = false;
+      j++;
+    }
+    if (!same || (int64_t)(j - i) != c[i].ranks)
+      bad(v, c[i].op,
+          "collective %d: %d launches of group size %d that disagree",
+          c[i].id, (int)(j - i), c[i].ranks);
+    i = j;
+  }
+  free(c);
+}
+
 bool dc_graph_verify(const dc_graph *g, dc_diags *d) {
   vctx v = {g, d, 0, true};
   if (g->n_ranks < 1 || !g->rank_first || g->rank_first[0] != 0 ||
@@ -264,6 +314,7 @@ bool dc_graph_verify(const dc_graph *g, dc_diags *d) {
         check_kernel(&v, i, &o->launches[l]);
     }
   }
+  check_collectives(&v);
   if (v.reports > VERIFY_MAX_REPORTS) {
     dc_span none = {0};
     dc_diag_error(d, DC_DIAG_GRAPH, none,

@@ -203,16 +203,32 @@ static void test_batched_multi_host(void **state) {
   }
 }
 
-static void test_unsupported_plan(void **state) {
+/* A plan the builder cannot lay out is refused with E0502: a table-wise
+ * table pinned to two ranks, and one pinned past the last rank. */
+static void test_bad_plan(void **state) {
   (void)state;
   tp_cfg c;
   model(&c);
-  c.p.sharding = DC_SHARDING_ROW_WISE;
+  c.ranks[0] = 0;
+  c.ranks[1] = 1;
+  c.tables[0].sharding = DC_SHARDING_TABLE_WISE;
+  c.tables[0].n_ranks = 2;
+  c.tables[0].ranks = c.ranks;
   dc_diags d = {0};
   assert_null(dc_graph_build(&c.p, &arena, &d));
   assert_true(d.errors > 0);
-  assert_non_null(strstr(d.items[0].message, "row_wise"));
+  assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
+  assert_non_null(strstr(d.items[0].message, "table-wise"));
   dc_diags_free(&d);
+
+  model(&c);
+  c.ranks[0] = 5;
+  c.tables[2].n_ranks = 1;
+  c.tables[2].ranks = c.ranks;
+  dc_diags d2 = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d2));
+  assert_non_null(strstr(d2.items[0].message, "rank 5"));
+  dc_diags_free(&d2);
 }
 
 int main(void) {
@@ -222,7 +238,7 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_batched_multi_host, setup,
                                       teardown),
-      cmocka_unit_test_setup_teardown(test_unsupported_plan, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_plan, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

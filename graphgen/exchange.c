@@ -1,0 +1,292 @@
+/*
+ * exchange.c — the collectives that move pooled embeddings between ranks
+ * under a sharding plan (forward) and their gradients back (backward).
+ * Only built with more than one GPU.
+ *
+ * Every rank needs, for its local batch B = global / W, the pooled
+ * embedding of every table. Per class of shard (internal.h):
+ *
+ *   A2A (table_wise, column_wise): the shard pooled the global batch
+ *     [B·W, cols]; the world all-to-all sends each rank its B rows.
+ *   TWRW (table_row_wise on host h): each of the S ranks of h pooled the
+ *     indices falling in its rows for the global batch, [B·W, D] partial
+ *     sums; a reduce-scatter inside the host (NVLink) sums them and leaves
+ *     each rank a [B·W/S, D] chunk, which the same world all-to-all then
+ *     delivers across hosts (TorchRec's TWRW: intra-host reduce-scatter,
+ *     cross-host all-to-all).
+ *   RW (row_wise): partial sums [B·W, D] on every rank; one world
+ *     reduce-scatter leaves each rank its [B, D] — TorchRec's RW output
+ *     dist.
+ *   DP (data_parallel): the replica pooled the local batch; no exchange.
+ *
+ * Backward mirrors it: the all-to-all returns the gradients of A2A shards
+ * and of the TWRW chunks, an intra-host all-gather rebuilds a TWRW
+ * shard's [B·W, D] gradient, a world all-gather an RW shard's; DP
+ * gradients are all-reduced in their AccumulateGrad (backward.c).
+ *
+ * Byte counts follow kernels/'s convention (graphgen.h): all-to-all, the
+ * rank's send buffer; reduce-scatter, its input; all-gather, its output.
+ * All fp32 (4 bytes): the tables and pooled outputs stay fp32 under
+ * autocast.
+ *
+ * The input side assumes the data loader hands each rank the indices of
+ * its own shards for the global batch (as the reference DLRM's loader
+ * does for table-wise tables), so there is no index all-to-all.
+ *
+ * Collective ids: the same sequence of stages on every rank — forward
+ * TWRW reduce-scatters (one id per host), the all-to-all, the RW
+ * reduce-scatter; backward the all-to-all, the TWRW all-gathers (one id
+ * per host), the RW all-gather — each present when the plan has tables of
+ * that kind, so ranks that sit a stage out still agree on the numbering,
+ * and groups of one stage are disjoint (no cross-group wait cycles).
+ */
+#include "graphgen/internal.h"
+
+#define F32 DC_DTYPE_FP32
+#define EV(x) "autograd::engine::evaluate_function: " x
+
+static int32_t hosts_of(const gg_ctx *c) { return c->plan->hosts; }
+
+/* Ranks of this rank's host. */
+static int32_t host_size(const gg_ctx *c) {
+  int32_t first = c->host * c->gph, n = c->gph;
+  if (first + n > c->n_ranks) n = c->n_ranks - first;
+  return n;
+}
+
+static bool has_a2a(const gg_ctx *c) {
+  return c->plan_cls[GG_CLS_A2A] || c->plan_cls[GG_CLS_TWRW];
+}
+
+/* Σ dims of the plan's tables of class k (all ranks). */
+static int64_t plan_dims(const gg_ctx *c, int32_t k) {
+  int64_t s = 0;
+  for (int32_t t = 0; t < c->p->n_tables; t++) {
+    int32_t cls = gg_class_of(c->plan->tables[t].type);
+    if (cls == k || (k == GG_CLS_A2A && cls == GG_CLS_TWRW))
+      s += c->p->tables[t].dim;
+  }
+  return s;
+}
+
+/* Σ cols of this rank's shards of class k. */
+static int64_t local_cols(const gg_ctx *c, int32_t k) {
+  int64_t s = 0;
+  for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++)
+    s += c->sh_cols[c->local[i]];
+  return s;
+}
+
+static int32_t n_class(const gg_ctx *c, int32_t k) {
+  return c->cls_first[k + 1] - c->cls_first[k];
+}
+
+/* Inputs of the lookup outputs of class k (per_table: one per shard). */
+static void in_outputs(gg_ctx *c, int32_t k) {
+  if (c->batched) {
+    if (c->out_cls[k] >= 0) gg_in(c->b, c->out_cls[k]);
+    return;
+  }
+  for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++)
+    gg_in(c->b, c->emb_out[i]);
+}
+
+static int32_t hosts_spanned(const gg_ctx *c) {
+  return hosts_of(c) < 1 ? 1 : hosts_of(c);
+}
+
+void gg_exchange_forward(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  int32_t T = p->n_tables;
+  int64_t Bg = p->batch_size, B = c->batch;
+  int32_t S = host_size(c);
+  c->chunk = -1;
+
+  /* 1. TWRW: reduce-scatter inside each host holding such tables */
+  if (c->plan_cls[GG_CLS_TWRW]) {
+    int32_t base = b->coll_next;
+    b->coll_next += hosts_of(c);
+    if (n_class(c, GG_CLS_TWRW) > 0 && S > 1) {
+      int64_t cols = local_cols(c, GG_CLS_TWRW);
+      c->chunk = gg_t2(b, F32, Bg / S, cols);
+      gg_begin(b, "c10d::_reduce_scatter_base_");
+      in_outputs(c, GG_CLS_TWRW);
+      gg_out(b, c->chunk);
+      gg_coll(c, DC_KERNEL_REDUCE_SCATTER, gg_mul3(b, Bg, cols, 4), S, 1,
+              base + c->host);
+      gg_end(b);
+    }
+  }
+
+  /* 2. the world all-to-all of pooled embeddings */
+  if (has_a2a(c)) {
+    int64_t send = 0;
+    for (int32_t i = c->cls_first[GG_CLS_A2A];
+         i < c->cls_first[GG_CLS_A2A + 1]; i++)
+      send += gg_mul3(b, Bg, c->sh_cols[c->local[i]], 4);
+    if (n_class(c, GG_CLS_TWRW) > 0)
+      send += gg_mul3(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW),
+                      4);
+    int32_t f0 = c->n_feat;
+    for (int32_t t = 0; t < T; t++) {
+      int32_t cls = gg_class_of(c->plan->tables[t].type);
+      if (cls != GG_CLS_A2A && cls != GG_CLS_TWRW) continue;
+      c->feat_cls[c->n_feat] = GG_CLS_A2A;
+      c->feat[c->n_feat++] = gg_t2(b, F32, B, p->tables[t].dim);
+    }
+    gg_begin(b, "c10d::alltoall_base_");
+    in_outputs(c, GG_CLS_A2A);
+    if (c->chunk >= 0)
+      gg_in(b, c->chunk);
+    else
+      in_outputs(c, GG_CLS_TWRW);
+    for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+    gg_coll(c, DC_KERNEL_ALL_TO_ALL, send, c->n_ranks, hosts_spanned(c),
+            b->coll_next++);
+    gg_end(b);
+  }
+
+  /* 3. RW: the world reduce-scatter of partial pools */
+  if (c->plan_cls[GG_CLS_RW]) {
+    int32_t f0 = c->n_feat;
+    for (int32_t t = 0; t < T; t++) {
+      if (gg_class_of(c->plan->tables[t].type) != GG_CLS_RW) continue;
+      c->feat_cls[c->n_feat] = GG_CLS_RW;
+      c->feat[c->n_feat++] = gg_t2(b, F32, B, p->tables[t].dim);
+    }
+    gg_begin(b, "c10d::_reduce_scatter_base_");
+    in_outputs(c, GG_CLS_RW);
+    for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+    gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
+            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), 4), c->n_ranks,
+            hosts_spanned(c), b->coll_next++);
+    gg_end(b);
+  }
+
+  /* 4. DP: the replicas' outputs are the features */
+  if (c->batched) {
+    if (c->out_cls[GG_CLS_DP] >= 0) {
+      c->feat_cls[c->n_feat] = GG_CLS_DP;
+      c->feat[c->n_feat++] = c->out_cls[GG_CLS_DP];
+    }
+  } else {
+    for (int32_t i = c->cls_first[GG_CLS_DP]; i < c->cls_first[GG_CLS_DP + 1];
+         i++) {
+      c->feat_cls[c->n_feat] = GG_CLS_DP;
+      c->feat[c->n_feat++] = c->emb_out[i];
+    }
+  }
+}
+
+/* New gradient tensors like the class-k lookup outputs; records them in
+ * c->eg and makes them outputs of the open op. */
+static void out_grads(gg_ctx *c, int32_t k) {
+  gg_b *b = c->b;
+  if (c->batched) {
+    if (c->out_cls[k] < 0) return;
+    c->eg[k] = gg_like(b, c->out_cls[k]);
+    gg_out(b, c->eg[k]);
+    return;
+  }
+  for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++) {
+    c->eg[i] = gg_like(b, c->emb_out[i]);
+    gg_out(b, c->eg[i]);
+  }
+}
+
+/* The class-k gradients again, as outputs of the collective itself. */
+static void reout_grads(gg_ctx *c, int32_t k) {
+  if (c->batched) {
+    if (c->eg[k] >= 0) gg_out(c->b, c->eg[k]);
+    return;
+  }
+  for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++)
+    if (c->eg[i] >= 0) gg_out(c->b, c->eg[i]);
+}
+
+static void in_gfeat(gg_ctx *c, int32_t cls) {
+  for (int32_t i = 0; i < c->n_feat; i++)
+    if (c->feat_cls[i] == cls) gg_in(c->b, c->gfeat[i]);
+}
+
+void gg_exchange_backward(gg_ctx *c) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  int64_t Bg = p->batch_size, B = c->batch;
+  int32_t S = host_size(c);
+  int32_t n = (c->batched ? GG_N_CLS : c->n_local) + 1;
+  c->eg = dc_arena_array(b->a, (size_t)n, sizeof(int32_t));
+  for (int32_t i = 0; i < n; i++) c->eg[i] = -1;
+
+  /* 1. the all-to-all returns gradients of A2A shards and TWRW chunks */
+  int32_t gchunk = -1;
+  if (has_a2a(c)) {
+    gg_begin(b, EV("All2All_ReqBackward"));
+    in_gfeat(c, GG_CLS_A2A);
+    out_grads(c, GG_CLS_A2A);
+    if (c->chunk >= 0) {
+      gchunk = gg_like(b, c->chunk);
+      gg_out(b, gchunk);
+    } else {
+      out_grads(c, GG_CLS_TWRW);
+    }
+    gg_begin(b, "c10d::alltoall_base_");
+    in_gfeat(c, GG_CLS_A2A);
+    /* the same gradient tensors, written by the collective */
+    reout_grads(c, GG_CLS_A2A);
+    if (gchunk >= 0)
+      gg_out(b, gchunk);
+    else
+      reout_grads(c, GG_CLS_TWRW);
+    gg_coll(c, DC_KERNEL_ALL_TO_ALL,
+            gg_mul3(b, B, plan_dims(c, GG_CLS_A2A), 4), c->n_ranks,
+            hosts_spanned(c), b->coll_next++);
+    gg_end(b);
+    gg_end(b);
+  }
+
+  /* 2. TWRW: all-gather inside the host */
+  if (c->plan_cls[GG_CLS_TWRW]) {
+    int32_t base = b->coll_next;
+    b->coll_next += hosts_of(c);
+    if (gchunk >= 0) {
+      gg_begin(b, EV("ReduceScatter_ReqBackward"));
+      gg_in(b, gchunk);
+      out_grads(c, GG_CLS_TWRW);
+      gg_begin(b, "c10d::_allgather_base_");
+      gg_in(b, gchunk);
+      reout_grads(c, GG_CLS_TWRW);
+      gg_coll(c, DC_KERNEL_ALL_GATHER,
+              gg_mul3(b, Bg, local_cols(c, GG_CLS_TWRW), 4), S, 1,
+              base + c->host);
+      gg_end(b);
+      gg_end(b);
+    }
+  }
+
+  /* 3. RW: the world all-gather of the pooled gradients */
+  if (c->plan_cls[GG_CLS_RW]) {
+    gg_begin(b, EV("ReduceScatter_ReqBackward"));
+    in_gfeat(c, GG_CLS_RW);
+    out_grads(c, GG_CLS_RW);
+    gg_begin(b, "c10d::_allgather_base_");
+    in_gfeat(c, GG_CLS_RW);
+    reout_grads(c, GG_CLS_RW);
+    gg_coll(c, DC_KERNEL_ALL_GATHER,
+            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), 4), c->n_ranks,
+            hosts_spanned(c), b->coll_next++);
+    gg_end(b);
+    gg_end(b);
+  }
+
+  /* 4. DP: the interaction's gradients directly */
+  int32_t j = 0;
+  for (int32_t i = 0; i < c->n_feat; i++) {
+    if (c->feat_cls[i] != GG_CLS_DP) continue;
+    if (c->batched)
+      c->eg[GG_CLS_DP] = c->gfeat[i];
+    else
+      c->eg[c->cls_first[GG_CLS_DP] + j++] = c->gfeat[i];
+  }
+}

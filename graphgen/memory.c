@@ -1,0 +1,168 @@
+/*
+ * memory.c — what one rank must hold in HBM for a training iteration under
+ * a sharding plan, in bytes (no time: the planner's capacity constraint
+ * and the per-rank `fits` column both come from here).
+ *
+ * Per rank, with B the local batch, es the activation element size (2
+ * under fp16/bf16 autocast, else 4), tables and their state in fp32:
+ *
+ *   emb_weights     Σ over its shards rows·cols·4 (replicas included)
+ *   emb_optimizer   sgd 0; adagrad = weights; rowwise_adagrad rows·4 per
+ *                   shard; adam 2 × weights (torch.optim / FBGEMM state)
+ *   emb_grad        data-parallel replicas: a dense rows·cols·4 gradient;
+ *                   per_table (sparse) gradients: lookups·cols·4 values +
+ *                   lookups·8 indices; batched: none (the update is fused)
+ *   dense_weights   Σ MLP weights and biases · 4 (replicated on each rank)
+ *   dense_optimizer adagrad and rowwise_adagrad 1×, adam 2× the weights
+ *   dense_grad      1× the weights, 2× with DDP (W > 1: flat buckets)
+ *   activations     per MLP layer B·out·es twice (linear out, activation);
+ *                   dot: B·F·D·4 (cat) + B·F·F·es (bmm) + B·NI·es (index) +
+ *                   B·(D+NI)·es (cat); cat: B·(D + Σ dims)·4; the pooled
+ *                   outputs of its shards batch·cols·4; with W > 1 the
+ *                   received features B·Σ dims·4
+ *   inputs          indices Σ lookups·8, offsets Σ (batch+1)·8 per shard,
+ *                   dense B·n0·4, targets B·out·4
+ *
+ * It is an upper bound of the peak (everything saved for the backward is
+ * counted live at once; the caching allocator's rounding is not), which
+ * is what a capacity planner needs. Sums saturate at INT64_MAX.
+ */
+#include <string.h>
+
+#include "graphgen/internal.h"
+
+typedef struct macc {
+  bool ovf;
+} macc;
+
+static int64_t mul(macc *m, int64_t a, int64_t b) {
+  int64_t r;
+  if (!dc_mul_i64(a, b, &r)) {
+    m->ovf = true;
+    return INT64_MAX;
+  }
+  return r;
+}
+
+static int64_t add(macc *m, int64_t a, int64_t b) {
+  int64_t r;
+  if (!dc_add_i64(a, b, &r)) {
+    m->ovf = true;
+    return INT64_MAX;
+  }
+  return r;
+}
+
+static int64_t lookups(int64_t batch, double pooling) {
+  double n = (double)batch * pooling + 0.5;
+  if (n < 1) return 1;
+  if (n > 9.0e18) return INT64_MAX;
+  return (int64_t)n;
+}
+
+bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
+                          int32_t rank, dc_rank_memory *out) {
+  macc m = {false};
+  memset(out, 0, sizeof *out);
+  int32_t W = s->n_ranks < 1 ? 1 : s->n_ranks;
+  int64_t B = p->batch_size / W;
+  bool half = p->precision == DC_PRECISION_FP16 ||
+              p->precision == DC_PRECISION_BF16;
+  int64_t es = half ? 2 : 4;
+  bool batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
+
+  for (int32_t t = 0; t < s->n_tables; t++) {
+    const dc_table_plan *tp = &s->tables[t];
+    for (int32_t i = 0; i < tp->n_shards; i++) {
+      const dc_shard *sh = &tp->shards[i];
+      if (sh->rank != rank) continue;
+      dc_shard_work w = dc_shard_plan_work(p, s, t, i);
+      int64_t wb = mul(&m, mul(&m, sh->rows, sh->cols), 4);
+      out->emb_weights = add(&m, out->emb_weights, wb);
+      int64_t st = 0;
+      switch (p->optimizer) {
+      case DC_OPTIMIZER_SGD: break;
+      case DC_OPTIMIZER_ADAGRAD: st = wb; break;
+      case DC_OPTIMIZER_ROWWISE_ADAGRAD: st = mul(&m, sh->rows, 4); break;
+      case DC_OPTIMIZER_ADAM: st = mul(&m, wb, 2); break;
+      }
+      out->emb_optimizer = add(&m, out->emb_optimizer, st);
+      int64_t n = lookups(w.batch, w.pooling);
+      bool dp = tp->type == DC_SHARDING_DATA_PARALLEL && W > 1;
+      if (dp)
+        out->emb_grad = add(&m, out->emb_grad, wb);
+      else if (!batched)
+        out->emb_grad = add(&m, out->emb_grad,
+                            mul(&m, n, add(&m, mul(&m, w.cols, 4), 8)));
+      out->activations = add(&m, out->activations,
+                             mul(&m, mul(&m, w.batch, w.cols), 4));
+      out->inputs = add(&m, out->inputs,
+                        add(&m, mul(&m, n, 8),
+                            mul(&m, add(&m, w.batch, 1), 8)));
+    }
+  }
+
+  /* the MLPs: bottom [n0, b1..bk], top [in, t1..tm] */
+  int64_t D = p->bottom_mlp[p->n_bottom - 1];
+  int64_t F = p->n_tables + 1, sum_dims = 0;
+  for (int32_t t = 0; t < p->n_tables; t++) sum_dims += p->tables[t].dim;
+  int64_t top_in;
+  int64_t NI = p->interaction_self ? F * (F + 1) / 2 : F * (F - 1) / 2;
+  if (p->interaction == DC_INTERACTION_DOT)
+    top_in = D + NI;
+  else
+    top_in = D + sum_dims;
+  int64_t params = 0;
+  for (int32_t i = 1; i < p->n_bottom; i++) {
+    params = add(&m, params,
+                 mul(&m, p->bottom_mlp[i], p->bottom_mlp[i - 1] + 1));
+    out->activations = add(&m, out->activations,
+                           mul(&m, mul(&m, B, p->bottom_mlp[i]), 2 * es));
+  }
+  int64_t in = top_in;
+  for (int32_t i = 0; i < p->n_top; i++) {
+    params = add(&m, params, mul(&m, p->top_mlp[i], in + 1));
+    out->activations = add(&m, out->activations,
+                           mul(&m, mul(&m, B, p->top_mlp[i]), 2 * es));
+    in = p->top_mlp[i];
+  }
+  out->dense_weights = mul(&m, params, 4);
+  int64_t ds = 0;
+  if (p->optimizer == DC_OPTIMIZER_ADAGRAD ||
+      p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD)
+    ds = out->dense_weights;
+  else if (p->optimizer == DC_OPTIMIZER_ADAM)
+    ds = mul(&m, out->dense_weights, 2);
+  out->dense_optimizer = ds;
+  out->dense_grad = mul(&m, out->dense_weights, W > 1 ? 2 : 1);
+
+  int64_t inter;
+  if (p->interaction == DC_INTERACTION_DOT) {
+    inter = mul(&m, mul(&m, B, mul(&m, F, D)), 4);
+    inter = add(&m, inter, mul(&m, mul(&m, B, mul(&m, F, F)), es));
+    inter = add(&m, inter, mul(&m, mul(&m, B, NI), es));
+    inter = add(&m, inter, mul(&m, mul(&m, B, D + NI), es));
+  } else {
+    inter = mul(&m, mul(&m, B, D + sum_dims), 4);
+  }
+  out->activations = add(&m, out->activations, inter);
+  if (W > 1)
+    out->activations =
+        add(&m, out->activations, mul(&m, mul(&m, B, sum_dims), 4));
+  out->inputs = add(&m, out->inputs,
+                    mul(&m, mul(&m, B, p->bottom_mlp[0]), 4));
+  out->inputs = add(&m, out->inputs,
+                    mul(&m, mul(&m, B, p->top_mlp[p->n_top - 1]), 4));
+
+  int64_t tot = 0;
+  tot = add(&m, tot, out->emb_weights);
+  tot = add(&m, tot, out->emb_optimizer);
+  tot = add(&m, tot, out->emb_grad);
+  tot = add(&m, tot, out->dense_weights);
+  tot = add(&m, tot, out->dense_optimizer);
+  tot = add(&m, tot, out->dense_grad);
+  tot = add(&m, tot, out->activations);
+  tot = add(&m, tot, out->inputs);
+  out->total = tot;
+  return !m.ovf;
+}

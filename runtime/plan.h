@@ -1,0 +1,67 @@
+/*
+ * plan.h — the `plan: auto` sharding planner (issue #7): chooses a type
+ * and ranks for every embedding table so that the slowest rank's
+ * predicted embedding time (lookups, their exchange, data-parallel
+ * all-reduces and updates) is smallest, subject to every rank's HBM.
+ * Algorithm and cost in runtime/plan.c.
+ *
+ * Ownership: the plan and the cost's arrays live in the arena passed in.
+ */
+#ifndef DC_RUNTIME_PLAN_H
+#define DC_RUNTIME_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graphgen/graphgen.h"
+#include "kernels/kernels.h"
+
+/* Bit (1u << dc_sharding) for each type a table may take. */
+#define DC_PLAN_TYPE(t) (1u << (unsigned)(t))
+#define DC_PLAN_ALL_TYPES                                                   \
+  (DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE) |                                  \
+   DC_PLAN_TYPE(DC_SHARDING_ROW_WISE) |                                    \
+   DC_PLAN_TYPE(DC_SHARDING_COLUMN_WISE) |                                 \
+   DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE) |                              \
+   DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL))
+
+typedef struct dc_plan_opts {
+  const dc_device *dev;      /* prices and HBM capacity */
+  const dc_kmodels *models;  /* may be NULL */
+  double hbm_fraction;       /* usable share of HBM; 0: 1.0 */
+  uint32_t allowed;          /* types for tables the point leaves to auto;
+                                0: all */
+  const uint32_t *table_allowed; /* per table, overrides `allowed`; may be
+                                    NULL or hold 0 for "no restriction" */
+} dc_plan_opts;
+
+/* The planner's view of a plan. Times in µs. */
+typedef struct dc_plan_cost {
+  double total_us;     /* the objective: max fwd + max bwd + exchange */
+  double max_fwd_us;   /* slowest rank's lookup forward */
+  double max_bwd_us;   /* slowest rank's lookup backward (+ DP update) */
+  double comm_us;      /* collectives of the embeddings */
+  int32_t slowest_rank;
+  int64_t max_mem_bytes; /* fullest rank (dc_shard_plan_memory total) */
+  bool fits;
+} dc_plan_cost;
+
+/* Prices a plan with the planner's model. */
+void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
+                     const dc_plan_opts *o, dc_arena *a, dc_plan_cost *out);
+
+/* The planner. Tables the point fixes (a type, pinned ranks) are
+ * constraints; the rest are free within `allowed`. Returns NULL with E0503
+ * when some table cannot be placed without exceeding a rank's HBM, E0502
+ * when a table's constraints allow no placement. */
+dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
+                            dc_arena *a, dc_diags *d, dc_plan_cost *cost);
+
+/* The graph of a point with the planner in the loop: `plan: auto` on more
+ * than one GPU runs dc_plan_auto on the point's GPU (its catalog entry:
+ * prices and HBM) and builds for that plan; every other point is built
+ * with graphgen's own plan (dc_graph_build), as is an auto point that
+ * nothing fits (its row then says fits = false). The driver's entry. */
+dc_graph *dc_plan_build_graph(const dc_point *p, dc_arena *a, dc_diags *d);
+
+#endif /* DC_RUNTIME_PLAN_H */

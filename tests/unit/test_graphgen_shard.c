@@ -1,0 +1,395 @@
+/*
+ * test_graphgen_shard.c — every sharding type in the per-rank graphs, with
+ * byte counts and lookup sizes worked out by hand.
+ *
+ * Model (as test_graphgen_multi): bottom [4, 4], top [2, 1], 4 tables of
+ * 1000 × 4, L = 1, global batch 16, per_table lookups, SGD, DDP bucket cap
+ * 10 bytes (so the top MLP makes buckets 2 and the bottom 2: see
+ * test_graphgen_multi.c).
+ *
+ * row_wise on 2 GPUs (local batch 8): each rank holds rows [0,500) or
+ * [500,1000) of every table; it pools the indices of the global batch
+ * that fall in its rows, pooling 1 × 500/1000 = 0.5, so 16 × 0.5 = 8
+ * lookups per table. Forward reduce-scatter input 16 × Σdims 16 × 4 B =
+ * 1024 B; backward all-gather output the same 1024 B. No all-to-all.
+ * Ids: RS 0, top buckets 1 2, AG 3, bottom buckets 4 5.
+ *
+ * data_parallel on 2 GPUs: each rank looks its replica up for its 8
+ * samples (8 lookups), no exchange; each table's gradient 1000 × 4 × 4 =
+ * 16000 B is all-reduced in its AccumulateGrad (t3, t2, t1, t0: the
+ * per_table backward runs in reverse). Ids: top 0 1, tables 2..5, bottom
+ * 6 7. SGD updates the whole replicas (dense: the _foreach_ path).
+ *
+ * column_wise t0 over ranks [0, 1] on 2 GPUs, the rest default: t0's
+ * shards are columns [0,2) on 0 and [2,4) on 1 (2000 elements each);
+ * greedy by size then puts t1 → 0 (tie), t2 → 1, t3 → 0. Forward
+ * all-to-all send: rank 0 16 × (2 + 4 + 4) × 4 = 640 B, rank 1
+ * 16 × (2 + 4) × 4 = 384 B; backward 8 × 16 × 4 = 512 B on both.
+ *
+ * table_row_wise t0 pinned to rank 2 on 2 hosts × 2 GPUs (local batch 4):
+ * t0 rows [0,500) on rank 2, [500,1000) on rank 3. Greedy for the rest
+ * (loads 0, 0, 2000, 2000): t1 → 0, t2 → 1, t3 → 2. Forward: host 1's
+ * reduce-scatter of 16 × 4 × 4 = 256 B (group 2, 1 host, id 0 + host 1 =
+ * 1); the all-to-all (id 2) sends rank 0 and 1: 16 × 4 × 4 = 256 B, rank
+ * 2: t3 256 + chunk (16/2) × 4 × 4 = 128 → 384 B, rank 3: 128 B. Backward:
+ * all-to-all 4 × 16 × 4 = 256 B (id 5), host 1's all-gather of
+ * 16 × 4 × 4 = 256 B (id 6 + 1 = 7).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graphgen/graphgen.h"
+#include "tests/golden/graph/points.h"
+
+static dc_arena arena;
+
+static int setup(void **state) {
+  (void)state;
+  dc_arena_init(&arena);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  dc_arena_free(&arena);
+  return 0;
+}
+
+static void model(tp_cfg *c, int gpus, int hosts) {
+  static const int64_t bot[] = {4, 4};
+  static const int64_t top[] = {2, 1};
+  tp_init(c, bot, 2, top, 2, 4, 1000, 4, 1, 16);
+  c->p.gpus = gpus;
+  c->p.hosts = hosts;
+  c->p.gpus_per_host = gpus / hosts;
+  c->p.ddp_bucket_bytes = 10;
+}
+
+static const dc_graph *build(const tp_cfg *c) {
+  dc_diags d = {0};
+  const dc_graph *g = dc_graph_build(&c->p, &arena, &d);
+  if (!g) dc_diags_render(&d, stderr, false);
+  assert_non_null(g);
+  bool ok = dc_graph_verify(g, &d);
+  if (!ok) dc_diags_render(&d, stderr, false);
+  assert_true(ok);
+  dc_diags_free(&d);
+  return g;
+}
+
+typedef struct coll {
+  dc_kernel_kind kind;
+  int64_t bytes;
+  int32_t id, ranks, hosts;
+} coll;
+
+static int collectives(const dc_graph *g, int32_t r, coll *out, int max) {
+  int n = 0;
+  for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++)
+    for (int32_t l = 0; l < g->ops[i].n_launches; l++) {
+      const dc_launch *x = &g->ops[i].launches[l];
+      if (x->k.kind < DC_KERNEL_ALL_TO_ALL) continue;
+      assert_true(n < max);
+      assert_int_equal(x->stream, 1);
+      out[n].kind = x->k.kind;
+      out[n].bytes = x->k.u.coll.bytes;
+      out[n].id = x->k.u.coll.coll_id;
+      out[n].ranks = x->k.u.coll.ranks;
+      out[n].hosts = x->k.u.coll.hosts;
+      n++;
+    }
+  return n;
+}
+
+/* The embedding kernels of rank r of one direction, in order. */
+static int emb_kernels(const dc_graph *g, int32_t r, dc_kernel_kind kind,
+                       const dc_kernel **out, int max) {
+  int n = 0;
+  for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++)
+    for (int32_t l = 0; l < g->ops[i].n_launches; l++)
+      if (g->ops[i].launches[l].k.kind == kind) {
+        assert_true(n < max);
+        out[n++] = &g->ops[i].launches[l].k;
+      }
+  return n;
+}
+
+static void test_row_wise(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 2, 1);
+  c.p.sharding = DC_SHARDING_ROW_WISE;
+  const dc_graph *g = build(&c);
+  assert_non_null(g->plan);
+  assert_int_equal(g->plan->tables[2].n_shards, 2);
+  assert_int_equal(g->plan->tables[2].shards[1].row_off, 500);
+  for (int32_t r = 0; r < 2; r++) {
+    coll cs[16];
+    int n = collectives(g, r, cs, 16);
+    assert_int_equal(n, 6);
+    assert_int_equal(cs[0].kind, DC_KERNEL_REDUCE_SCATTER);
+    assert_int_equal(cs[0].bytes, 1024);
+    assert_int_equal(cs[0].id, 0);
+    assert_int_equal(cs[0].ranks, 2);
+    assert_int_equal(cs[3].kind, DC_KERNEL_ALL_GATHER);
+    assert_int_equal(cs[3].bytes, 1024);
+    assert_int_equal(cs[3].id, 3);
+    for (int i = 1; i < 6; i++)
+      if (i != 3) assert_int_equal(cs[i].kind, DC_KERNEL_ALL_REDUCE);
+    const dc_kernel *ks[8];
+    int nk = emb_kernels(g, r, DC_KERNEL_EMBEDDING_FWD, ks, 8);
+    assert_int_equal(nk, 4);
+    for (int i = 0; i < nk; i++) {
+      assert_int_equal(ks[i]->u.emb.batch, 16);
+      assert_int_equal(ks[i]->u.emb.groups[0].rows, 500);
+      assert_int_equal(ks[i]->u.emb.groups[0].dim, 4);
+      assert_true(ks[i]->u.emb.groups[0].pooling == 0.5);
+    }
+  }
+}
+
+static void test_data_parallel(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 2, 1);
+  c.p.sharding = DC_SHARDING_DATA_PARALLEL;
+  const dc_graph *g = build(&c);
+  for (int32_t r = 0; r < 2; r++) {
+    coll cs[16];
+    int n = collectives(g, r, cs, 16);
+    assert_int_equal(n, 8);
+    for (int i = 0; i < n; i++) {
+      assert_int_equal(cs[i].kind, DC_KERNEL_ALL_REDUCE);
+      assert_int_equal(cs[i].id, i);
+    }
+    for (int i = 2; i < 6; i++) assert_int_equal(cs[i].bytes, 16000);
+    const dc_kernel *ks[8];
+    assert_int_equal(emb_kernels(g, r, DC_KERNEL_EMBEDDING_FWD, ks, 8), 4);
+    assert_int_equal(ks[0]->u.emb.batch, 8);
+    assert_int_equal(ks[0]->u.emb.groups[0].rows, 1000);
+    /* no gradient is sparse, so SGD takes the multi-tensor path: one
+     * _foreach_add_ over 4 replicas × 4000 + 53 MLP elements = 16053 */
+    int nf = 0;
+    for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++)
+      if (strcmp(g->ops[i].name, "aten::_foreach_add_") == 0) {
+        assert_int_equal(g->ops[i].launches[0].k.u.ew.elements, 16053);
+        nf++;
+      }
+    assert_int_equal(nf, 1);
+  }
+}
+
+static void test_column_wise(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 2, 1);
+  c.ranks[0] = 0;
+  c.ranks[1] = 1;
+  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
+  c.tables[0].n_ranks = 2;
+  c.tables[0].ranks = c.ranks;
+  c.p.sharding = DC_SHARDING_EXPLICIT;
+  const dc_graph *g = build(&c);
+  const dc_table_plan *t0 = &g->plan->tables[0];
+  assert_int_equal(t0->n_shards, 2);
+  assert_int_equal(t0->shards[1].col_off, 2);
+  assert_int_equal(t0->shards[1].cols, 2);
+  assert_int_equal(g->plan->tables[1].shards[0].rank, 0);
+  assert_int_equal(g->plan->tables[2].shards[0].rank, 1);
+  assert_int_equal(g->plan->tables[3].shards[0].rank, 0);
+  static const int64_t fwd[2] = {640, 384};
+  for (int32_t r = 0; r < 2; r++) {
+    coll cs[16];
+    int n = collectives(g, r, cs, 16);
+    assert_int_equal(n, 6);
+    assert_int_equal(cs[0].kind, DC_KERNEL_ALL_TO_ALL);
+    assert_int_equal(cs[0].bytes, fwd[r]);
+    assert_int_equal(cs[3].kind, DC_KERNEL_ALL_TO_ALL);
+    assert_int_equal(cs[3].bytes, 512);
+    const dc_kernel *ks[8];
+    int nk = emb_kernels(g, r, DC_KERNEL_EMBEDDING_FWD, ks, 8);
+    assert_int_equal(nk, r == 0 ? 3 : 2);
+    assert_int_equal(ks[0]->u.emb.groups[0].dim, 2); /* t0's block */
+  }
+}
+
+static void test_table_row_wise(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 4, 2);
+  c.ranks[0] = 2;
+  c.tables[0].sharding = DC_SHARDING_TABLE_ROW_WISE;
+  c.tables[0].n_ranks = 1;
+  c.tables[0].ranks = c.ranks;
+  const dc_graph *g = build(&c);
+  const dc_table_plan *t0 = &g->plan->tables[0];
+  assert_int_equal(t0->host, 1);
+  assert_int_equal(t0->shards[0].rank, 2);
+  assert_int_equal(t0->shards[1].rank, 3);
+  assert_int_equal(g->plan->tables[3].shards[0].rank, 2);
+  static const int64_t a2a[4] = {256, 256, 384, 128};
+  for (int32_t r = 0; r < 4; r++) {
+    coll cs[16];
+    int n = collectives(g, r, cs, 16);
+    int i = 0;
+    if (r >= 2) {
+      assert_int_equal(cs[i].kind, DC_KERNEL_REDUCE_SCATTER);
+      assert_int_equal(cs[i].bytes, 256);
+      assert_int_equal(cs[i].ranks, 2);
+      assert_int_equal(cs[i].hosts, 1);
+      assert_int_equal(cs[i].id, 1);
+      i++;
+    }
+    assert_int_equal(cs[i].kind, DC_KERNEL_ALL_TO_ALL);
+    assert_int_equal(cs[i].bytes, a2a[r]);
+    assert_int_equal(cs[i].id, 2);
+    assert_int_equal(cs[i].ranks, 4);
+    assert_int_equal(cs[i].hosts, 2);
+    i += 3; /* two top buckets */
+    assert_int_equal(cs[i].kind, DC_KERNEL_ALL_TO_ALL);
+    assert_int_equal(cs[i].bytes, 256);
+    assert_int_equal(cs[i].id, 5);
+    i++;
+    if (r >= 2) {
+      assert_int_equal(cs[i].kind, DC_KERNEL_ALL_GATHER);
+      assert_int_equal(cs[i].bytes, 256);
+      assert_int_equal(cs[i].id, 7);
+      i++;
+    }
+    assert_int_equal(n, i + 2);
+    assert_int_equal(cs[i].id, 8);
+  }
+}
+
+/* Every type at once, batched lookups, Adam, fp16: builds, verifies
+ * (which checks that every collective matches across ranks), and each
+ * class has its own LookupFunction. */
+static void test_mixed_batched(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 4, 2);
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c.p.optimizer = DC_OPTIMIZER_ADAM;
+  c.p.precision = DC_PRECISION_FP16;
+  c.tables[0].sharding = DC_SHARDING_ROW_WISE;
+  c.tables[1].sharding = DC_SHARDING_DATA_PARALLEL;
+  c.tables[2].sharding = DC_SHARDING_TABLE_ROW_WISE;
+  c.tables[3].sharding = DC_SHARDING_TABLE_WISE;
+  const dc_graph *g = build(&c);
+  for (int32_t r = 0; r < 4; r++) {
+    int lookups = 0;
+    for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++)
+      lookups += strcmp(g->ops[i].name, "LookupFunction") == 0;
+    /* RW and DP everywhere, TWRW on host 0 (ranks 0, 1), TW t3 on one */
+    int want = 2 + (r < 2) + (g->plan->tables[3].shards[0].rank == r);
+    assert_int_equal(lookups, want);
+  }
+  dc_buf b = {0};
+  dc_shard_plan_write(&c.p, g->plan, &b);
+  assert_non_null(strstr(b.data, "t2 table_row_wise 0:[0,500)"));
+  dc_buf_free(&b);
+}
+
+/* Memory of rank 0 for row_wise, SGD, per_table on 2 GPUs, by hand:
+ * weights 4 × 500 × 4 × 4 = 32000; optimizer 0; sparse gradients 4 tables
+ * × 8 lookups × (4·4 + 8) = 768; dense weights (4·5 + 2·(14+1) + 1·3)
+ * × 4 = (20 + 30 + 3) × 4 = 212, gradients 2 × 212 = 424 (DDP).
+ * Activations: pooled 4 × 16 × 4 × 4 = 1024; MLP layers B=8: bottom
+ * 8·4·2·4 = 256, top 8·2·8 + 8·1·8 = 128 + 64 = 192; dot F=5 D=4 NI=10:
+ * 8·20·4 + 8·25·4 + 8·10·4 + 8·14·4 = 640 + 800 + 320 + 448 = 2208;
+ * received features 8 × 16 × 4 = 512 → 4192. Inputs: indices 4 × 8 × 8
+ * = 256, offsets 4 × 17 × 8 = 544, dense 8·4·4 = 128, targets 8·1·4 =
+ * 32 → 960. Total 32000 + 768 + 212 + 424 + 4192 + 960 = 38556. */
+static void test_memory(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 2, 1);
+  c.p.sharding = DC_SHARDING_ROW_WISE;
+  dc_diags d = {0};
+  dc_shard_plan *s = dc_shard_plan_default(&c.p, &arena, &d);
+  assert_non_null(s);
+  dc_rank_memory m;
+  assert_true(dc_shard_plan_memory(&c.p, s, 0, &m));
+  assert_int_equal(m.emb_weights, 32000);
+  assert_int_equal(m.emb_optimizer, 0);
+  assert_int_equal(m.emb_grad, 768);
+  assert_int_equal(m.dense_weights, 212);
+  assert_int_equal(m.dense_grad, 424);
+  assert_int_equal(m.activations, 4192);
+  assert_int_equal(m.inputs, 960);
+  assert_int_equal(m.total, 38556);
+  /* Adam: 2 × the weights for tables and MLPs */
+  c.p.optimizer = DC_OPTIMIZER_ADAM;
+  assert_true(dc_shard_plan_memory(&c.p, s, 0, &m));
+  assert_int_equal(m.emb_optimizer, 64000);
+  assert_int_equal(m.dense_optimizer, 424);
+  dc_diags_free(&d);
+}
+
+static void test_plan_errors(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 2, 1);
+  c.tables[1].rows = 1; /* fewer rows than ranks */
+  c.tables[1].sharding = DC_SHARDING_ROW_WISE;
+  dc_diags d = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d));
+  assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
+  assert_non_null(strstr(d.items[0].message, "fewer than"));
+  dc_diags_free(&d);
+
+  /* a column-wise table naming one rank twice */
+  model(&c, 2, 1);
+  c.ranks[0] = 1;
+  c.ranks[1] = 1;
+  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
+  c.tables[0].n_ranks = 2;
+  c.tables[0].ranks = c.ranks;
+  dc_diags d2 = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d2));
+  assert_non_null(strstr(d2.items[0].message, "twice"));
+  dc_diags_free(&d2);
+
+  /* a hand-made plan with overlapping shards is refused */
+  model(&c, 2, 1);
+  dc_diags d3 = {0};
+  dc_shard_plan *s = dc_shard_plan_default(&c.p, &arena, &d3);
+  assert_non_null(s);
+  dc_shard_plan *x = dc_shard_plan_copy(s, &arena);
+  x->tables[0].shards[0].rows = 999;
+  assert_null(dc_graph_build_plan(&c.p, x, &arena, &d3));
+  assert_int_equal(d3.items[0].code, DC_DIAG_SHARDING);
+  dc_diags_free(&d3);
+}
+
+/* One GPU: whatever the plan says, every table is local and table-wise,
+ * so the graph is the single-GPU one (no collectives). */
+static void test_single_gpu(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 1, 1);
+  c.p.sharding = DC_SHARDING_ROW_WISE;
+  const dc_graph *g = build(&c);
+  coll cs[4];
+  assert_int_equal(collectives(g, 0, cs, 4), 0);
+  assert_int_equal(g->plan->tables[0].type, DC_SHARDING_TABLE_WISE);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_row_wise, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_data_parallel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_column_wise, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_table_row_wise, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mixed_batched, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plan_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_single_gpu, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,187 @@
+/*
+ * test_runtime_plan.c — the `plan: auto` planner: it respects every
+ * rank's HBM, honours per-table constraints, reports when nothing fits,
+ * and beats greedy-by-size table-wise placement on a skewed model, both
+ * under its own cost model and on the slowest rank's full iteration time
+ * from the evaluator.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/plan.h"
+#include "runtime/runtime.h"
+#include "tests/golden/graph/points.h"
+
+static dc_arena arena;
+
+static int setup(void **state) {
+  (void)state;
+  dc_arena_init(&arena);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  dc_arena_free(&arena);
+  return 0;
+}
+
+static dc_device dev_of(const char *name) {
+  dc_device dev;
+  dc_diags d = {0};
+  assert_true(dc_device_lookup(name, &dev, &arena, &d));
+  dc_diags_free(&d);
+  return dev;
+}
+
+/* 26 tables with skewed sizes and pooling, dot interaction (dim 64), on
+ * 8 GPUs: the first table alone is as hot as all the others together, so
+ * table-wise placement leaves one rank with far more lookups. */
+static void skewed(tp_cfg *c, int gpus) {
+  static const int64_t bot[] = {13, 256, 64};
+  static const int64_t top[] = {512, 256, 1};
+  tp_init(c, bot, 3, top, 3, 26, 100000, 64, 1, 8192);
+  for (int t = 0; t < 26; t++) {
+    c->tables[t].rows = 200000 + 50000 * (int64_t)((t * 7) % 13);
+    c->tables[t].pooling = t == 0 ? 200 : 4 + (t % 5) * 2;
+  }
+  c->tables[0].rows = 4000000;
+  c->p.gpu = "A100-SXM4-80GB";
+  c->p.overheads = "paper-v100";
+  c->p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c->p.gpus = gpus;
+  c->p.hosts = 1;
+  c->p.gpus_per_host = gpus;
+}
+
+static double e2e_of(const dc_point *p, const dc_shard_plan *s) {
+  dc_diags d = {0};
+  const dc_graph *g = dc_graph_build_plan(p, s, &arena, &d);
+  if (!g) dc_diags_render(&d, stderr, false);
+  assert_non_null(g);
+  assert_true(dc_graph_verify(g, &d));
+  dc_eval_result r;
+  dc_metrics m;
+  dc_profile prof;
+  bool ok = dc_eval_point(g, false, &arena, &r, &m, &prof, &d);
+  if (!ok) dc_diags_render(&d, stderr, false);
+  assert_true(ok);
+  dc_diags_free(&d);
+  return r.e2e_us;
+}
+
+static void test_beats_greedy(void **state) {
+  (void)state;
+  tp_cfg c;
+  skewed(&c, 8);
+  dc_device dev = dev_of(c.p.gpu);
+  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
+  dc_diags d = {0};
+  dc_plan_cost ca, cg;
+  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, &ca);
+  assert_non_null(a);
+  assert_true(dc_shard_plan_check(&c.p, a, &d));
+  dc_shard_plan *g = dc_shard_plan_default(&c.p, &arena, &d);
+  assert_non_null(g);
+  dc_plan_cost_of(&c.p, g, &o, &arena, &cg);
+  assert_true(ca.fits);
+  /* under its own model: strictly better than greedy-by-size */
+  assert_true(ca.total_us < cg.total_us);
+  /* the hot table is no longer on one rank alone */
+  assert_true(a->tables[0].n_shards > 1);
+  /* and on the evaluator's slowest rank */
+  double ta = e2e_of(&c.p, a), tg = e2e_of(&c.p, g);
+  printf("# auto %.1f us (model %.1f), greedy %.1f us (model %.1f)\n", ta,
+         ca.total_us, tg, cg.total_us);
+  assert_true(ta < tg);
+  dc_diags_free(&d);
+}
+
+/* HBM: a V100-16GB-sized device shrunk to 1 GiB; one table of 5M × 64 ×
+ * 4 B = 1.28 GB cannot live on one rank, so table-wise is infeasible and
+ * the planner must split it; every rank stays within the capacity. */
+static void test_capacity(void **state) {
+  (void)state;
+  tp_cfg c;
+  skewed(&c, 4);
+  c.p.n_tables = 4;
+  c.tables[0].rows = 5000000;
+  c.p.batch_size = 1024;
+  dc_device dev = dev_of("V100-SXM2-16GB");
+  dev.hbm_bytes = (int64_t)1 << 30;
+  dc_plan_opts o = {.dev = &dev};
+  dc_diags d = {0};
+  dc_plan_cost cost;
+  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, &cost);
+  assert_non_null(a);
+  assert_true(cost.fits);
+  assert_true(a->tables[0].type != DC_SHARDING_TABLE_WISE);
+  assert_true(a->tables[0].type != DC_SHARDING_DATA_PARALLEL);
+  for (int32_t r = 0; r < 4; r++) {
+    dc_rank_memory m;
+    assert_true(dc_shard_plan_memory(&c.p, a, r, &m));
+    assert_true(m.total <= dev.hbm_bytes);
+  }
+  /* with only table-wise allowed nothing fits: E0503 */
+  o.allowed = DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE);
+  assert_null(dc_plan_auto(&c.p, &o, &arena, &d, NULL));
+  assert_int_equal(d.items[d.count - 1].code, DC_DIAG_NO_PLAN);
+  dc_diags_free(&d);
+}
+
+/* Constraints: a table pinned to rank 3 (type left to auto) stays
+ * table-wise on rank 3 or column-wise over exactly [3]; a table whose type
+ * is fixed keeps it; a per-table allowed mask is obeyed. */
+static void test_constraints(void **state) {
+  (void)state;
+  tp_cfg c;
+  skewed(&c, 4);
+  c.ranks[0] = 3;
+  c.tables[0].n_ranks = 1;
+  c.tables[0].ranks = c.ranks;
+  c.tables[1].sharding = DC_SHARDING_DATA_PARALLEL;
+  uint32_t allowed[26] = {0};
+  allowed[2] = DC_PLAN_TYPE(DC_SHARDING_ROW_WISE);
+  dc_device dev = dev_of(c.p.gpu);
+  dc_plan_opts o = {.dev = &dev, .table_allowed = allowed};
+  dc_diags d = {0};
+  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, NULL);
+  assert_non_null(a);
+  assert_int_equal(a->tables[0].n_shards, 1);
+  assert_int_equal(a->tables[0].shards[0].rank, 3);
+  assert_int_equal(a->tables[1].type, DC_SHARDING_DATA_PARALLEL);
+  assert_int_equal(a->tables[2].type, DC_SHARDING_ROW_WISE);
+  dc_diags_free(&d);
+}
+
+/* One GPU: everything table-wise on rank 0. */
+static void test_single(void **state) {
+  (void)state;
+  tp_cfg c;
+  skewed(&c, 1);
+  dc_device dev = dev_of(c.p.gpu);
+  dc_plan_opts o = {.dev = &dev};
+  dc_diags d = {0};
+  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, NULL);
+  assert_non_null(a);
+  for (int32_t t = 0; t < 26; t++) {
+    assert_int_equal(a->tables[t].type, DC_SHARDING_TABLE_WISE);
+    assert_int_equal(a->tables[t].shards[0].rank, 0);
+  }
+  dc_diags_free(&d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_beats_greedy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_single, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
