@@ -16,35 +16,9 @@
 
 #include "graphgen/graphgen.h"
 #include "tests/golden/graph/points.h"
+#include "tests/unit/graph_fixture.h"
 
 #define EVP "autograd::engine::evaluate_function: "
-
-static dc_arena arena;
-
-static int setup(void **state) {
-  (void)state;
-  dc_arena_init(&arena);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  dc_arena_free(&arena);
-  return 0;
-}
-
-static const dc_graph *build(const tp_cfg *c) {
-  dc_diags d = {0};
-  const dc_graph *g = dc_graph_build(&c->p, &arena, &d);
-  if (!g || d.errors) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
-  bool ok = dc_graph_verify(g, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
-  assert_int_equal(d.errors, 0);
-  dc_diags_free(&d);
-  return g;
-}
 
 /* Short name: without the autograd prefix and "torch::autograd::". */
 static const char *short_name(const char *n) {

@@ -20,29 +20,7 @@
 
 #include "graphgen/graphgen.h"
 #include "tests/golden/graph/points.h"
-
-static dc_arena arena;
-
-static int setup(void **state) {
-  (void)state;
-  dc_arena_init(&arena);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  dc_arena_free(&arena);
-  return 0;
-}
-
-static const dc_graph *build(const tp_cfg *c) {
-  dc_diags d = {0};
-  const dc_graph *g = dc_graph_build(&c->p, &arena, &d);
-  assert_non_null(g);
-  assert_true(dc_graph_verify(g, &d));
-  dc_diags_free(&d);
-  return g;
-}
+#include "tests/unit/graph_fixture.h"
 
 static bool have(const char *tool) {
   char cmd[128];

@@ -22,20 +22,7 @@
 
 #include "graphgen/graphgen.h"
 #include "tests/golden/graph/points.h"
-
-static dc_arena arena;
-
-static int setup(void **state) {
-  (void)state;
-  dc_arena_init(&arena);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  dc_arena_free(&arena);
-  return 0;
-}
+#include "tests/unit/graph_fixture.h"
 
 static void model(tp_cfg *c) {
   static const int64_t bot[] = {4, 4};
@@ -44,18 +31,6 @@ static void model(tp_cfg *c) {
   c->p.gpus = 2;
   c->p.gpus_per_host = 2;
   c->p.ddp_bucket_bytes = 10;
-}
-
-static const dc_graph *build(const tp_cfg *c) {
-  dc_diags d = {0};
-  const dc_graph *g = dc_graph_build(&c->p, &arena, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
-  bool ok = dc_graph_verify(g, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
-  dc_diags_free(&d);
-  return g;
 }
 
 typedef struct coll {

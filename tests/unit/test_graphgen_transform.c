@@ -14,37 +14,12 @@
 
 #include "graphgen/graphgen.h"
 #include "tests/golden/graph/points.h"
-
-static dc_arena arena;
-
-static int setup(void **state) {
-  (void)state;
-  dc_arena_init(&arena);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  dc_arena_free(&arena);
-  return 0;
-}
+#include "tests/unit/graph_fixture.h"
 
 static void small(tp_cfg *c) {
   static const int64_t bot[] = {4, 3};
   static const int64_t top[] = {5, 1};
   tp_init(c, bot, 2, top, 2, 2, 10, 3, 2, 8);
-}
-
-static dc_graph *build(const tp_cfg *c) {
-  dc_diags d = {0};
-  dc_graph *g = dc_graph_build(&c->p, &arena, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
-  bool ok = dc_graph_verify(g, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
-  dc_diags_free(&d);
-  return g;
 }
 
 static void add(tp_cfg *c, dc_transform_kind kind, const char *match,

@@ -16,20 +16,7 @@
 #include "runtime/plan.h"
 #include "runtime/runtime.h"
 #include "tests/golden/graph/points.h"
-
-static dc_arena arena;
-
-static int setup(void **state) {
-  (void)state;
-  dc_arena_init(&arena);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  dc_arena_free(&arena);
-  return 0;
-}
+#include "tests/unit/graph_fixture.h"
 
 static dc_device dev_of(const char *name) {
   dc_device dev;

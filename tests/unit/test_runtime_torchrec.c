@@ -20,20 +20,7 @@
 
 #include "runtime/torchrec.h"
 #include "tests/golden/graph/points.h"
-
-static dc_arena arena;
-
-static int setup(void **state) {
-  (void)state;
-  dc_arena_init(&arena);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  dc_arena_free(&arena);
-  return 0;
-}
+#include "tests/unit/graph_fixture.h"
 
 static void near_ok(double a, double b) {
   if (!(fabs(a - b) <= 1e-12 * fabs(b) + 1e-15))
