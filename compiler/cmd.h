@@ -52,6 +52,11 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len);
 struct dc_override;
 int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
                   struct dc_override *ov, size_t *n_ov);
+/* Commands with one subcommand word (`overheads extract`, `trace stats`):
+ * returns 0 when argv[1] is `word`, else prints a usage error and returns
+ * 2. */
+int dc_cli_subcommand(const dc_command *cmd, int argc, char **argv,
+                      const char *word);
 /* Handles -h/--help for a command: prints its help, returns true. */
 bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv);
 

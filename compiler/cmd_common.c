@@ -138,3 +138,13 @@ int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
   (*n_ov)++;
   return 0;
 }
+
+int dc_cli_subcommand(const dc_command *cmd, int argc, char **argv,
+                      const char *word) {
+  if (argc < 2)
+    return dc_cli_usage_error(cmd, "missing subcommand '%s'", word);
+  if (strcmp(argv[1], word) != 0)
+    return dc_cli_usage_error(cmd, "unknown subcommand '%s' (expected '%s')",
+                              argv[1], word);
+  return 0;
+}

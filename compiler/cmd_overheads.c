@@ -33,12 +33,8 @@ static char *default_name(const char *path) {
 static int cmd_overheads(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_overheads_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
-  if (argc < 2) return dc_cli_usage_error(cmd, "missing subcommand 'extract'");
-  if (strcmp(argv[1], "extract") != 0)
-    return dc_cli_usage_error(cmd,
-                              "unknown subcommand '%s' (expected "
-                              "'extract')",
-                              argv[1]);
+  int sub = dc_cli_subcommand(cmd, argc, argv, "extract");
+  if (sub) return sub;
   const char *out_path = NULL, *name = NULL, *steps_text = NULL;
   dc_trace_steps_sel sel = {0};
   const char **traces = dc_xcalloc((size_t)argc, sizeof *traces);

@@ -18,12 +18,8 @@
 static int cmd_trace(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_trace_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
-  if (argc < 2) return dc_cli_usage_error(cmd, "missing subcommand 'stats'");
-  if (strcmp(argv[1], "stats") != 0)
-    return dc_cli_usage_error(cmd,
-                              "unknown subcommand '%s' (expected "
-                              "'stats')",
-                              argv[1]);
+  int sub = dc_cli_subcommand(cmd, argc, argv, "stats");
+  if (sub) return sub;
   const char *path = NULL, *out_path = NULL, *steps_text = NULL;
   bool md = true;
   dc_trace_table table = DC_TRACE_TABLE_ALL;

@@ -142,64 +142,57 @@ bool dc_parse_double(const char *text, double *out, const char **why) {
   return true;
 }
 
-bool dc_parse_time_us(const char *text, double *out_us, const char **why) {
+/* A unit suffix and the factor that converts it to the base unit; ""
+ * (no suffix) is the base unit itself. */
+typedef struct unit {
+  const char *suffix;
+  double scale;
+} unit;
+
+/* A number followed by one of `units`: the shared shape of durations and
+ * bandwidths. `example` and `unknown` are the two failure reasons. */
+static bool parse_with_unit(const char *text, const unit *units, size_t n,
+                            double *out, const char **why,
+                            const char *example, const char *unknown) {
   char buf[96];
   if (!clean_number(text, buf, sizeof buf)) {
-    *why = "expected a duration such as 5us, 1.5ms or 2s";
+    *why = example;
     return false;
   }
   const char *suf = split_suffix(buf);
   const char *num_end = suf;
   while (*suf == ' ') suf++;
-  double scale;
-  if (!*suf || !strcmp(suf, "us") || !strcmp(suf, "\xc2\xb5s"))
-    scale = 1;
-  else if (!strcmp(suf, "ns"))
-    scale = 1e-3;
-  else if (!strcmp(suf, "ms"))
-    scale = 1e3;
-  else if (!strcmp(suf, "s"))
-    scale = 1e6;
-  else {
-    *why = "unknown time unit (use ns, us, ms or s)";
+  const unit *u = NULL;
+  for (size_t i = 0; i < n && !u; i++)
+    if (strcmp(suf, units[i].suffix) == 0) u = &units[i];
+  if (!u) {
+    *why = unknown;
     return false;
   }
   double v;
   if (!parse_decimal(buf, num_end, &v)) {
-    *why = "expected a duration such as 5us, 1.5ms or 2s";
+    *why = example;
     return false;
   }
-  *out_us = v * scale;
+  *out = v * u->scale;
   return true;
 }
 
+bool dc_parse_time_us(const char *text, double *out_us, const char **why) {
+  static const unit units[] = {{"", 1},      {"us", 1},  {"\xc2\xb5s", 1},
+                               {"ns", 1e-3}, {"ms", 1e3}, {"s", 1e6}};
+  return parse_with_unit(text, units, DC_COUNTOF(units), out_us, why,
+                         "expected a duration such as 5us, 1.5ms or 2s",
+                         "unknown time unit (use ns, us, ms or s)");
+}
+
 bool dc_parse_gbps(const char *text, double *out_gbps, const char **why) {
-  char buf[96];
-  if (!clean_number(text, buf, sizeof buf)) {
-    *why = "expected a bandwidth such as 900GB/s";
-    return false;
-  }
-  const char *suf = split_suffix(buf);
-  const char *num_end = suf;
-  while (*suf == ' ') suf++;
-  double scale;
-  if (!*suf || !strcmp(suf, "GB/s") || !strcmp(suf, "GBps"))
-    scale = 1;
-  else if (!strcmp(suf, "MB/s") || !strcmp(suf, "MBps"))
-    scale = 1e-3;
-  else if (!strcmp(suf, "TB/s") || !strcmp(suf, "TBps"))
-    scale = 1e3;
-  else if (!strcmp(suf, "Gb/s") || !strcmp(suf, "Gbps"))
-    scale = 1.0 / 8;
-  else {
-    *why = "unknown bandwidth unit (use MB/s, GB/s, TB/s or Gb/s)";
-    return false;
-  }
-  double v;
-  if (!parse_decimal(buf, num_end, &v)) {
-    *why = "expected a bandwidth such as 900GB/s";
-    return false;
-  }
-  *out_gbps = v * scale;
-  return true;
+  static const unit units[] = {
+      {"", 1},         {"GB/s", 1},     {"GBps", 1},      {"MB/s", 1e-3},
+      {"MBps", 1e-3},  {"TB/s", 1e3},   {"TBps", 1e3},    {"Gb/s", 1.0 / 8},
+      {"Gbps", 1.0 / 8}};
+  return parse_with_unit(text, units, DC_COUNTOF(units), out_gbps, why,
+                         "expected a bandwidth such as 900GB/s",
+                         "unknown bandwidth unit (use MB/s, GB/s, TB/s or "
+                         "Gb/s)");
 }
