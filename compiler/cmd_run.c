@@ -187,6 +187,7 @@ static int cmd_run(int argc, char **argv) {
   const char *study_path = NULL, *out_path = NULL, *timeline = NULL;
   const char *format = NULL;
   int64_t jobs = 1, shard_k = 1, shard_n = 1;
+  dc_rows rows = DC_ROWS_POINT;
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
@@ -225,6 +226,15 @@ static int cmd_run(int argc, char **argv) {
       if (!parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
           !parse_int(slash + 1, 1, INT64_MAX, &shard_n) || shard_k > shard_n)
         goto bad_shard;
+    } else if (strcmp(a, "--per-rank") == 0 ||
+               strcmp(a, "--per-shard") == 0) {
+      dc_rows want = a[6] == 'r' ? DC_ROWS_RANK : DC_ROWS_SHARD;
+      if (rows != DC_ROWS_POINT && rows != want) {
+        rc = dc_cli_usage_error(cmd, "--per-rank and --per-shard exclude "
+                                     "each other");
+        goto done;
+      }
+      rows = want;
     } else if (TAKE("--timeline")) {
       if (!val) goto missing;
       timeline = val;
@@ -290,7 +300,29 @@ static int cmd_run(int argc, char **argv) {
   size_t n_params = dc_study_params(s, &params);
   size_t n_columns = dc_study_columns(s, &columns);
   dc_sweep_source src = {s,        dc_study_point_count(s), build_point,
-                         baseline_of, n_params, params, n_columns, columns};
+                         baseline_of, n_params, params, n_columns, columns,
+                         false};
+  /* sharding.estimator and capacity are study-level (not sweepable):
+   * the first point says whether the study asks for them. */
+  bool capacity = false;
+  if (src.n_points > 0) {
+    dc_arena pa;
+    dc_arena_init(&pa);
+    dc_point p0;
+    dc_study_point(s, 0, &pa, &p0);
+    src.torchrec = p0.torchrec;
+    capacity = p0.capacity_target_ms > 0;
+    dc_arena_free(&pa);
+  }
+  if (capacity && rows != DC_ROWS_POINT) {
+    rc = dc_cli_usage_error(cmd, "a study with 'capacity' writes one row "
+                                 "per point and GPU type; drop --per-rank "
+                                 "and --per-shard");
+    dc_diags_free(&d);
+    dc_study_free(s);
+    goto done;
+  }
+  if (capacity) rows = DC_ROWS_CAPACITY;
   out_file of;
   timeline_ctx tctx = {timeline, dc_study_name(s)};
   dc_sweep_opts o;
@@ -301,6 +333,7 @@ static int cmd_run(int argc, char **argv) {
   o.format = fmt;
   o.sink = sink_write;
   o.sink_ctx = &of;
+  o.rows = rows;
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
@@ -324,7 +357,7 @@ done:
 const dc_command dc_cmd_run_def = {
     "run", cmd_run,
     "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl] [-D path=value]... "
-    "[--jobs N] [--shard K/N] [--timeline DIR]",
+    "[--jobs N] [--shard K/N] [--timeline DIR] [--per-rank | --per-shard]",
     "Predict every point of a study and write the comparison table.",
     "Compiles every point of the study into one training iteration's graph,\n"
     "evaluates it (kernel models + host overheads, the paper's Algorithm 1\n"
@@ -347,10 +380,24 @@ const dc_command dc_cmd_run_def = {
     "  --timeline DIR     write each point's predicted CPU and GPU timeline\n"
     "                     as Chrome trace JSON (DIR/STUDY-NNNNNN.json; open\n"
     "                     in ui.perfetto.dev or chrome://tracing)\n"
+    "  --per-rank         one row per point and rank: rank, e2e_ms, cpu_ms,\n"
+    "                     gpu_active_ms, kernel_only_ms, emb_ms, comm_ms,\n"
+    "                     comm_bytes, the rank's memory and fits\n"
+    "  --per-shard        one row per point and table shard: table, shard,\n"
+    "                     rank, sharding, rows, cols, emb_fwd_ms, emb_bwd_ms,\n"
+    "                     weights_gib (with sharding.estimator: torchrec,\n"
+    "                     both add TorchRec's torchrec_* figures)\n"
     "\n"
     "metrics: e2e_ms gpu_active_ms gpu_idle_ms gpu_util cpu_ms kernel_only_ms\n"
     "  samples_per_s params_gib optimizer_gib activations_gib workspace_gib\n"
     "  fits emb_ms emb_imbalance comm_ms comm_bytes, and speedup (baseline\n"
-    "  e2e / this e2e) when the study has a baseline.\n"
+    "  e2e / this e2e) when the study has a baseline. With\n"
+    "  sharding.estimator: torchrec, also emb_total_variation\n"
+    "  emb_total_distance emb_chi_divergence emb_kl_divergence torchrec_ms\n"
+    "  torchrec_fwd_compute_ms torchrec_fwd_comms_ms torchrec_bwd_compute_ms\n"
+    "  torchrec_bwd_comms_ms torchrec_hbm_gib torchrec_imbalance (any study\n"
+    "  may name them in output.columns). A study with `capacity:` writes\n"
+    "  one row per point and GPU type: the smallest GPU count that fits and\n"
+    "  meets capacity.target_step_ms.\n"
     "A progress bar is shown on stderr when it is a terminal (set\n"
     "DLRMC_NO_PROGRESS to hide it).\n"};

@@ -581,6 +581,114 @@ static void sharding(dc_rctx *c, dc_point *p) {
   }
 }
 
+/* schema: sharding.estimator: dlrmc | torchrec; sharding.torchrec:
+ * {hbm_bw, ddr_bw, hbm_to_ddr_bw, intra_host_bw, cross_host_bw} in
+ * TorchRec's GB/s (0 / absent: TorchRec's default, runtime/torchrec.c). */
+static void estimator(dc_rctx *c, dc_point *p) {
+  p->torchrec = g_enum(c, "sharding.estimator", 0) == 1;
+  p->torchrec_hbm_bw = p->torchrec_ddr_bw = p->torchrec_hbm_to_ddr_bw = 0;
+  p->torchrec_intra_host_bw = p->torchrec_cross_host_bw = 0;
+  g_num(c, "sharding.torchrec.hbm_bw", &p->torchrec_hbm_bw);
+  g_num(c, "sharding.torchrec.ddr_bw", &p->torchrec_ddr_bw);
+  g_num(c, "sharding.torchrec.hbm_to_ddr_bw", &p->torchrec_hbm_to_ddr_bw);
+  g_num(c, "sharding.torchrec.intra_host_bw", &p->torchrec_intra_host_bw);
+  g_num(c, "sharding.torchrec.cross_host_bw", &p->torchrec_cross_host_bw);
+}
+
+/* schema: capacity: {target_step_ms, gpus: [counts], gpu: name | [names],
+ * gpus_per_host}. Defaults: gpus [1, 2, 4, 8, 16, 32, 64], gpu the
+ * point's system.gpu, gpus_per_host 8. Counts are sorted ascending and
+ * deduplicated (the search takes the first that meets the target). */
+static void capacity(dc_rctx *c, dc_point *p, bool fill) {
+  static const int32_t def_counts[] = {1, 2, 4, 8, 16, 32, 64};
+  p->capacity_target_ms = 0;
+  p->capacity_gpus_per_host = 8;
+  p->n_capacity_gpus = 0;
+  p->capacity_gpus = NULL;
+  p->n_capacity_types = 0;
+  p->capacity_types = NULL;
+  const dc_node *n = get(c, "capacity.target_step_ms");
+  if (!n) {
+    if (get(c, "capacity") && c->d) {
+      dc_diag_error(c->d, DC_DIAG_MISSING_KEY,
+                    dc_node_key(c->s->root, "capacity")
+                        ? dc_node_key(c->s->root, "capacity")->span
+                        : missing_span(c, "capacity"),
+                    "'capacity' has no 'target_step_ms'");
+      fail(c);
+    }
+    return;
+  }
+  if (!g_num(c, "capacity.target_step_ms", &p->capacity_target_ms)) return;
+  int64_t q = 8;
+  g_int(c, "capacity.gpus_per_host", &q);
+  p->capacity_gpus_per_host = (int32_t)q;
+  n = get(c, "capacity.gpus");
+  if (n) {
+    int64_t *v = NULL;
+    int32_t k = 0;
+    if (!intlist(c, n, "capacity.gpus", dc_schema_find("capacity.gpus"), 1,
+                 &v, &k)) {
+      fail(c);
+      return;
+    }
+    int32_t *w = dc_arena_array(c->a, (size_t)k, sizeof *w);
+    int32_t m = 0;
+    for (int32_t i = 0; i < k; i++) { /* insertion sort, dedup */
+      int32_t x = (int32_t)v[i], j = m;
+      bool dup = false;
+      for (int32_t y = 0; y < m; y++) dup |= w[y] == x;
+      if (dup) continue;
+      while (j > 0 && w[j - 1] > x) {
+        w[j] = w[j - 1];
+        j--;
+      }
+      w[j] = x;
+      m++;
+    }
+    p->capacity_gpus = w;
+    p->n_capacity_gpus = m;
+  } else {
+    p->capacity_gpus = def_counts;
+    p->n_capacity_gpus = (int32_t)DC_COUNTOF(def_counts);
+  }
+  n = get(c, "capacity.gpu");
+  const char **names;
+  if (!n) {
+    names = dc_arena_array(c->a, 1, sizeof *names);
+    names[0] = p->gpu;
+    p->capacity_types = names;
+    p->n_capacity_types = 1;
+    return;
+  }
+  size_t cnt = n->kind == DC_NODE_SEQ ? n->n : 1;
+  if (n->kind == DC_NODE_SEQ && cnt == 0) {
+    if (c->d)
+      dc_diag_error(c->d, DC_DIAG_EMPTY_LIST, n->span,
+                    "'capacity.gpu' is empty");
+    fail(c);
+    return;
+  }
+  names = dc_arena_array(c->a, cnt, sizeof *names);
+  for (size_t i = 0; i < cnt; i++) {
+    const dc_node *it = n->kind == DC_NODE_SEQ ? n->items[i] : n;
+    const char *name = NULL;
+    if (!dc_leaf_str(it, "capacity.gpu", &name, c->d)) {
+      fail(c);
+      return;
+    }
+    const dc_catref *r =
+        dc_study_catalog((dc_study *)c->s, "gpus", name, it, c->d, fill);
+    if (!r) {
+      fail(c);
+      return;
+    }
+    names[i] = r->name;
+  }
+  p->capacity_types = names;
+  p->n_capacity_types = (int32_t)cnt;
+}
+
 static bool regex_ok(dc_rctx *c, const dc_node *n, const char *pat) {
   if (!c->d) return true;
   int err = 0;
@@ -842,6 +950,8 @@ bool dc_resolve(dc_rctx *c, bool fill) {
 
   system_(c, p, fill);
   sharding(c, p);
+  estimator(c, p);
+  capacity(c, p, fill);
   p->embedding_model =
       (dc_embedding_model)g_enum(c, "kernels.embedding_model", 0);
   transforms(c, p);

@@ -35,6 +35,7 @@ const char *const dc_enum_table_sharding[] = {
 const char *const dc_enum_embedding_model[] = {"enhanced", "plain", NULL};
 const char *const dc_enum_format[] = {"csv", "md", "jsonl", NULL};
 static const char *const enum_mode[] = {"product", "zip", NULL};
+const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 
 /* The metric columns the runtime reports per point (DESIGN §5). This is
  * the one list output.columns is checked against, besides the swept
@@ -44,7 +45,12 @@ const char *const dc_metric_columns[] = {
     "cpu_ms",        "kernel_only_ms", "samples_per_s",   "params_gib",
     "optimizer_gib", "activations_gib", "workspace_gib",  "fits",
     "emb_ms",        "emb_imbalance",  "comm_ms",         "comm_bytes",
-    "speedup"};
+    "speedup",
+    /* issue #7: imbalance statistics and TorchRec's estimate */
+    "emb_total_variation", "emb_total_distance", "emb_chi_divergence",
+    "emb_kl_divergence", "torchrec_ms", "torchrec_fwd_compute_ms",
+    "torchrec_fwd_comms_ms", "torchrec_bwd_compute_ms",
+    "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance"};
 const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
 
 #define S DC_SF_SWEEP | DC_SF_OVERRIDE
@@ -99,6 +105,13 @@ static const dc_skey keys[] = {
     {"sharding.plan[].table", DC_SK_STR, NULL, 0, 0, 0},
     {"sharding.plan[].sharding", DC_SK_ENUM, dc_enum_table_sharding, 0, 0, 0},
     {"sharding.plan[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
+    {"sharding.estimator", DC_SK_ENUM, dc_enum_estimator, 0, 0, O},
+    {"sharding.torchrec", DC_SK_MAP, NULL, 0, 0, 0},
+    {"sharding.torchrec.hbm_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.hbm_to_ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.intra_host_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.cross_host_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
     {"kernels", DC_SK_MAP, NULL, 0, 0, 0},
     {"kernels.embedding_model", DC_SK_ENUM, dc_enum_embedding_model, 0, 0, S},
     {"transforms", DC_SK_LIST, NULL, 0, 0, S},
@@ -115,6 +128,11 @@ static const dc_skey keys[] = {
     {"sweep", DC_SK_MAP, NULL, 0, 0, PATHS},
     {"sweep.mode", DC_SK_ENUM, enum_mode, 0, 0, 0},
     {"baseline", DC_SK_MAP, NULL, 0, 0, PATHS},
+    {"capacity", DC_SK_MAP, NULL, 0, 0, 0},
+    {"capacity.target_step_ms", DC_SK_NUM, NULL, 1e-9, 1e12, O},
+    {"capacity.gpus", DC_SK_INTLIST, NULL, 1, 65536, 0},
+    {"capacity.gpu", DC_SK_STRLIST, NULL, 0, 0, 0},
+    {"capacity.gpus_per_host", DC_SK_INT, NULL, 1, 1024, O},
     {"output", DC_SK_MAP, NULL, 0, 0, 0},
     {"output.columns", DC_SK_STRLIST, NULL, 0, 0, O},
     {"output.format", DC_SK_ENUM, dc_enum_format, 0, 0, O},

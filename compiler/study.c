@@ -16,11 +16,17 @@
  *   7. baseline and output.
  * A study that passes cannot make dc_study_point fail.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/study_int.h"
+
+typedef struct dc_fastpoint dc_fastpoint;
+static dc_fastpoint *fast_new(const dc_study *s);
+static void fast_free(dc_fastpoint *f);
 
 #define MAX_VALUE_ERRORS 20         /* per sweep digit */
 #define MAX_COMBO_ERRORS 10
@@ -364,6 +370,7 @@ static dc_study *load(dc_study *s, const dc_source *src,
   output(s, d);
   sort_diags(d, first);
   if (d->errors > before) return NULL;
+  s->fast = fast_new(s);
   return s;
 }
 
@@ -417,6 +424,7 @@ dc_study *dc_study_load_memory(const char *name, const char *data,
 
 void dc_study_free(dc_study *s) {
   if (!s) return;
+  fast_free(s->fast);
   dc_map_free(&s->catalog);
   dc_arena_free(&s->arena);
   free(s);
@@ -454,20 +462,156 @@ int64_t dc_study_baseline_of(const dc_study *s, int64_t index) {
   return r;
 }
 
-void dc_study_point(const dc_study *s, int64_t index, dc_arena *a,
-                    dc_point *out) {
+/* ---- lowering points fast ------------------------------------------------
+ *
+ * Resolving a point walks the whole study tree (about 10 µs), while a
+ * sweep over training.batch_size changes one integer of the result. So
+ * dc_study_point resolves a *template* once per combination of the other
+ * sweep digits and patches the batch size in:
+ *   - a group is "patchable" when each of its axes is training.batch_size,
+ *     a leaf the resolver reads in one place (dc_resolve: g_int into
+ *     x.batch, then p->batch_size; the cross-key checks on it ran at load
+ *     time). Nothing else of the point depends on it, so the template with
+ *     the group at its first value, batch_size set to the leaf's value at
+ *     the point's digit, is exactly what dc_resolve lowers;
+ *   - templates are keyed by the index with the patchable digits zeroed,
+ *     built on first use under a mutex into the cache's own arena and
+ *     published with release/acquire, then shared read-only by every
+ *     thread (points are const: nothing downstream writes through them);
+ *   - only when some group is patchable and the other groups have at most
+ *     MAX_TEMPLATES combinations (memory stays bounded); otherwise every
+ *     point is resolved in full, as before.
+ * A resolver change that makes batch_size feed other fields must drop the
+ * path from patchable() (tests/unit/test_compiler_fastpoint.c compares
+ * both ways on studies that sweep it). */
+
+#define MAX_TEMPLATES 1024
+
+struct dc_fastpoint {
+  pthread_mutex_t mu;
+  dc_arena arena;               /* templates, under mu */
+  int64_t n_keys;               /* combinations of non-patchable digits */
+  bool *patch;                  /* per group */
+  int64_t batch_axis;           /* the axis whose value wins, or -1 */
+  const dc_skey *batch_key;
+  _Atomic(const dc_point *) *tmpl; /* [n_keys] */
+};
+
+static bool patchable(const char *path) {
+  return strcmp(path, "training.batch_size") == 0;
+}
+
+/* The cache, or NULL when the study gains nothing from it. */
+static dc_fastpoint *fast_new(const dc_study *s) {
+  if (s->n_groups == 0) return NULL;
+  bool *patch = dc_xcalloc(s->n_groups, sizeof *patch);
+  for (size_t g = 0; g < s->n_groups; g++) patch[g] = true;
+  int64_t batch_axis = -1;
+  for (size_t i = 0; i < s->n_axes; i++) {
+    if (!patchable(s->axes[i].path)) patch[s->axes[i].group] = false;
+    else batch_axis = (int64_t)i; /* the last one wins, as in lookup */
+  }
+  /* An axis on the same path outside a patchable group would be read by
+   * the resolver too: then nothing is patched. */
+  bool any = false;
+  int64_t keys = 1;
+  for (size_t g = 0; g < s->n_groups; g++) {
+    if (patch[g]) any = true;
+    else if (!dc_mul_i64(keys, s->groups[g].n, &keys)) keys = INT64_MAX;
+  }
+  if (batch_axis >= 0 && !patch[s->axes[batch_axis].group]) any = false;
+  if (!any || keys > MAX_TEMPLATES) {
+    free(patch);
+    return NULL;
+  }
+  dc_fastpoint *f = dc_xcalloc(1, sizeof *f);
+  pthread_mutex_init(&f->mu, NULL);
+  dc_arena_init(&f->arena);
+  f->n_keys = keys;
+  f->patch = patch;
+  f->batch_axis = batch_axis;
+  f->batch_key = dc_schema_find("training.batch_size");
+  f->tmpl = dc_xcalloc((size_t)keys, sizeof *f->tmpl);
+  for (int64_t k = 0; k < keys; k++) atomic_init(&f->tmpl[k], NULL);
+  return f;
+}
+
+static void fast_free(dc_fastpoint *f) {
+  if (!f) return;
+  pthread_mutex_destroy(&f->mu);
+  dc_arena_free(&f->arena);
+  free(f->patch);
+  free((void *)f->tmpl);
+  free(f);
+}
+
+/* The template of the point with digits `digits` (patchable ones are
+ * read as 0): resolved once, then shared. */
+static const dc_point *fast_template(const dc_study *s, dc_fastpoint *f,
+                                     const int64_t *digits) {
+  int64_t key = 0;
+  for (size_t g = 0; g < s->n_groups; g++)
+    if (!f->patch[g]) key = key * s->groups[g].n + digits[g];
+  const dc_point *t = atomic_load_explicit(&f->tmpl[key],
+                                           memory_order_acquire);
+  if (t) return t;
+  pthread_mutex_lock(&f->mu);
+  t = atomic_load_explicit(&f->tmpl[key], memory_order_relaxed);
+  if (!t) {
+    int64_t *dg = dc_arena_array(&f->arena, s->n_groups, sizeof *dg);
+    for (size_t g = 0; g < s->n_groups; g++)
+      dg[g] = f->patch[g] ? 0 : digits[g];
+    dc_sub *subs = dc_arena_array(&f->arena, s->n_axes + 1, sizeof *subs);
+    dc_sweep_subs(s, dg, &f->arena, subs, NULL);
+    dc_point *p = dc_arena_alloc(&f->arena, sizeof *p);
+    memset(p, 0, sizeof *p);
+    dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = &f->arena,
+                 .d = NULL, .p = p};
+    bool ok = dc_resolve(&c, false);
+    DC_ASSERT(ok);
+    atomic_store_explicit(&f->tmpl[key], p, memory_order_release);
+    t = p;
+  }
+  pthread_mutex_unlock(&f->mu);
+  return t;
+}
+
+static void point_(const dc_study *s, dc_fastpoint *fast, int64_t index,
+                   dc_arena *a, dc_point *out) {
   DC_ASSERT(index >= 0 && index < s->n_points);
-  memset(out, 0, sizeof *out);
   int64_t *digits = dc_arena_array(a, s->n_groups + 1, sizeof *digits);
   dc_sweep_digits(s, index, digits);
   dc_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
   dc_param *params = dc_arena_array(a, s->n_axes + 1, sizeof *params);
   dc_sweep_subs(s, digits, a, subs, params);
-  dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a,
-               .d = NULL, .p = out};
-  bool ok = dc_resolve(&c, false);
-  DC_ASSERT(ok);
+  if (fast) {
+    *out = *fast_template(s, fast, digits);
+    if (fast->batch_axis >= 0) {
+      int64_t b = 0;
+      bool ok = dc_leaf_int(subs[fast->batch_axis].node,
+                            "training.batch_size", fast->batch_key, &b,
+                            NULL);
+      DC_ASSERT(ok);
+      out->batch_size = b;
+    }
+  } else {
+    memset(out, 0, sizeof *out);
+    dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a,
+                 .d = NULL, .p = out};
+    bool ok = dc_resolve(&c, false);
+    DC_ASSERT(ok);
+  }
   out->index = index;
   out->params = params;
   out->n_params = (int32_t)s->n_axes;
+}
+
+void dc_study_point(const dc_study *s, int64_t index, dc_arena *a,
+                    dc_point *out) {
+  point_(s, s->fast, index, a, out);
+}
+
+void dc_study_point_full(const dc_study *s, int64_t index, dc_arena *a,
+                         dc_point *out) {
+  point_(s, NULL, index, a, out);
 }

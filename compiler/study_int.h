@@ -107,6 +107,7 @@ extern const char *const dc_enum_plan[];
 extern const char *const dc_enum_table_sharding[];
 extern const char *const dc_enum_embedding_model[];
 extern const char *const dc_enum_format[];
+extern const char *const dc_enum_estimator[];
 
 /* The metric columns the runtime computes (output.columns may name them
  * and the swept paths). */
@@ -185,6 +186,7 @@ struct dc_study {
   int precision;           /* decimals, output.precision */
 
   dc_map catalog;          /* "gpus\x1fname" -> dc_catref* */
+  struct dc_fastpoint *fast; /* dc_study_point's templates (study.c) */
 };
 
 /* ---- resolver (resolve.c) ------------------------------------------------ */
@@ -225,6 +227,11 @@ typedef struct dc_rctx {
 bool dc_resolve(dc_rctx *c, bool catalog_fill);
 /* The cross-key constraints; reports to d (may be NULL). */
 bool dc_xcheck(const dc_xkeys *x, dc_diags *d);
+
+/* dc_study_point without its templates: every point resolved in full
+ * (study.c; tests compare both). */
+void dc_study_point_full(const dc_study *s, int64_t index, dc_arena *a,
+                         dc_point *out);
 
 /* Catalog lookups through the study's cache (resolve.c). */
 const dc_catref *dc_study_catalog(dc_study *s, const char *dir,

@@ -202,8 +202,12 @@ dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
   int32_t n_ranks = s->n_ranks;
   int32_t layers = p->n_bottom + p->n_top;
   /* ops per rank: measured 186 (DLRM_default) and 339 (DLRM_MLPerf) for
-   * SGD; the arrays double when an estimate is short */
-  int64_t est = 32 + 20 * (int64_t)layers + 8 * (int64_t)p->n_tables;
+   * SGD with per-table embeddings, 146 (DLRM_MLPerf) batched; the arrays
+   * double when an estimate is short. Kept tight: the arena zeroes what
+   * it hands out, and a sweep builds a graph per point. */
+  int64_t est = 32 + 12 * (int64_t)layers +
+                (p->embedding_kernel == DC_EMBEDDING_BATCHED ? 1 : 8) *
+                    (int64_t)p->n_tables;
   if (p->optimizer != DC_OPTIMIZER_SGD)
     est += 6 * (int64_t)(2 * layers + p->n_tables);
   est *= n_ranks;

@@ -186,6 +186,9 @@ typedef struct dc_rank_memory {
   int64_t activations;   /* forward tensors kept for the backward */
   int64_t inputs;        /* the batch on the device: indices, offsets,
                             dense features, targets */
+  int64_t workspace;     /* transient backward buffers: the gradients
+                            exchanged for the embeddings, twice the
+                            largest dense gradient tensor (issue #7) */
   int64_t total;
 } dc_rank_memory;
 

@@ -22,6 +22,14 @@
  *                   received features B·Σ dims·4
  *   inputs          indices Σ lookups·8, offsets Σ (batch+1)·8 per shard,
  *                   dense B·n0·4, targets B·out·4
+ *   workspace       transient buffers of the backward: twice the largest
+ *                   gradient tensor it creates (dot: B·F·D·4, cat:
+ *                   B·(D + Σ dims)·4, an MLP layer: B·width·es — the one
+ *                   being produced and the one consumed), and with W > 1
+ *                   the exchanged embedding gradients: B·Σ dims·4 sent
+ *                   back plus batch·cols·4 per shard received. Every term
+ *                   is per shard or independent of the plan, so the
+ *                   planner's per-shard increments stay exact.
  *
  * It is an upper bound of the peak (everything saved for the backward is
  * counted live at once; the caching allocator's rounding is not), which
@@ -99,6 +107,9 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
       out->inputs = add(&m, out->inputs,
                         add(&m, mul(&m, n, 8),
                             mul(&m, add(&m, w.batch, 1), 8)));
+      if (W > 1)
+        out->workspace = add(&m, out->workspace,
+                             mul(&m, mul(&m, w.batch, w.cols), 4));
     }
   }
 
@@ -112,20 +123,32 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
     top_in = D + NI;
   else
     top_in = D + sum_dims;
-  int64_t params = 0;
+  int64_t params = 0, big = 0;
   for (int32_t i = 1; i < p->n_bottom; i++) {
     params = add(&m, params,
                  mul(&m, p->bottom_mlp[i], p->bottom_mlp[i - 1] + 1));
     out->activations = add(&m, out->activations,
                            mul(&m, mul(&m, B, p->bottom_mlp[i]), 2 * es));
+    int64_t gb = mul(&m, mul(&m, B, p->bottom_mlp[i]), es);
+    if (gb > big) big = gb;
   }
   int64_t in = top_in;
   for (int32_t i = 0; i < p->n_top; i++) {
     params = add(&m, params, mul(&m, p->top_mlp[i], in + 1));
     out->activations = add(&m, out->activations,
                            mul(&m, mul(&m, B, p->top_mlp[i]), 2 * es));
+    int64_t gb = mul(&m, mul(&m, B, p->top_mlp[i]), es);
+    if (gb > big) big = gb;
     in = p->top_mlp[i];
   }
+  int64_t ig = p->interaction == DC_INTERACTION_DOT
+                   ? mul(&m, mul(&m, B, mul(&m, F, D)), 4)
+                   : mul(&m, mul(&m, B, D + sum_dims), 4);
+  if (ig > big) big = ig;
+  out->workspace = add(&m, out->workspace, mul(&m, big, 2));
+  if (W > 1)
+    out->workspace =
+        add(&m, out->workspace, mul(&m, mul(&m, B, sum_dims), 4));
   out->dense_weights = mul(&m, params, 4);
   int64_t ds = 0;
   if (p->optimizer == DC_OPTIMIZER_ADAGRAD ||
@@ -163,6 +186,7 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
   tot = add(&m, tot, out->dense_grad);
   tot = add(&m, tot, out->activations);
   tot = add(&m, tot, out->inputs);
+  tot = add(&m, tot, out->workspace);
   out->total = tot;
   return !m.ovf;
 }

@@ -218,11 +218,23 @@ dc_shard_work dc_shard_plan_work(const dc_point *p, const dc_shard_plan *s,
 }
 
 /* The type table t gets without a planner. */
+/* A table's type: its own, else the study's global plan (auto: table-
+ * wise). A global row_wise / table_row_wise does not apply to a table
+ * with fewer rows than the ranks it would cut it over (the MLPerf model
+ * has tables of 3 and 4 rows): such a table stays table-wise, as TorchRec
+ * users shard them. A table that asks for it itself is an error. */
 static dc_sharding default_type(const dc_point *p, int32_t t) {
   dc_sharding ty = p->tables[t].sharding;
-  if (ty == DC_SHARDING_AUTO || ty == DC_SHARDING_EXPLICIT) ty = p->sharding;
+  bool own = ty != DC_SHARDING_AUTO && ty != DC_SHARDING_EXPLICIT;
+  if (!own) ty = p->sharding;
   if (ty == DC_SHARDING_AUTO || ty == DC_SHARDING_EXPLICIT)
     ty = DC_SHARDING_TABLE_WISE;
+  if (!own) {
+    int64_t over = ty == DC_SHARDING_ROW_WISE ? p->gpus
+                   : ty == DC_SHARDING_TABLE_ROW_WISE ? p->gpus_per_host
+                                                      : 0;
+    if (over > 1 && p->tables[t].rows < over) ty = DC_SHARDING_TABLE_WISE;
+  }
   return ty;
 }
 

@@ -27,6 +27,9 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
       c[k++] = (dc_emit_col){src->param_paths[i], true, (int)i, 0};
     for (int m = 0; m < DC_METRIC_COUNT_; m++) {
       if (m == DC_METRIC_SPEEDUP && !has_baseline) continue;
+      /* issue #7's columns join the default set only when the study asks
+       * for TorchRec's estimate (every other table keeps its columns) */
+      if (m >= DC_METRIC_FIRST_EXTRA && !src->torchrec) continue;
       c[k++] = (dc_emit_col){dc_metric_name((dc_metric_id)m), false, -1,
                              (dc_metric_id)m};
     }
@@ -192,6 +195,172 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
         dc_buf_puts(b, text);
       else if (!c->is_param && c->metric == DC_METRIC_SPEEDUP &&
                !m->has_speedup)
+        dc_buf_puts(b, "null");
+      else if (is_json_number(text))
+        dc_buf_puts(b, text);
+      else
+        json_string(b, text);
+      break;
+    }
+  }
+  switch (f) {
+  case DC_FORMAT_CSV: dc_buf_puts(b, "\r\n"); break;
+  case DC_FORMAT_MD: dc_buf_putc(b, '\n'); break;
+  case DC_FORMAT_JSONL: dc_buf_puts(b, "}\n"); break;
+  }
+}
+
+/* ---- row modes (issue #7) ------------------------------------------------ */
+
+static const dc_cell_col rank_cols[] = {
+    {"rank", DC_CELL_NUM},          {"e2e_ms", DC_CELL_NUM},
+    {"cpu_ms", DC_CELL_NUM},        {"gpu_active_ms", DC_CELL_NUM},
+    {"kernel_only_ms", DC_CELL_NUM}, {"emb_ms", DC_CELL_NUM},
+    {"comm_ms", DC_CELL_NUM},       {"comm_bytes", DC_CELL_NUM},
+    {"params_gib", DC_CELL_NUM},    {"optimizer_gib", DC_CELL_NUM},
+    {"activations_gib", DC_CELL_NUM}, {"workspace_gib", DC_CELL_NUM},
+    {"mem_gib", DC_CELL_NUM},       {"fits", DC_CELL_BOOL}};
+
+static const dc_cell_col shard_cols[] = {
+    {"table", DC_CELL_TEXT},     {"shard", DC_CELL_NUM},
+    {"rank", DC_CELL_NUM},       {"sharding", DC_CELL_TEXT},
+    {"rows", DC_CELL_NUM},       {"cols", DC_CELL_NUM},
+    {"emb_fwd_ms", DC_CELL_NUM}, {"emb_bwd_ms", DC_CELL_NUM},
+    {"weights_gib", DC_CELL_NUM}};
+
+static const dc_cell_col capacity_cols[] = {
+    {"gpu", DC_CELL_TEXT},          {"gpus", DC_CELL_NUM},
+    {"hosts", DC_CELL_NUM},         {"gpus_per_host", DC_CELL_NUM},
+    {"e2e_ms", DC_CELL_NUM},        {"samples_per_s", DC_CELL_NUM},
+    {"mem_gib", DC_CELL_NUM},       {"hbm_gib", DC_CELL_NUM},
+    {"fits", DC_CELL_BOOL},         {"meets_target", DC_CELL_BOOL}};
+
+static const dc_cell_col torchrec_cols[] = {
+    {"torchrec_ms", DC_CELL_NUM},
+    {"torchrec_fwd_compute_ms", DC_CELL_NUM},
+    {"torchrec_fwd_comms_ms", DC_CELL_NUM},
+    {"torchrec_bwd_compute_ms", DC_CELL_NUM},
+    {"torchrec_bwd_comms_ms", DC_CELL_NUM},
+    {"torchrec_hbm_gib", DC_CELL_NUM}};
+
+void dc_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
+                          dc_cell_col **cols, size_t *n) {
+  const dc_cell_col *fixed = rank_cols;
+  size_t nf = DC_COUNTOF(rank_cols), nt = DC_COUNTOF(torchrec_cols);
+  if (rows == DC_ROWS_SHARD) {
+    fixed = shard_cols;
+    nf = DC_COUNTOF(shard_cols);
+  } else if (rows == DC_ROWS_CAPACITY) {
+    fixed = capacity_cols;
+    nf = DC_COUNTOF(capacity_cols);
+    nt = 1; /* torchrec_ms of the chosen configuration */
+  }
+  if (!src->torchrec) nt = 0;
+  dc_cell_col *c = dc_xcalloc(src->n_params + nf + nt + 1, sizeof *c);
+  size_t k = 0;
+  for (size_t i = 0; i < src->n_params; i++)
+    c[k++] = (dc_cell_col){src->param_paths[i], DC_CELL_TEXT};
+  for (size_t i = 0; i < nf; i++) c[k++] = fixed[i];
+  for (size_t i = 0; i < nt; i++) c[k++] = torchrec_cols[i];
+  *cols = c;
+  *n = k;
+}
+
+static void cells_next(dc_cells *c) {
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 64;
+    c->off = dc_xrealloc(c->off, c->cap * sizeof *c->off);
+  }
+  c->off[c->n++] = c->buf.len;
+}
+
+void dc_cells_clear(dc_cells *c) {
+  dc_buf_clear(&c->buf);
+  c->n = 0;
+}
+
+void dc_cells_free(dc_cells *c) {
+  dc_buf_free(&c->buf);
+  free(c->off);
+  memset(c, 0, sizeof *c);
+}
+
+void dc_cells_text(dc_cells *c, const char *s) {
+  cells_next(c);
+  dc_buf_puts(&c->buf, s ? s : "");
+  dc_buf_putc(&c->buf, '\0');
+}
+
+void dc_cells_num(dc_cells *c, double v, int decimals) {
+  cells_next(c);
+  dc_buf_put_double(&c->buf, v, decimals);
+  dc_buf_putc(&c->buf, '\0');
+}
+
+void dc_cells_int(dc_cells *c, int64_t v) {
+  cells_next(c);
+  dc_buf_printf(&c->buf, "%lld", (long long)v);
+  dc_buf_putc(&c->buf, '\0');
+}
+
+void dc_cells_bool(dc_cells *c, bool v) { dc_cells_text(c, v ? "true" : "false"); }
+
+void dc_cells_params(dc_cells *c, const dc_sweep_source *src,
+                     const dc_point *p) {
+  for (size_t i = 0; i < src->n_params; i++)
+    dc_cells_text(c, param_value(p, (int)i));
+}
+
+void dc_emit_cells_header(dc_format f, const dc_cell_col *cols, size_t n,
+                          dc_buf *b) {
+  switch (f) {
+  case DC_FORMAT_CSV:
+    for (size_t i = 0; i < n; i++) {
+      if (i) dc_buf_putc(b, ',');
+      csv_field(b, cols[i].name);
+    }
+    dc_buf_puts(b, "\r\n");
+    break;
+  case DC_FORMAT_MD:
+    dc_buf_putc(b, '|');
+    for (size_t i = 0; i < n; i++) {
+      dc_buf_putc(b, ' ');
+      md_field(b, cols[i].name);
+      dc_buf_puts(b, " |");
+    }
+    dc_buf_puts(b, "\n|");
+    for (size_t i = 0; i < n; i++)
+      dc_buf_puts(b, cols[i].kind == DC_CELL_NUM ? "---:|" : "---|");
+    dc_buf_putc(b, '\n');
+    break;
+  case DC_FORMAT_JSONL: break;
+  }
+}
+
+void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
+                       const dc_cells *c, dc_buf *b) {
+  DC_ASSERT(c->n == n);
+  if (f == DC_FORMAT_MD) dc_buf_putc(b, '|');
+  if (f == DC_FORMAT_JSONL) dc_buf_putc(b, '{');
+  for (size_t i = 0; i < n; i++) {
+    const char *text = c->buf.data + c->off[i];
+    switch (f) {
+    case DC_FORMAT_CSV:
+      if (i) dc_buf_putc(b, ',');
+      csv_field(b, text);
+      break;
+    case DC_FORMAT_MD:
+      dc_buf_putc(b, ' ');
+      md_field(b, text);
+      dc_buf_puts(b, " |");
+      break;
+    case DC_FORMAT_JSONL:
+      if (i) dc_buf_putc(b, ',');
+      json_string(b, cols[i].name);
+      dc_buf_putc(b, ':');
+      if (cols[i].kind == DC_CELL_BOOL)
+        dc_buf_puts(b, text);
+      else if (cols[i].kind == DC_CELL_NUM && !*text)
         dc_buf_puts(b, "null");
       else if (is_json_number(text))
         dc_buf_puts(b, text);

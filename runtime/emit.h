@@ -24,4 +24,46 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, dc_buf *b,
                  dc_buf *scratch);
 
+/* ---- the row modes of issue #7 (--per-rank, --per-shard, capacity) ----
+ * A mode's table is the study's swept parameters, then a fixed list of
+ * columns (emit.c: rank_cols, shard_cols, capacity_cols, plus TorchRec's
+ * when the study asks for its estimate). Rows are lists of texts. */
+typedef enum dc_cell_kind {
+  DC_CELL_TEXT, /* a string (a parameter: a JSON number when it is one) */
+  DC_CELL_NUM,  /* a number; "" is JSON null */
+  DC_CELL_BOOL  /* true / false */
+} dc_cell_kind;
+
+typedef struct dc_cell_col {
+  const char *name;
+  dc_cell_kind kind;
+} dc_cell_col;
+
+/* The columns of a row mode (caller frees *cols with free()). */
+void dc_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
+                          dc_cell_col **cols, size_t *n);
+
+/* One row's texts, appended in column order. */
+typedef struct dc_cells {
+  dc_buf buf;  /* the texts, each NUL-terminated */
+  size_t *off; /* start of each text in buf */
+  size_t n, cap;
+} dc_cells;
+
+void dc_cells_clear(dc_cells *c);
+void dc_cells_free(dc_cells *c);
+void dc_cells_text(dc_cells *c, const char *s);
+void dc_cells_num(dc_cells *c, double v, int decimals);
+void dc_cells_int(dc_cells *c, int64_t v);
+void dc_cells_bool(dc_cells *c, bool v);
+/* The point's swept parameters' values, in order. */
+void dc_cells_params(dc_cells *c, const dc_sweep_source *src,
+                     const dc_point *p);
+
+void dc_emit_cells_header(dc_format f, const dc_cell_col *cols, size_t n,
+                          dc_buf *b);
+/* One row; c->n must equal n. */
+void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
+                       const dc_cells *c, dc_buf *b);
+
 #endif /* DC_RUNTIME_EMIT_H */

@@ -105,7 +105,21 @@ typedef struct interval {
   int32_t rank;
 } interval;
 
+/* Overheads by op name, per evaluation: graphs name their ops with a few
+ * dozen string literals, so a name is looked up (binary search, strcmp)
+ * once per pointer instead of once per op. Keyed by the pointer; a
+ * different pointer to the same text just costs one more lookup. */
+enum { NAME_CACHE = 128 }; /* slots, a power of two */
+
+typedef struct name_slot {
+  const char *name;
+  dc_op_cost cost;
+} name_slot;
+
 typedef struct evaluator {
+  name_slot names[NAME_CACHE];
+  const char *t4_call; /* the last runtime call priced, and its T4 */
+  double t4;
   const dc_graph *g;
   const dc_eval_opts *o;
   double gap;
@@ -138,6 +152,29 @@ static void input_ready(const evaluator *ev, int32_t j, double *ready,
   }
   *ready = r;
   *ready_shadow = rs;
+}
+
+static dc_op_cost op_cost(evaluator *ev, const char *name) {
+  if (!name) return dc_profile_op(ev->o->profile, name);
+  size_t i = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
+  for (size_t probe = 0; probe < 8; probe++) {
+    name_slot *sl = &ev->names[(i + probe) & (NAME_CACHE - 1)];
+    if (sl->name == name) return sl->cost;
+    if (!sl->name) {
+      sl->name = name;
+      sl->cost = dc_profile_op(ev->o->profile, name);
+      return sl->cost;
+    }
+  }
+  return dc_profile_op(ev->o->profile, name);
+}
+
+static double call_t4(evaluator *ev, const char *call) {
+  if (call != ev->t4_call || !call) {
+    ev->t4 = dc_profile_t4(ev->o->profile, call);
+    ev->t4_call = call;
+  }
+  return ev->t4;
 }
 
 static double streams_end(const rank_state *rs, int32_t n) {
@@ -176,12 +213,11 @@ static void host_sync(evaluator *ev, rank_state *rs) {
  * collective. Returns true when it made progress. */
 static bool run_rank(evaluator *ev, rank_state *rs) {
   const dc_graph *g = ev->g;
-  const dc_profile *prof = ev->o->profile;
   bool progress = false;
   while (rs->top < rs->last) {
     const dc_op *top = &g->ops[rs->top];
     if (!rs->in_op) {
-      rs->cost = dc_profile_op(prof, top->name);
+      rs->cost = op_cost(ev, top->name);
       rs->rec = NULL;
       if (ev->o->record) {
         DC_ASSERT(ev->res->n_ops < ev->cap_ops);
@@ -229,7 +265,7 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       input_ready(ev, rs->sub, &rs->dep, &rs->dep_shadow);
       rs->dep_sub = rs->sub;
     }
-    double t4 = dc_profile_t4(prof, l->runtime);
+    double t4 = call_t4(ev, l->runtime);
     /* Line 11 of Algorithm 1, with the stream's data dependencies. */
     double start = dmax(dmax(rs->stream[s] + ev->gap, rs->cpu + t4 / 2.0),
                         rs->dep);
@@ -338,7 +374,8 @@ bool dc_eval_graph(const dc_graph *g, const dc_eval_opts *o, dc_arena *a,
                    dc_eval_result *out, dc_diags *d) {
   memset(out, 0, sizeof *out);
   DC_ASSERT(g->n_ranks >= 1 && g->n_streams >= 1);
-  evaluator ev = {0};
+  evaluator ev;
+  memset(&ev, 0, sizeof ev);
   ev.g = g;
   ev.o = o;
   ev.gap = o->profile->kernel_gap_us;

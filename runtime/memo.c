@@ -136,13 +136,34 @@ static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
   return n;
 }
 
+/* Four independent multiply lanes (an embedding kernel's key runs to ~80
+ * words, and one dependent multiply chain per word was the memo's main
+ * cost), folded at the end. Only slot positions depend on it: keys are
+ * compared in full. */
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
 static uint64_t hash_words(const uint64_t *w, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  for (size_t i = 0; i < n; i++) {
-    h ^= w[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
+  uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xbf58476d1ce4e5b9ull,
+           c = 0x94d049bb133111ebull, d = 0x2545f4914f6cdd1dull;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a = (a ^ w[i]) * 0x9e3779b97f4a7c15ull;
+    b = (b ^ w[i + 1]) * 0xbf58476d1ce4e5b9ull;
+    c = (c ^ w[i + 2]) * 0x94d049bb133111ebull;
+    d = (d ^ w[i + 3]) * 0xff51afd7ed558ccdull;
+    a ^= a >> 29;
+    b ^= b >> 29;
+    c ^= c >> 29;
+    d ^= d >> 29;
   }
+  for (; i < n; i++) a = mix((a ^ w[i]) * 0x9e3779b97f4a7c15ull);
+  uint64_t h = mix(a ^ mix(b + 0x632be59bd9b4e019ull) ^
+                   mix(c ^ 0x8cb92ba72f3d8dd7ull) ^ mix(d * 3));
   return h ? h : 1;
 }
 

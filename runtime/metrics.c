@@ -32,11 +32,39 @@
  *   fits        params + optimizer + activations + workspace ≤ HBM
  * It leaves out the CUDA context, allocator fragmentation and library
  * workspaces (cuBLAS), which a capacity plan should keep as headroom.
+ *
+ * On more than one GPU (issue #7) the memory columns come instead from
+ * graphgen's per-rank formula, dc_shard_plan_memory (graphgen/memory.c),
+ * the very function the `plan: auto` planner checks HBM with, so a plan
+ * the planner accepts never reports fits = false and the two cannot
+ * disagree. Its fields map to the columns as
+ *   params      emb_weights + dense_weights
+ *   optimizer   emb_optimizer + dense_optimizer
+ *   activations activations + inputs (the batch on the device)
+ *   workspace   emb_grad + dense_grad + workspace (gradients, DDP
+ *               buckets, the backward's transient buffers)
+ * and the row reports the fullest rank. On one GPU the graph walk above
+ * stays (the single-GPU goldens keep their figures). The two agree on
+ * params, optimizer and workspace; the walk's activations are larger
+ * because it counts the outputs of views (view, transpose, slice of the
+ * interaction) as new tensors, which the formula does not.
+ *
+ * Sharding metrics (dc_metrics_sharding): the imbalance statistics of the
+ * ranks' embedding time (TorchRec's definitions, runtime/torchrec.h:
+ * total variation, total distance, chi divergence, KL) and TorchRec's
+ * estimate of the graph's plan with the point's constants:
+ *   torchrec_ms            the plan's cost: the slowest rank's sum of its
+ *                          shards' fwd/bwd compute and comms
+ *   torchrec_{fwd,bwd}_{compute,comms}_ms  that rank's four terms (they
+ *                          add up to torchrec_ms)
+ *   torchrec_hbm_gib       the fullest rank's storage, TorchRec's way
+ *   torchrec_imbalance     max/mean of the ranks' TorchRec cost
  */
 #include <math.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
+#include "runtime/torchrec.h"
 
 static const char *const metric_names[] = {
 #define DC_METRIC_STR(sym, name) name,
@@ -124,16 +152,18 @@ static bool aliases_input(const dc_graph *g, const dc_op *op, int32_t t) {
   return false;
 }
 
-void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
-                        dc_memory *out) {
-  memset(out, 0, sizeof *out);
-  out->hbm_bytes = hbm_bytes;
+int64_t dc_memory_total(const dc_memory *m) {
+  return sat_add(sat_add(m->params_bytes, m->optimizer_bytes),
+                 sat_add(m->activations_bytes, m->workspace_bytes));
+}
+
+/* The graph walk for one rank (see the header comment). */
+static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
   const dc_point *p = g->point;
   int64_t dense = dense_params(p);
   int64_t dense_bytes = sat_mul(dense, 4);
   dc_optimizer opt = p ? p->optimizer : DC_OPTIMIZER_SGD;
-  int64_t best_total = -1;
-  for (int32_t r = 0; r < g->n_ranks; r++) {
+  {
     int64_t emb = 0, emb_rows = 0, act = 0, big_bwd = 0, big_coll = 0;
     for (int32_t j = g->rank_first[r]; j < g->rank_first[r + 1]; j++) {
       const dc_op *op = &g->ops[j];
@@ -174,13 +204,42 @@ void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
     }
     int64_t ws = sat_add(dense_bytes,
                          sat_add(sat_mul(big_bwd, 2), sat_mul(big_coll, 2)));
-    int64_t total = sat_add(sat_add(params, state), sat_add(act, ws));
+    out->params_bytes = params;
+    out->optimizer_bytes = state;
+    out->activations_bytes = act;
+    out->workspace_bytes = ws;
+  }
+}
+
+void dc_memory_rank(const dc_graph *g, int32_t rank, int64_t hbm_bytes,
+                    dc_memory *out) {
+  memset(out, 0, sizeof *out);
+  out->hbm_bytes = hbm_bytes;
+  if (g->n_ranks > 1 && g->plan && g->point) {
+    dc_rank_memory m;
+    dc_shard_plan_memory(g->point, g->plan, rank, &m);
+    out->params_bytes = sat_add(m.emb_weights, m.dense_weights);
+    out->optimizer_bytes = sat_add(m.emb_optimizer, m.dense_optimizer);
+    out->activations_bytes = sat_add(m.activations, m.inputs);
+    out->workspace_bytes =
+        sat_add(sat_add(m.emb_grad, m.dense_grad), m.workspace);
+    return;
+  }
+  walk_rank(g, rank, out);
+}
+
+void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
+                        dc_memory *out) {
+  memset(out, 0, sizeof *out);
+  out->hbm_bytes = hbm_bytes;
+  int64_t best_total = -1;
+  for (int32_t r = 0; r < g->n_ranks; r++) {
+    dc_memory m;
+    dc_memory_rank(g, r, hbm_bytes, &m);
+    int64_t total = dc_memory_total(&m);
     if (total > best_total) {
       best_total = total;
-      out->params_bytes = params;
-      out->optimizer_bytes = state;
-      out->activations_bytes = act;
-      out->workspace_bytes = ws;
+      *out = m;
     }
   }
 }
@@ -228,6 +287,33 @@ void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
   out->has_speedup = false;
 }
 
+void dc_metrics_sharding(const dc_graph *g, const dc_eval_result *r,
+                         dc_arena *a, dc_metrics *out) {
+  double *v = out->v;
+  int32_t k = r->n_ranks;
+  double *emb = dc_arena_array(a, (size_t)(k > 0 ? k : 1), sizeof(double));
+  for (int32_t i = 0; i < k; i++) emb[i] = r->ranks[i].emb_us;
+  dc_imbalance im;
+  dc_imbalance_of(emb, k, &im);
+  v[DC_METRIC_EMB_TOTAL_VARIATION] = im.total_variation;
+  v[DC_METRIC_EMB_TOTAL_DISTANCE] = im.total_distance;
+  v[DC_METRIC_EMB_CHI_DIVERGENCE] = im.chi_divergence;
+  v[DC_METRIC_EMB_KL_DIVERGENCE] = im.kl_divergence;
+  if (!g->point || !g->plan) return;
+  dc_torchrec_consts c;
+  dc_torchrec_consts_of(g->point, &c);
+  dc_torchrec_estimate e;
+  dc_torchrec_estimate_plan(g->point, g->plan, &c, a, &e);
+  const dc_torchrec_rank *s = &e.ranks[e.max_rank];
+  v[DC_METRIC_TORCHREC_MS] = e.max_ms;
+  v[DC_METRIC_TORCHREC_FWD_COMPUTE_MS] = s->fwd_compute_ms;
+  v[DC_METRIC_TORCHREC_FWD_COMMS_MS] = s->fwd_comms_ms;
+  v[DC_METRIC_TORCHREC_BWD_COMPUTE_MS] = s->bwd_compute_ms;
+  v[DC_METRIC_TORCHREC_BWD_COMMS_MS] = s->bwd_comms_ms;
+  v[DC_METRIC_TORCHREC_HBM_GIB] = e.max_hbm_bytes / (1024.0 * 1024 * 1024);
+  v[DC_METRIC_TORCHREC_IMBALANCE] = e.perf.max_over_mean;
+}
+
 void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
   double v = x->v[m];
   switch (m) {
@@ -239,6 +325,12 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
     return;
   case DC_METRIC_SAMPLES_PER_S:
     dc_buf_put_double(out, v, 1);
+    return;
+  case DC_METRIC_EMB_TOTAL_VARIATION:
+  case DC_METRIC_EMB_TOTAL_DISTANCE:
+  case DC_METRIC_EMB_CHI_DIVERGENCE:
+  case DC_METRIC_EMB_KL_DIVERGENCE:
+    dc_buf_put_double(out, v, 6);
     return;
   case DC_METRIC_SPEEDUP:
     if (!x->has_speedup) return; /* empty: the study has no baseline */

@@ -509,6 +509,20 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   return out;
 }
 
+void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
+                         int32_t table, int32_t shard, const dc_device *dev,
+                         const dc_kmodels *km, double *fwd_us,
+                         double *bwd_us) {
+  dc_plan_opts o = {.dev = dev, .models = km};
+  pctx c;
+  memset(&c, 0, sizeof c);
+  c.p = p;
+  c.o = &o;
+  dc_shard_work w = dc_shard_plan_work(p, s, table, shard);
+  *fwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_FWD, &w);
+  *bwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_BWD, &w);
+}
+
 dc_graph *dc_plan_build_graph(const dc_point *p, dc_arena *a, dc_diags *d) {
   if (p->gpus <= 1 || p->sharding != DC_SHARDING_AUTO)
     return dc_graph_build(p, a, d);

@@ -57,6 +57,16 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
 dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
                             dc_arena *a, dc_diags *d, dc_plan_cost *cost);
 
+/* The planner's price of one shard's lookups alone (µs): its embedding
+ * forward and backward kernels priced with dc_kernel_time on `dev`, as
+ * the planner's objective sums them (the graph batches a rank's shards
+ * into one kernel, so the shards of a rank need not add up to its
+ * emb_ms). For --per-shard rows. */
+void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
+                         int32_t table, int32_t shard, const dc_device *dev,
+                         const dc_kmodels *km, double *fwd_us,
+                         double *bwd_us);
+
 /* The graph of a point with the planner in the loop: `plan: auto` on more
  * than one GPU runs dc_plan_auto on the point's GPU (its catalog entry:
  * prices and HBM) and builds for that plan; every other point is built

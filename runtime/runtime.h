@@ -166,7 +166,23 @@ bool dc_eval_graph(const dc_graph *g, const dc_eval_opts *o, dc_arena *a,
   X(EMB_IMBALANCE, "emb_imbalance")                                         \
   X(COMM_MS, "comm_ms")                                                     \
   X(COMM_BYTES, "comm_bytes")                                               \
-  X(SPEEDUP, "speedup")
+  X(SPEEDUP, "speedup")                                                     \
+  /* issue #7 (reported by default only with sharding.estimator:        \
+   * torchrec; any study may name them in output.columns) */             \
+  X(EMB_TOTAL_VARIATION, "emb_total_variation")                             \
+  X(EMB_TOTAL_DISTANCE, "emb_total_distance")                               \
+  X(EMB_CHI_DIVERGENCE, "emb_chi_divergence")                               \
+  X(EMB_KL_DIVERGENCE, "emb_kl_divergence")                                 \
+  X(TORCHREC_MS, "torchrec_ms")                                             \
+  X(TORCHREC_FWD_COMPUTE_MS, "torchrec_fwd_compute_ms")                     \
+  X(TORCHREC_FWD_COMMS_MS, "torchrec_fwd_comms_ms")                         \
+  X(TORCHREC_BWD_COMPUTE_MS, "torchrec_bwd_compute_ms")                     \
+  X(TORCHREC_BWD_COMMS_MS, "torchrec_bwd_comms_ms")                         \
+  X(TORCHREC_HBM_GIB, "torchrec_hbm_gib")                                   \
+  X(TORCHREC_IMBALANCE, "torchrec_imbalance")
+
+/* The first metric that is not in the default column set. */
+#define DC_METRIC_FIRST_EXTRA DC_METRIC_EMB_TOTAL_VARIATION
 
 typedef enum dc_metric_id {
 #define DC_METRIC_ENUM(sym, name) DC_METRIC_##sym,
@@ -187,6 +203,14 @@ typedef struct dc_memory {
 
 void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
                         dc_memory *out);
+/* One rank's memory (the same model as dc_memory_estimate, which reports
+ * the fullest rank): on more than one GPU, graphgen's per-rank formula
+ * (dc_shard_plan_memory, the planner's capacity constraint); on one GPU,
+ * the walk over the graph's tensors. */
+void dc_memory_rank(const dc_graph *g, int32_t rank, int64_t hbm_bytes,
+                    dc_memory *out);
+/* params + optimizer + activations + workspace, saturating. */
+int64_t dc_memory_total(const dc_memory *m);
 
 typedef struct dc_metrics {
   double v[DC_METRIC_COUNT_]; /* every metric as a double */
@@ -196,6 +220,11 @@ typedef struct dc_metrics {
 /* Fills every metric but speedup from an evaluation. */
 void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
                         const dc_memory *mem, dc_metrics *out);
+/* Fills the sharding metrics (imbalance statistics over the ranks'
+ * embedding time, TorchRec's estimate of the graph's plan with the
+ * point's constants); `a` holds the scratch. */
+void dc_metrics_sharding(const dc_graph *g, const dc_eval_result *r,
+                         dc_arena *a, dc_metrics *out);
 /* Appends metric `m` of `x` in its fixed output precision. */
 void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out);
 
@@ -239,7 +268,18 @@ typedef struct dc_sweep_source {
    * the default set: every parameter, then every metric. */
   size_t n_columns;
   const char *const *columns;
+  /* The study asks for TorchRec's estimate (sharding.estimator: torchrec):
+   * its columns join the default set and the per-rank/per-shard rows. */
+  bool torchrec;
 } dc_sweep_source;
+
+/* What one output row stands for (issue #7). */
+typedef enum dc_rows {
+  DC_ROWS_POINT,    /* one row per point (the default) */
+  DC_ROWS_RANK,     /* --per-rank: one row per point and rank */
+  DC_ROWS_SHARD,    /* --per-shard: one row per point and table shard */
+  DC_ROWS_CAPACITY  /* capacity: one row per point and GPU type */
+} dc_rows;
 
 /* Receives the output in order, chunk by chunk. */
 typedef bool (*dc_sink_fn)(void *ctx, const char *data, size_t len);
@@ -257,6 +297,7 @@ typedef struct dc_sweep_opts {
                         size_t len);
   void *timeline_ctx;
   bool progress;            /* a progress bar on stderr */
+  dc_rows rows;             /* DC_ROWS_POINT unless asked */
   int64_t memo_hits, memo_misses; /* out: cache statistics */
 } dc_sweep_opts;
 

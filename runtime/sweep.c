@@ -26,7 +26,9 @@
 #include <time.h>
 
 #include "runtime/emit.h"
+#include "runtime/plan.h"
 #include "runtime/runtime.h"
+#include "runtime/torchrec.h"
 
 enum {
   MAX_DEVICES = 32,
@@ -76,6 +78,7 @@ typedef struct worker {
   } base[BASE_CACHE];
   dc_diags diags;
   dc_buf row, scratch, timeline;
+  dc_cells cells; /* a row of the per-rank/per-shard/capacity modes */
   int64_t failed_index;
 } worker;
 
@@ -98,6 +101,7 @@ static void worker_free(worker *w) {
   dc_buf_free(&w->row);
   dc_buf_free(&w->scratch);
   dc_buf_free(&w->timeline);
+  dc_cells_free(&w->cells);
 }
 
 /* The device a point names, looked up once per worker. With more distinct
@@ -141,11 +145,13 @@ static const dc_profile *worker_profile(worker *w, const char *name,
 
 /* Evaluates a built graph with its point's device and profile. */
 static bool evaluate(worker *w, const dc_graph *g, bool record,
-                     dc_eval_result *r, dc_metrics *m, dc_diags *d) {
+                     dc_eval_result *r, dc_metrics *m, pricer *pr_out,
+                     dc_diags *d) {
   const dc_point *p = g->point;
   DC_ASSERT(p != NULL);
   pricer pr;
   if (!worker_device(w, p->gpu, &pr, d)) return false;
+  if (pr_out) *pr_out = pr;
   const dc_profile *prof =
       worker_profile(w, p->overheads ? p->overheads : "paper-v100", d);
   if (!prof) return false;
@@ -155,6 +161,7 @@ static bool evaluate(worker *w, const dc_graph *g, bool record,
     dc_memory mem;
     dc_memory_estimate(g, pr.dev->hbm_bytes, &mem);
     dc_metrics_compute(g, r, &mem, m);
+    dc_metrics_sharding(g, r, &w->arena, m);
   }
   return true;
 }
@@ -176,6 +183,7 @@ bool dc_eval_point(const dc_graph *g, bool record, dc_arena *a,
     dc_memory mem;
     dc_memory_estimate(g, dev->hbm_bytes, &mem);
     dc_metrics_compute(g, out, &mem, m);
+    dc_metrics_sharding(g, out, a, m);
   }
   return true;
 }
@@ -192,6 +200,8 @@ typedef struct run {
   dc_sweep_opts *o;
   const dc_emit_col *cols;
   size_t n_cols;
+  dc_cell_col *mcols; /* the columns of a row mode (rows != POINT) */
+  size_t n_mcols;
   int64_t n_local; /* points in this shard */
   int64_t window;
   slot *slots;
@@ -214,7 +224,7 @@ static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
   dc_arena_reset(&w->arena);
   const dc_graph *g = R->src->build(R->src->ctx, b, &w->arena, &w->diags);
   dc_eval_result r;
-  if (!g || !evaluate(w, g, false, &r, NULL, &w->diags)) {
+  if (!g || !evaluate(w, g, false, &r, NULL, NULL, &w->diags)) {
     w->failed_index = b;
     return false;
   }
@@ -224,17 +234,185 @@ static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
   return true;
 }
 
+static double ms(double us) { return us / 1000.0; }
+static double gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
+
+/* --per-rank: one row per rank of an evaluated point. */
+static void rank_rows(worker *w, const run *R, const dc_graph *g,
+                      const dc_eval_result *r, const pricer *pr) {
+  const dc_point *p = g->point;
+  dc_torchrec_estimate e;
+  if (R->src->torchrec) {
+    dc_torchrec_consts c;
+    dc_torchrec_consts_of(p, &c);
+    dc_torchrec_estimate_plan(p, g->plan, &c, &w->arena, &e);
+  }
+  for (int32_t i = 0; i < r->n_ranks; i++) {
+    const dc_eval_rank *x = &r->ranks[i];
+    dc_cells *c = &w->cells;
+    dc_cells_clear(c);
+    dc_cells_params(c, R->src, p);
+    dc_cells_int(c, i);
+    dc_cells_num(c, ms(x->e2e_us), 4);
+    dc_cells_num(c, ms(x->cpu_us), 4);
+    dc_cells_num(c, ms(x->gpu_active_us), 4);
+    dc_cells_num(c, ms(x->kernel_only_us), 4);
+    dc_cells_num(c, ms(x->emb_us), 4);
+    dc_cells_num(c, ms(x->comm_us), 4);
+    dc_cells_int(c, x->comm_bytes);
+    dc_memory m;
+    dc_memory_rank(g, i, pr->dev->hbm_bytes, &m);
+    int64_t total = dc_memory_total(&m);
+    dc_cells_num(c, gib((double)m.params_bytes), 4);
+    dc_cells_num(c, gib((double)m.optimizer_bytes), 4);
+    dc_cells_num(c, gib((double)m.activations_bytes), 4);
+    dc_cells_num(c, gib((double)m.workspace_bytes), 4);
+    dc_cells_num(c, gib((double)total), 4);
+    dc_cells_bool(c, total <= m.hbm_bytes);
+    if (R->src->torchrec) {
+      const dc_torchrec_rank *t = &e.ranks[i];
+      dc_cells_num(c, t->total_ms, 4);
+      dc_cells_num(c, t->fwd_compute_ms, 4);
+      dc_cells_num(c, t->fwd_comms_ms, 4);
+      dc_cells_num(c, t->bwd_compute_ms, 4);
+      dc_cells_num(c, t->bwd_comms_ms, 4);
+      dc_cells_num(c, gib(t->hbm_bytes), 4);
+    }
+    dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+  }
+}
+
+/* --per-shard: one row per table shard of the point's plan. */
+static void shard_rows(worker *w, const run *R, const dc_graph *g,
+                       const pricer *pr) {
+  const dc_point *p = g->point;
+  const dc_shard_plan *s = g->plan;
+  dc_torchrec_estimate e;
+  if (R->src->torchrec) {
+    dc_torchrec_consts c;
+    dc_torchrec_consts_of(p, &c);
+    dc_torchrec_estimate_plan(p, s, &c, &w->arena, &e);
+  }
+  int32_t k = 0;
+  for (int32_t t = 0; t < s->n_tables; t++) {
+    const dc_table_plan *tp = &s->tables[t];
+    for (int32_t i = 0; i < tp->n_shards; i++, k++) {
+      const dc_shard *sh = &tp->shards[i];
+      dc_cells *c = &w->cells;
+      dc_cells_clear(c);
+      dc_cells_params(c, R->src, p);
+      dc_cells_text(c, p->tables[t].name);
+      dc_cells_int(c, i);
+      dc_cells_int(c, sh->rank);
+      dc_cells_text(c, dc_sharding_name(tp->type));
+      dc_cells_int(c, sh->rows);
+      dc_cells_int(c, sh->cols);
+      double f, b;
+      dc_plan_shard_times(p, s, t, i, pr->dev, pr->km, &f, &b);
+      dc_cells_num(c, ms(f), 4);
+      dc_cells_num(c, ms(b), 4);
+      dc_cells_num(c, gib((double)sh->rows * sh->cols * 4), 4);
+      if (R->src->torchrec) {
+        const dc_torchrec_shard *x = &e.shards[k];
+        dc_cells_num(c, x->total_ms, 4);
+        dc_cells_num(c, x->fwd_compute_ms, 4);
+        dc_cells_num(c, x->fwd_comms_ms, 4);
+        dc_cells_num(c, x->bwd_compute_ms, 4);
+        dc_cells_num(c, x->bwd_comms_ms, 4);
+        dc_cells_num(c, gib(x->hbm_bytes), 4);
+      }
+      dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+    }
+  }
+}
+
+/* The capacity search of one point (spec/study.md, "Capacity"): per GPU
+ * type, the candidate counts in ascending order; a count is skipped when
+ * the global batch does not split evenly over it or it is not a whole
+ * number of hosts; the first whose graph fits (every rank) and whose
+ * step time is at most the target is the row's answer. When none is,
+ * `gpus` is empty and the row shows the largest count evaluated. */
+static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
+  for (int32_t j = 0; j < p->n_capacity_types; j++) {
+    dc_point *q = dc_arena_alloc(&w->arena, sizeof *q);
+    *q = *p;
+    q->gpu = p->capacity_types[j];
+    bool found = false, any = false;
+    dc_metrics best;
+    dc_memory bmem;
+    int32_t bn = 0, bh = 0, bq = 0;
+    for (int32_t k = 0; k < p->n_capacity_gpus && !found; k++) {
+      int32_t n = p->capacity_gpus[k], Q = p->capacity_gpus_per_host;
+      if (n > Q && n % Q != 0) continue;
+      if (p->batch_size % n != 0) continue;
+      q->gpus = n;
+      q->hosts = n > Q ? n / Q : 1;
+      q->gpus_per_host = n > Q ? Q : n;
+      dc_diags quiet = {0};
+      const dc_graph *g = dc_plan_build_graph(q, &w->arena, &quiet);
+      dc_diags_free(&quiet);
+      if (!g) continue; /* e.g. explicit ranks beyond this count */
+      dc_eval_result r;
+      dc_metrics m;
+      pricer pr;
+      if (!evaluate(w, g, false, &r, &m, &pr, &w->diags)) return false;
+      any = true;
+      best = m;
+      dc_memory_estimate(g, pr.dev->hbm_bytes, &bmem);
+      bn = n;
+      bh = q->hosts;
+      bq = q->gpus_per_host;
+      found = m.v[DC_METRIC_FITS] != 0.0 &&
+              m.v[DC_METRIC_E2E_MS] <= p->capacity_target_ms;
+    }
+    dc_cells *c = &w->cells;
+    dc_cells_clear(c);
+    dc_cells_params(c, R->src, p);
+    dc_cells_text(c, q->gpu);
+    if (found) dc_cells_int(c, bn);
+    else dc_cells_text(c, "");
+    if (any) {
+      dc_cells_int(c, bh);
+      dc_cells_int(c, bq);
+      dc_cells_num(c, best.v[DC_METRIC_E2E_MS], 4);
+      dc_cells_num(c, best.v[DC_METRIC_SAMPLES_PER_S], 1);
+      dc_cells_num(c, gib((double)dc_memory_total(&bmem)), 4);
+      dc_cells_num(c, gib((double)bmem.hbm_bytes), 4);
+      dc_cells_bool(c, best.v[DC_METRIC_FITS] != 0.0);
+      dc_cells_bool(c, found);
+      if (R->src->torchrec)
+        dc_cells_num(c, best.v[DC_METRIC_TORCHREC_MS], 4);
+    } else {
+      for (int i = 0; i < 6; i++) dc_cells_text(c, "");
+      dc_cells_bool(c, false);
+      dc_cells_bool(c, false);
+      if (R->src->torchrec) dc_cells_text(c, "");
+    }
+    dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+  }
+  return true;
+}
+
 /* Evaluates point `i` and formats its row into w->row. */
 static bool point_row(worker *w, const run *R, int64_t i) {
   double base = 0.0;
-  int64_t b = R->src->baseline_of ? R->src->baseline_of(R->src->ctx, i) : -1;
+  int64_t b = R->src->baseline_of && R->o->rows == DC_ROWS_POINT
+                  ? R->src->baseline_of(R->src->ctx, i)
+                  : -1;
   if (b >= 0 && b != i && !baseline_e2e(w, R, b, &base)) return false;
   dc_arena_reset(&w->arena);
   const dc_graph *g = R->src->build(R->src->ctx, i, &w->arena, &w->diags);
+  if (g && R->o->rows == DC_ROWS_CAPACITY) {
+    dc_buf_clear(&w->row);
+    if (capacity_rows(w, R, g->point)) return true;
+    w->failed_index = i;
+    return false;
+  }
   dc_eval_result r;
   dc_metrics m;
+  pricer pr;
   bool record = R->o->timeline_sink != NULL;
-  if (!g || !evaluate(w, g, record, &r, &m, &w->diags)) {
+  if (!g || !evaluate(w, g, record, &r, &m, &pr, &w->diags)) {
     w->failed_index = i;
     return false;
   }
@@ -244,8 +422,13 @@ static bool point_row(worker *w, const run *R, int64_t i) {
     m.v[DC_METRIC_SPEEDUP] = r.e2e_us > 0 ? base / r.e2e_us : 0.0;
   }
   dc_buf_clear(&w->row);
-  dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, &w->row,
-              &w->scratch);
+  if (R->o->rows == DC_ROWS_RANK)
+    rank_rows(w, R, g, &r, &pr);
+  else if (R->o->rows == DC_ROWS_SHARD)
+    shard_rows(w, R, g, &pr);
+  else
+    dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, &w->row,
+                &w->scratch);
   if (record) {
     dc_buf_clear(&w->timeline);
     dc_timeline_write(g, &r, &w->timeline);
@@ -363,8 +546,14 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   dc_buf out = {0};
   bool ok = true;
   /* The header: the first shard carries it, so shards concatenate. */
-  if (o->shard_k == 1 || o->format == DC_FORMAT_MD)
-    dc_emit_header(o->format, cols, R.n_cols, &out);
+  if (o->rows != DC_ROWS_POINT)
+    dc_emit_mode_columns(src, o->rows, &R.mcols, &R.n_mcols);
+  if (o->shard_k == 1 || o->format == DC_FORMAT_MD) {
+    if (o->rows != DC_ROWS_POINT)
+      dc_emit_cells_header(o->format, R.mcols, R.n_mcols, &out);
+    else
+      dc_emit_header(o->format, cols, R.n_cols, &out);
+  }
   progress prog = {o->progress && R.n_local > 0, 0.0, R.n_local};
   worker *ws = dc_xcalloc((size_t)jobs, sizeof *ws);
   for (int i = 0; i < jobs; i++) worker_init(&ws[i]);
@@ -456,5 +645,6 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   free(ws);
   dc_buf_free(&out);
   free(cols);
+  free(R.mcols);
   return ok;
 }

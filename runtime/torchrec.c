@@ -65,6 +65,18 @@ void dc_torchrec_defaults(dc_torchrec_consts *c) {
   c->kernel = DC_TORCHREC_FUSED;
 }
 
+void dc_torchrec_consts_of(const dc_point *p, dc_torchrec_consts *c) {
+  dc_torchrec_defaults(c);
+  if (p->torchrec_hbm_bw > 0) c->hbm_gibps = p->torchrec_hbm_bw;
+  if (p->torchrec_ddr_bw > 0) c->ddr_gibps = p->torchrec_ddr_bw;
+  if (p->torchrec_hbm_to_ddr_bw > 0)
+    c->hbm_to_ddr_gibps = p->torchrec_hbm_to_ddr_bw;
+  if (p->torchrec_intra_host_bw > 0)
+    c->intra_host_gibps = p->torchrec_intra_host_bw;
+  if (p->torchrec_cross_host_bw > 0)
+    c->cross_host_gibps = p->torchrec_cross_host_bw;
+}
+
 /* GiB/s → bytes per ms. */
 static double bpms(double gibps) { return gibps * GIB / 1000.0; }
 

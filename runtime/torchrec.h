@@ -51,6 +51,10 @@ typedef struct dc_torchrec_consts {
 
 /* TorchRec's defaults (the values in the comments above). */
 void dc_torchrec_defaults(dc_torchrec_consts *c);
+/* The defaults with a point's overrides (sharding.torchrec: hbm_bw,
+ * ddr_bw, hbm_to_ddr_bw, intra_host_bw, cross_host_bw; 0 keeps the
+ * default). */
+void dc_torchrec_consts_of(const dc_point *p, dc_torchrec_consts *c);
 
 /* Device bandwidth of a compute kernel, bytes/ms. */
 double dc_torchrec_device_bw(const dc_torchrec_consts *c,

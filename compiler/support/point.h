@@ -137,6 +137,24 @@ typedef struct dc_point {
   /* kernel models */
   dc_embedding_model embedding_model;
 
+  /* sharding estimator (issue #7): sharding.estimator: torchrec reports
+   * TorchRec's planner estimate beside dlrmc's; sharding.torchrec
+   * overrides its bandwidth constants, in TorchRec's GB/s (1024³ bytes
+   * per s); 0 keeps TorchRec's default. */
+  bool torchrec;
+  double torchrec_hbm_bw, torchrec_ddr_bw, torchrec_hbm_to_ddr_bw;
+  double torchrec_intra_host_bw, torchrec_cross_host_bw;
+
+  /* capacity inversion (issue #7): with capacity_target_ms > 0, `run`
+   * searches, per GPU type, the smallest GPU count that fits and meets
+   * the target step time (spec/study.md, "Capacity"). */
+  double capacity_target_ms;
+  int32_t capacity_gpus_per_host;   /* GPUs per host of the candidates */
+  int32_t n_capacity_gpus;
+  const int32_t *capacity_gpus;     /* candidate counts, ascending */
+  int32_t n_capacity_types;
+  const char *const *capacity_types; /* canonical GPU names */
+
   /* what-if transforms, in study order */
   int32_t n_transforms;
   const dc_transform *transforms;

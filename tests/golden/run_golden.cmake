@@ -7,6 +7,7 @@ endif()
 file(REMOVE ${OUT})
 execute_process(
   COMMAND ${DLRMC} run ${STUDY} -o ${OUT} --jobs ${JOBS} --format ${FORMAT}
+          ${EXTRA}
   RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "dlrmc run ${STUDY} failed (${rc}):\n${err}")

@@ -297,7 +297,12 @@ static void test_memory(void **state) {
   assert_int_equal(m.dense_grad, 424);
   assert_int_equal(m.activations, 4192);
   assert_int_equal(m.inputs, 960);
-  assert_int_equal(m.total, 38556);
+  /* workspace: 2 × the largest backward gradient (dot: B·F·D·4 = 8·5·4·4
+   * = 640 > the MLP's 8·4·4 = 128) = 1280, + the gradients sent back
+   * 8 × 16 × 4 = 512, + those received for its shards 4 × 16 × 4 × 4 =
+   * 1024 → 2816. */
+  assert_int_equal(m.workspace, 2816);
+  assert_int_equal(m.total, 38556 + 2816);
   /* Adam: 2 × the weights for tables and MLPs */
   c.p.optimizer = DC_OPTIMIZER_ADAM;
   assert_true(dc_shard_plan_memory(&c.p, s, 0, &m));
