@@ -353,19 +353,27 @@ bool dc_shard_plan_check(const dc_point *p, const dc_shard_plan *s,
     int64_t cells = 0;
     for (int32_t i = 0; !bad && i < tp->n_shards; i++) {
       const dc_shard *sh = &tp->shards[i];
+      /* A plan can come from anywhere (the user, a test): every sum and
+       * product is checked, an overflow makes the shard invalid. */
+      int64_t row_end, shard_cells;
       if (sh->rank < 0 || sh->rank >= W || sh->rows < 1 || sh->cols < 1 ||
           sh->row_off < 0 || sh->col_off < 0 ||
-          sh->row_off + sh->rows > tb->rows ||
-          (int64_t)sh->col_off + sh->cols > tb->dim)
+          !dc_add_i64(sh->row_off, sh->rows, &row_end) ||
+          row_end > tb->rows ||
+          (int64_t)sh->col_off + sh->cols > tb->dim ||
+          !dc_mul_i64(sh->rows, sh->cols, &shard_cells) ||
+          !dc_add_i64(cells, shard_cells, &cells))
         bad = true;
       for (int32_t j = 0; j < i; j++)
         if (tp->shards[j].rank == sh->rank) bad = true;
-      cells += sh->rows * (int64_t)sh->cols;
     }
     if (!bad) {
-      int64_t want = tb->rows * (int64_t)tb->dim;
-      if (tp->type == DC_SHARDING_DATA_PARALLEL)
-        bad = tp->n_shards != W || cells != want * W;
+      int64_t want, want_all;
+      if (!dc_mul_i64(tb->rows, tb->dim, &want))
+        bad = true;
+      else if (tp->type == DC_SHARDING_DATA_PARALLEL)
+        bad = tp->n_shards != W || !dc_mul_i64(want, W, &want_all) ||
+              cells != want_all;
       else
         bad = cells != want;
       if (tp->type == DC_SHARDING_TABLE_WISE) bad |= tp->n_shards != 1;
