@@ -35,6 +35,7 @@ enum {
   MAX_PROFILES = 16,
   BASE_CACHE = 256,
   WINDOW_PER_JOB = 256,
+  CLAIM_CHUNK = 16, /* points a worker claims per lock (≤ WINDOW_PER_JOB) */
   FLUSH_BYTES = 1 << 16
 };
 
@@ -444,6 +445,12 @@ static bool point_row(worker *w, const run *R, int64_t i) {
   return true;
 }
 
+/* Workers claim CLAIM_CHUNK consecutive points per trip through the lock
+ * and publish them together: one lock round trip per chunk, not per point.
+ * A claimed slot belongs to its worker until it is marked ready (the
+ * writer never touches a slot that is not ready, and a slot is claimed
+ * again only after the writer has emitted it under the lock), so rows are
+ * formatted straight into their slots without holding the lock. */
 static void *worker_main(void *arg) {
   void **pair = arg;
   run *R = pair[0];
@@ -451,27 +458,37 @@ static void *worker_main(void *arg) {
   pthread_mutex_lock(&R->mu);
   for (;;) {
     if (R->failed || R->next_claim >= R->n_local) break;
-    int64_t j = R->next_claim;
-    if (j >= R->emitted + R->window) {
+    int64_t j0 = R->next_claim;
+    int64_t n = R->emitted + R->window - j0;
+    if (n <= 0) {
       pthread_cond_wait(&R->space, &R->mu);
       continue;
     }
-    R->next_claim++;
+    if (n > CLAIM_CHUNK) n = CLAIM_CHUNK;
+    if (n > R->n_local - j0) n = R->n_local - j0;
+    R->next_claim = j0 + n;
     pthread_mutex_unlock(&R->mu);
-    bool ok = point_row(w, R, global_index(R, j));
+    bool ok = true;
+    int64_t done = 0;
+    for (; done < n && ok; done++) {
+      ok = point_row(w, R, global_index(R, j0 + done));
+      if (!ok) break;
+      slot *s = &R->slots[(j0 + done) % R->window];
+      dc_buf t = s->buf;
+      s->buf = w->row;
+      w->row = t;
+    }
     pthread_mutex_lock(&R->mu);
+    for (int64_t k = 0; k < done; k++)
+      R->slots[(j0 + k) % R->window].ready = true;
     if (!ok) {
       R->failed = true;
       pthread_cond_broadcast(&R->ready);
       pthread_cond_broadcast(&R->space);
       break;
     }
-    slot *s = &R->slots[j % R->window];
-    dc_buf t = s->buf;
-    s->buf = w->row;
-    w->row = t;
-    s->ready = true;
-    if (j == R->emitted) pthread_cond_signal(&R->ready);
+    if (R->emitted >= j0 && R->emitted < j0 + n)
+      pthread_cond_signal(&R->ready);
   }
   pthread_mutex_unlock(&R->mu);
   return NULL;
