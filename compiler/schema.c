@@ -357,20 +357,31 @@ bool dc_leaf_int(const dc_node *n, const char *what, const dc_skey *k,
   return true;
 }
 
+/* The shared front half of the real-valued leaves (numbers, durations,
+ * bandwidths): a scalar that `parse` accepts, else one diagnostic with the
+ * parser's reason as help. `kind` is "a number", `noun` is "number". */
+typedef bool (*real_parser)(const char *text, double *out, const char **why);
+
+static bool leaf_real(const dc_node *n, const char *what, const char *kind,
+                      const char *noun, dc_diag_code code, real_parser parse,
+                      double *out, dc_diags *d) {
+  if (!scalar(n, what, kind, d)) return false;
+  const char *why = NULL;
+  if (parse(n->text, out, &why)) return true;
+  if (d) {
+    dc_diag *g = dc_diag_error(d, code, n->span, "invalid %s '%s' for '%s'",
+                               noun, n->text, what);
+    dc_diag_set_help(g, "%s", why);
+  }
+  return false;
+}
+
 bool dc_leaf_num(const dc_node *n, const char *what, const dc_skey *k,
                  double *out, dc_diags *d) {
-  if (!scalar(n, what, "a number", d)) return false;
-  const char *why = NULL;
   double v;
-  if (!dc_parse_double(n->text, &v, &why)) {
-    if (d) {
-      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_NUMBER, n->span,
-                                 "invalid number '%s' for '%s'", n->text,
-                                 what);
-      dc_diag_set_help(g, "%s", why);
-    }
+  if (!leaf_real(n, what, "a number", "number", DC_DIAG_BAD_NUMBER,
+                 dc_parse_double, &v, d))
     return false;
-  }
   if (k && (v < k->lo || v > k->hi)) {
     if (d) {
       char b[32];
@@ -452,18 +463,10 @@ bool dc_leaf_bool(const dc_node *n, const char *what, bool *out,
 
 bool dc_leaf_time(const dc_node *n, const char *what, const dc_skey *k,
                   double *out_us, dc_diags *d) {
-  if (!scalar(n, what, "a duration", d)) return false;
-  const char *why = NULL;
   double v;
-  if (!dc_parse_time_us(n->text, &v, &why)) {
-    if (d) {
-      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_TIME, n->span,
-                                 "invalid duration '%s' for '%s'", n->text,
-                                 what);
-      dc_diag_set_help(g, "%s", why);
-    }
+  if (!leaf_real(n, what, "a duration", "duration", DC_DIAG_BAD_TIME,
+                 dc_parse_time_us, &v, d))
     return false;
-  }
   if (k && (v < k->lo || v > k->hi)) {
     if (d)
       dc_diag_error(d, DC_DIAG_OUT_OF_RANGE, n->span,
@@ -477,18 +480,10 @@ bool dc_leaf_time(const dc_node *n, const char *what, const dc_skey *k,
 
 bool dc_leaf_gbps(const dc_node *n, const char *what, const dc_skey *k,
                   double *out, dc_diags *d) {
-  if (!scalar(n, what, "a bandwidth", d)) return false;
-  const char *why = NULL;
   double v;
-  if (!dc_parse_gbps(n->text, &v, &why)) {
-    if (d) {
-      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_NUMBER, n->span,
-                                 "invalid bandwidth '%s' for '%s'", n->text,
-                                 what);
-      dc_diag_set_help(g, "%s", why);
-    }
+  if (!leaf_real(n, what, "a bandwidth", "bandwidth", DC_DIAG_BAD_NUMBER,
+                 dc_parse_gbps, &v, d))
     return false;
-  }
   if (k && (v < k->lo || v > k->hi)) {
     if (d)
       dc_diag_error(d, DC_DIAG_OUT_OF_RANGE, n->span,
