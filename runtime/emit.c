@@ -128,8 +128,16 @@ static bool right_aligned(const dc_emit_col *c) {
   return !c->is_param && c->metric != DC_METRIC_FITS;
 }
 
-void dc_emit_header(dc_format f, const dc_emit_col *cols, size_t n,
-                    dc_buf *b) {
+/* The header line of a table in any format: names, and for Markdown the
+ * alignment row (numbers right-aligned). Shared by the point rows and the
+ * per-rank / per-shard cell rows. */
+typedef struct header_col {
+  const char *name;
+  bool right;
+} header_col;
+
+static void emit_header(dc_format f, const header_col *cols, size_t n,
+                        dc_buf *b) {
   switch (f) {
   case DC_FORMAT_CSV:
     for (size_t i = 0; i < n; i++) {
@@ -147,12 +155,21 @@ void dc_emit_header(dc_format f, const dc_emit_col *cols, size_t n,
     }
     dc_buf_puts(b, "\n|");
     for (size_t i = 0; i < n; i++)
-      dc_buf_puts(b, right_aligned(&cols[i]) ? "---:|" : "---|");
+      dc_buf_puts(b, cols[i].right ? "---:|" : "---|");
     dc_buf_putc(b, '\n');
     break;
   case DC_FORMAT_JSONL:
     break; /* self-describing */
   }
+}
+
+void dc_emit_header(dc_format f, const dc_emit_col *cols, size_t n,
+                    dc_buf *b) {
+  header_col *h = dc_xcalloc(n ? n : 1, sizeof *h);
+  for (size_t i = 0; i < n; i++)
+    h[i] = (header_col){cols[i].name, right_aligned(&cols[i])};
+  emit_header(f, h, n, b);
+  free(h);
 }
 
 static const char *param_value(const dc_point *p, int idx) {
@@ -313,28 +330,11 @@ void dc_cells_params(dc_cells *c, const dc_sweep_source *src,
 
 void dc_emit_cells_header(dc_format f, const dc_cell_col *cols, size_t n,
                           dc_buf *b) {
-  switch (f) {
-  case DC_FORMAT_CSV:
-    for (size_t i = 0; i < n; i++) {
-      if (i) dc_buf_putc(b, ',');
-      csv_field(b, cols[i].name);
-    }
-    dc_buf_puts(b, "\r\n");
-    break;
-  case DC_FORMAT_MD:
-    dc_buf_putc(b, '|');
-    for (size_t i = 0; i < n; i++) {
-      dc_buf_putc(b, ' ');
-      md_field(b, cols[i].name);
-      dc_buf_puts(b, " |");
-    }
-    dc_buf_puts(b, "\n|");
-    for (size_t i = 0; i < n; i++)
-      dc_buf_puts(b, cols[i].kind == DC_CELL_NUM ? "---:|" : "---|");
-    dc_buf_putc(b, '\n');
-    break;
-  case DC_FORMAT_JSONL: break;
-  }
+  header_col *h = dc_xcalloc(n ? n : 1, sizeof *h);
+  for (size_t i = 0; i < n; i++)
+    h[i] = (header_col){cols[i].name, cols[i].kind == DC_CELL_NUM};
+  emit_header(f, h, n, b);
+  free(h);
 }
 
 void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
