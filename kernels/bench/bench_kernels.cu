@@ -275,23 +275,29 @@ extern "C" cudaError_t dc_bench_transpose(const void *in, void *out,
   return cudaGetLastError();
 }
 
+/* Calls f with a value of the element type that `dtype` names (0 fp32,
+ * 1 fp16, 2 bf16): one dispatch for every kernel templated on it. */
+template <typename F> static cudaError_t by_dtype(int dtype, F f) {
+  if (dtype == 0)
+    f(float{});
+  else if (dtype == 1)
+    f(__half{});
+  else
+    f(__nv_bfloat16{});
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t dc_bench_tril_fwd(const void *z, const int32_t *li,
                                          const int32_t *lj, void *out,
                                          int64_t batch, int64_t n,
                                          int64_t pairs, int dtype,
                                          cudaStream_t s) {
   unsigned blocks = blocks_for(batch * pairs);
-  if (dtype == 0)
-    tril_fwd<<<blocks, kThreads, 0, s>>>((const float *)z, li, lj,
-                                         (float *)out, batch, n, pairs);
-  else if (dtype == 1)
-    tril_fwd<<<blocks, kThreads, 0, s>>>((const __half *)z, li, lj,
-                                         (__half *)out, batch, n, pairs);
-  else
-    tril_fwd<<<blocks, kThreads, 0, s>>>((const __nv_bfloat16 *)z, li, lj,
-                                         (__nv_bfloat16 *)out, batch, n,
-                                         pairs);
-  return cudaGetLastError();
+  return by_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    tril_fwd<<<blocks, kThreads, 0, s>>>((const T *)z, li, lj, (T *)out,
+                                         batch, n, pairs);
+  });
 }
 
 extern "C" cudaError_t dc_bench_tril_bwd(const void *g, const int32_t *li,
@@ -300,15 +306,9 @@ extern "C" cudaError_t dc_bench_tril_bwd(const void *g, const int32_t *li,
                                          int64_t pairs, int dtype,
                                          cudaStream_t s) {
   unsigned blocks = blocks_for(batch * pairs);
-  if (dtype == 0)
-    tril_bwd<<<blocks, kThreads, 0, s>>>((const float *)g, li, lj,
-                                         (float *)gz, batch, n, pairs);
-  else if (dtype == 1)
-    tril_bwd<<<blocks, kThreads, 0, s>>>((const __half *)g, li, lj,
-                                         (__half *)gz, batch, n, pairs);
-  else
-    tril_bwd<<<blocks, kThreads, 0, s>>>((const __nv_bfloat16 *)g, li, lj,
-                                         (__nv_bfloat16 *)gz, batch, n,
-                                         pairs);
-  return cudaGetLastError();
+  return by_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    tril_bwd<<<blocks, kThreads, 0, s>>>((const T *)g, li, lj, (T *)gz,
+                                         batch, n, pairs);
+  });
 }
