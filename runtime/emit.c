@@ -178,14 +178,61 @@ static const char *param_value(const dc_point *p, int idx) {
   return "";
 }
 
+/* A row is written field by field in every format: open_row, one
+ * emit_field per column, close_row. In JSON lines a field is written raw
+ * (JSON_RAW: booleans), as null, as a number when it reads as one, or as
+ * a string. */
+typedef enum json_as { JSON_AUTO, JSON_RAW, JSON_NULL } json_as;
+
+static void open_row(dc_format f, dc_buf *b) {
+  if (f == DC_FORMAT_MD) dc_buf_putc(b, '|');
+  if (f == DC_FORMAT_JSONL) dc_buf_putc(b, '{');
+}
+
+static void emit_field(dc_format f, size_t i, const char *name,
+                       const char *text, json_as as, dc_buf *b) {
+  switch (f) {
+  case DC_FORMAT_CSV:
+    if (i) dc_buf_putc(b, ',');
+    csv_field(b, text);
+    break;
+  case DC_FORMAT_MD:
+    dc_buf_putc(b, ' ');
+    md_field(b, text);
+    dc_buf_puts(b, " |");
+    break;
+  case DC_FORMAT_JSONL:
+    if (i) dc_buf_putc(b, ',');
+    json_string(b, name);
+    dc_buf_putc(b, ':');
+    if (as == JSON_RAW)
+      dc_buf_puts(b, text);
+    else if (as == JSON_NULL)
+      dc_buf_puts(b, "null");
+    else if (is_json_number(text))
+      dc_buf_puts(b, text);
+    else
+      json_string(b, text);
+    break;
+  }
+}
+
+static void close_row(dc_format f, dc_buf *b) {
+  switch (f) {
+  case DC_FORMAT_CSV: dc_buf_puts(b, "\r\n"); break;
+  case DC_FORMAT_MD: dc_buf_putc(b, '\n'); break;
+  case DC_FORMAT_JSONL: dc_buf_puts(b, "}\n"); break;
+  }
+}
+
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, dc_buf *b,
                  dc_buf *scratch) {
-  if (f == DC_FORMAT_MD) dc_buf_putc(b, '|');
-  if (f == DC_FORMAT_JSONL) dc_buf_putc(b, '{');
+  open_row(f, b);
   for (size_t i = 0; i < n; i++) {
     const dc_emit_col *c = &cols[i];
     const char *text;
+    json_as as = JSON_AUTO;
     if (c->is_param) {
       text = param_value(p, c->param);
     } else {
@@ -193,38 +240,14 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
       dc_buf_puts(scratch, "");
       dc_metric_format(c->metric, m, scratch);
       text = scratch->data ? scratch->data : "";
+      if (c->metric == DC_METRIC_FITS)
+        as = JSON_RAW;
+      else if (c->metric == DC_METRIC_SPEEDUP && !m->has_speedup)
+        as = JSON_NULL;
     }
-    switch (f) {
-    case DC_FORMAT_CSV:
-      if (i) dc_buf_putc(b, ',');
-      csv_field(b, text);
-      break;
-    case DC_FORMAT_MD:
-      dc_buf_putc(b, ' ');
-      md_field(b, text);
-      dc_buf_puts(b, " |");
-      break;
-    case DC_FORMAT_JSONL:
-      if (i) dc_buf_putc(b, ',');
-      json_string(b, c->name);
-      dc_buf_putc(b, ':');
-      if (!c->is_param && c->metric == DC_METRIC_FITS)
-        dc_buf_puts(b, text);
-      else if (!c->is_param && c->metric == DC_METRIC_SPEEDUP &&
-               !m->has_speedup)
-        dc_buf_puts(b, "null");
-      else if (is_json_number(text))
-        dc_buf_puts(b, text);
-      else
-        json_string(b, text);
-      break;
-    }
+    emit_field(f, i, c->name, text, as, b);
   }
-  switch (f) {
-  case DC_FORMAT_CSV: dc_buf_puts(b, "\r\n"); break;
-  case DC_FORMAT_MD: dc_buf_putc(b, '\n'); break;
-  case DC_FORMAT_JSONL: dc_buf_puts(b, "}\n"); break;
-  }
+  close_row(f, b);
 }
 
 /* ---- row modes (issue #7) ------------------------------------------------ */
@@ -340,38 +363,13 @@ void dc_emit_cells_header(dc_format f, const dc_cell_col *cols, size_t n,
 void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
                        const dc_cells *c, dc_buf *b) {
   DC_ASSERT(c->n == n);
-  if (f == DC_FORMAT_MD) dc_buf_putc(b, '|');
-  if (f == DC_FORMAT_JSONL) dc_buf_putc(b, '{');
+  open_row(f, b);
   for (size_t i = 0; i < n; i++) {
     const char *text = c->buf.data + c->off[i];
-    switch (f) {
-    case DC_FORMAT_CSV:
-      if (i) dc_buf_putc(b, ',');
-      csv_field(b, text);
-      break;
-    case DC_FORMAT_MD:
-      dc_buf_putc(b, ' ');
-      md_field(b, text);
-      dc_buf_puts(b, " |");
-      break;
-    case DC_FORMAT_JSONL:
-      if (i) dc_buf_putc(b, ',');
-      json_string(b, cols[i].name);
-      dc_buf_putc(b, ':');
-      if (cols[i].kind == DC_CELL_BOOL)
-        dc_buf_puts(b, text);
-      else if (cols[i].kind == DC_CELL_NUM && !*text)
-        dc_buf_puts(b, "null");
-      else if (is_json_number(text))
-        dc_buf_puts(b, text);
-      else
-        json_string(b, text);
-      break;
-    }
+    json_as as = cols[i].kind == DC_CELL_BOOL                 ? JSON_RAW
+                 : cols[i].kind == DC_CELL_NUM && !*text ? JSON_NULL
+                                                             : JSON_AUTO;
+    emit_field(f, i, cols[i].name, text, as, b);
   }
-  switch (f) {
-  case DC_FORMAT_CSV: dc_buf_puts(b, "\r\n"); break;
-  case DC_FORMAT_MD: dc_buf_putc(b, '\n'); break;
-  case DC_FORMAT_JSONL: dc_buf_puts(b, "}\n"); break;
-  }
+  close_row(f, b);
 }
