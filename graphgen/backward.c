@@ -291,14 +291,7 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_in(b, c->lj);
   gg_in(b, gzf);
   gg_out(b, gZ);
-  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
-  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
-  dc_launch *l = gg_launch(b, DC_KERNEL_TRIL_BWD, GG_STREAM_COMPUTE);
-  l->k.u.mat.batch = B;
-  l->k.u.mat.m = F;
-  l->k.u.mat.n = F;
-  l->k.u.mat.diag = p->interaction_self;
-  l->k.u.mat.dtype = zt;
+  gg_tril(b, DC_KERNEL_TRIL_BWD, B, F, NI, p->interaction_self, zt);
   gg_end(b);
   gg_end(b);
 
@@ -361,7 +354,7 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_begin(b, "aten::reshape");
   gg_in(b, gT);
   gg_out(b, gflat);
-  l = gg_launch(b, DC_KERNEL_TRANSPOSE, GG_STREAM_COMPUTE);
+  dc_launch *l = gg_launch(b, DC_KERNEL_TRANSPOSE, GG_STREAM_COMPUTE);
   l->k.u.mat.batch = B;
   l->k.u.mat.m = D;
   l->k.u.mat.n = F;

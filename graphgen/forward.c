@@ -447,14 +447,7 @@ static void interaction(gg_ctx *c) {
   gg_in(b, c->li);
   gg_in(b, c->lj);
   gg_out(b, c->idx_out);
-  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
-  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
-  dc_launch *l = gg_launch(b, DC_KERNEL_TRIL_FWD, GG_STREAM_COMPUTE);
-  l->k.u.mat.batch = B;
-  l->k.u.mat.m = F;
-  l->k.u.mat.n = F;
-  l->k.u.mat.diag = p->interaction_self;
-  l->k.u.mat.dtype = zt;
+  gg_tril(b, DC_KERNEL_TRIL_FWD, B, F, NI, p->interaction_self, zt);
   gg_end(b);
 
   /* cat([x, Zflat]): both half under autocast, so no promotion */
@@ -542,4 +535,16 @@ void gg_build_loss(gg_ctx *c) {
   gg_copy(b, DC_KERNEL_MEMCPY_D2H, 4, false);
   b->ops[op].host_sync = true;
   gg_end(b);
+}
+
+void gg_tril(gg_b *b, dc_kernel_kind kind, int64_t batch, int64_t F,
+             int64_t NI, bool diag, dc_dtype t) {
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);
+  l->k.u.mat.batch = batch;
+  l->k.u.mat.m = F;
+  l->k.u.mat.n = F;
+  l->k.u.mat.diag = diag;
+  l->k.u.mat.dtype = t;
 }

@@ -91,6 +91,12 @@ void gg_gemm(gg_b *b, int64_t m, int64_t n, int64_t k, int64_t batch,
 void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
            double bytes_per_elem);
 void gg_copy(gg_b *b, dc_kernel_kind kind, int64_t bytes, bool pinned);
+/* The dot interaction's lower-triangle gather (TRIL_FWD, in aten::index) or
+ * its scatter (TRIL_BWD, in IndexBackward0): the host-built li and lj index
+ * lists ([NI] int64 each) are copied to the device first, then the kernel
+ * runs over batch × [F, F] in dtype `t`. */
+void gg_tril(gg_b *b, dc_kernel_kind kind, int64_t batch, int64_t F,
+             int64_t NI, bool diag, dc_dtype t);
 
 /* Pooled index count of a table for `batch` samples: round(batch·L),
  * at least 1. */
