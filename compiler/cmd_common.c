@@ -1,18 +1,13 @@
 /*
  * cmd_common.c — what every subcommand shares: diagnostics to stderr,
- * usage errors, --help handling and atomic output files. Output files are
- * written to a temporary sibling and renamed only when complete, so a
- * killed or failed run never leaves a partial file behind (DESIGN §6).
- * Devices and FIFOs (-o /dev/null) are written in place: renaming over
- * them would replace the device node.
+ * usage errors, --help handling, -D overrides, and atomic output files
+ * (the mechanics are dc_outfile in compiler/support/outfile.c; here the
+ * error is printed).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compiler/cmd.h"
@@ -50,77 +45,11 @@ bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv) {
   return false;
 }
 
-static bool write_all(int fd, const char *data, size_t len) {
-  while (len > 0) {
-    ssize_t w = write(fd, data, len);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += w;
-    len -= (size_t)w;
-  }
-  return true;
-}
-
 bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
-  if (!path || strcmp(path, "-") == 0) {
-    if (len && fwrite(data, 1, len, stdout) != len) goto stdout_fail;
-    if (fflush(stdout) != 0) goto stdout_fail;
-    return true;
-  stdout_fail:
-    fprintf(stderr, "dlrmc: error: cannot write to standard output: %s\n",
-            strerror(errno));
-    return false;
-  }
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "dlrmc: error: cannot write '%s': it is a directory\n",
-            path);
-    return false;
-  }
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    /* A device or a FIFO (/dev/null, /dev/stdout, a pipe): renaming over
-     * it would replace the node itself, so write in place. */
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    bool ok = fd >= 0 && write_all(fd, data, len);
-    int saved = errno;
-    if (fd >= 0 && close(fd) != 0 && ok) {
-      ok = false;
-      saved = errno;
-    }
-    if (!ok)
-      fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", path,
-              strerror(saved));
-    return ok;
-  }
-  size_t n = strlen(path);
-  char *tmp = dc_xmalloc(n + 16);
-  memcpy(tmp, path, n);
-  memcpy(tmp + n, ".tmp-XXXXXX", 12);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(stderr, "dlrmc: error: cannot create '%s': %s\n", tmp,
-            strerror(errno));
-    free(tmp);
-    return false;
-  }
-  bool ok = write_all(fd, data, len) && fsync(fd) == 0;
-  int saved = errno;
-  if (close(fd) != 0 && ok) {
-    ok = false;
-    saved = errno;
-  }
-  if (ok && rename(tmp, path) != 0) {
-    ok = false;
-    saved = errno;
-  }
-  if (!ok) {
-    fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", path,
-            strerror(saved));
-    unlink(tmp);
-  }
-  free(tmp);
+  dc_buf err = {0};
+  bool ok = dc_file_write_atomic(path, data, len, &err);
+  if (!ok) fprintf(stderr, "dlrmc: error: %s\n", err.data ? err.data : "");
+  dc_buf_free(&err);
   return ok;
 }
 

@@ -42,8 +42,8 @@ static int64_t baseline_of(void *ctx, int64_t index) {
 
 /* ---- streaming atomic output --------------------------------------------- */
 
-/* The temporary file, for the signal handler (fixed storage: the handler
- * may only call async-signal-safe functions). */
+/* The temporary file's name, for the signal handler (fixed storage: the
+ * handler may only call async-signal-safe functions). */
 static char tmp_path[4096];
 static volatile sig_atomic_t tmp_live;
 
@@ -54,87 +54,45 @@ static void on_signal(int sig) {
 }
 
 typedef struct out_file {
-  const char *path; /* NULL: stdout */
-  int fd;
+  dc_outfile f;
 } out_file;
 
+static bool report(dc_buf *err) {
+  fprintf(stderr, "dlrmc: error: %s\n", err->data ? err->data : "");
+  dc_buf_free(err);
+  return false;
+}
+
 static bool sink_write(void *ctx, const char *data, size_t len) {
-  out_file *f = ctx;
-  if (!f->path) {
-    if (fwrite(data, 1, len, stdout) == len) return true;
-    fprintf(stderr, "dlrmc: error: cannot write to standard output: %s\n",
-            strerror(errno));
-    return false;
-  }
-  while (len > 0) {
-    ssize_t w = write(f->fd, data, len);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", tmp_path,
-              strerror(errno));
-      return false;
-    }
-    data += w;
-    len -= (size_t)w;
+  out_file *o = ctx;
+  dc_buf err = {0};
+  return dc_outfile_write(&o->f, data, len, &err) || report(&err);
+}
+
+static bool out_open(out_file *o, const char *path) {
+  dc_buf err = {0};
+  if (!dc_outfile_open(&o->f, path, &err)) return report(&err);
+  if (o->f.tmp && strlen(o->f.tmp) < sizeof tmp_path) {
+    strcpy(tmp_path, o->f.tmp);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    tmp_live = 1;
   }
   return true;
 }
 
-static bool out_open(out_file *f, const char *path) {
-  f->path = path && strcmp(path, "-") != 0 ? path : NULL;
-  f->fd = -1;
-  if (!f->path) return true;
-  size_t n = strlen(path);
-  if (n + 16 > sizeof tmp_path) {
-    fprintf(stderr, "dlrmc: error: output path too long\n");
-    return false;
+static bool out_close(out_file *o, bool ok) {
+  dc_buf err = {0};
+  if (!ok) {
+    dc_outfile_abort(&o->f);
+  } else if (!dc_outfile_commit(&o->f, &err)) {
+    ok = report(&err);
   }
-  memcpy(tmp_path, path, n);
-  memcpy(tmp_path + n, ".tmp-XXXXXX", 12);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  f->fd = mkstemp(tmp_path);
-  if (f->fd < 0) {
-    fprintf(stderr, "dlrmc: error: cannot create '%s': %s\n", tmp_path,
-            strerror(errno));
-    return false;
-  }
-  tmp_live = 1;
-  return true;
-}
-
-static bool out_close(out_file *f, bool ok) {
-  if (!f->path) {
-    if (fflush(stdout) != 0 && ok) {
-      fprintf(stderr, "dlrmc: error: cannot write to standard output: %s\n",
-              strerror(errno));
-      return false;
-    }
-    return ok;
-  }
-  if (ok && fsync(f->fd) != 0) {
-    fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", f->path,
-            strerror(errno));
-    ok = false;
-  }
-  /* Files from mkstemp are 0600; give the table the usual permissions. */
-  if (ok) {
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(f->fd, 0666 & ~mask);
-  }
-  if (close(f->fd) != 0 && ok) ok = false;
-  if (ok && rename(tmp_path, f->path) != 0) {
-    fprintf(stderr, "dlrmc: error: cannot write '%s': %s\n", f->path,
-            strerror(errno));
-    ok = false;
-  }
-  if (!ok) unlink(tmp_path);
   tmp_live = 0;
   return ok;
 }

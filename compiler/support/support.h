@@ -242,6 +242,32 @@ bool dc_parse_double(const char *text, double *out, const char **why);
 /* Bandwidth: "900GB/s", "31.5 GB/s", "12.5GBps"; a bare number is GB/s. */
 bool dc_parse_gbps(const char *text, double *out_gbps, const char **why);
 
+/* ---- output files ---------------------------------------------------------- */
+
+/* A file written atomically: to a temporary sibling renamed over the path
+ * when complete (a killed run leaves no partial file). NULL or "-" is
+ * standard output; an existing device or FIFO is written in place. Errors
+ * come back as text in `err` (compiler/support/outfile.c). */
+typedef struct dc_outfile {
+  const char *path; /* borrowed */
+  char *tmp;        /* the temporary's name while it exists (signal
+                       handlers may unlink it) */
+  int fd;
+  bool to_stdout;
+  bool in_place;
+} dc_outfile;
+
+bool dc_outfile_open(dc_outfile *f, const char *path, dc_buf *err);
+bool dc_outfile_write(dc_outfile *f, const char *data, size_t len,
+                      dc_buf *err);
+/* fsync, the usual mode, rename; on failure the temporary is removed. */
+bool dc_outfile_commit(dc_outfile *f, dc_buf *err);
+/* Closes and removes the temporary (nothing is written under path). */
+void dc_outfile_abort(dc_outfile *f);
+/* open + write + commit. */
+bool dc_file_write_atomic(const char *path, const char *data, size_t len,
+                          dc_buf *err);
+
 /* ---- embedded spec/ files and the catalogs ------------------------------- */
 
 typedef struct dc_spec_file {

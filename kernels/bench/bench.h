@@ -212,10 +212,5 @@ void dc_bench_csv_header(dc_buf *out, const dc_bench_kind_info *info,
  * three decimals (a negative time writes empty fields: --list). */
 void dc_bench_csv_row(dc_buf *out, const dc_bench_kind_info *info,
                       const int64_t *v, double median_us, double mean_us);
-/* Writes `len` bytes to `path` through a temporary file in the same
- * directory renamed on success; NULL or "-" writes stdout. On failure
- * returns false with the OS error in `err` and leaves no file behind. */
-bool dc_bench_write_atomic(const char *path, const char *data, size_t len,
-                           dc_buf *err);
 
 #endif /* DC_BENCH_H */

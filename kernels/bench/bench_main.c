@@ -151,7 +151,7 @@ static int run(const dc_bench_opts *o, int argc, char **argv) {
     dc_bench_csv_header(&csv, o->kind, &meta);
     for (size_t i = 0; i < s.n; i++)
       dc_bench_csv_row(&csv, o->kind, dc_bench_sweep_at(&s, i), -1, -1);
-    rc = dc_bench_write_atomic(o->out_path, csv.data, csv.len, &err)
+    rc = dc_file_write_atomic(o->out_path, csv.data, csv.len, &err)
              ? DC_BENCH_EXIT_OK
              : fail(err.data);
     goto out;
@@ -201,7 +201,7 @@ static int run(const dc_bench_opts *o, int argc, char **argv) {
     rc = fail(err.data);
     goto out;
   }
-  if (!dc_bench_write_atomic(o->out_path, csv.data, csv.len, &err)) {
+  if (!dc_file_write_atomic(o->out_path, csv.data, csv.len, &err)) {
     rc = fail(err.data);
     goto out;
   }

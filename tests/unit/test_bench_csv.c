@@ -147,16 +147,16 @@ static void test_write_atomic(void **state) {
   snprintf(missing, sizeof missing, "%s/no/such/dir/out.csv", dir);
   mode_t old = umask(022);
   dc_buf err = {0};
-  assert_true(dc_bench_write_atomic(path, "a,b\n1,2\n", 8, &err));
+  assert_true(dc_file_write_atomic(path, "a,b\n1,2\n", 8, &err));
   assert_string_equal(slurp(path), "a,b\n1,2\n");
   /* Replacing keeps one file, no temporary left behind. */
-  assert_true(dc_bench_write_atomic(path, "x\n", 2, &err));
+  assert_true(dc_file_write_atomic(path, "x\n", 2, &err));
   assert_string_equal(slurp(path), "x\n");
   assert_int_equal(count_entries(dir), 1);
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0644);
-  assert_false(dc_bench_write_atomic(missing, "x\n", 2, &err));
+  assert_false(dc_file_write_atomic(missing, "x\n", 2, &err));
   assert_non_null(strstr(err.data, "no/such/dir/out.csv"));
   assert_int_equal(count_entries(dir), 1);
   umask(old);
