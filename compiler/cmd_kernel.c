@@ -13,19 +13,6 @@
 #include "compiler/cmd.h"
 #include "kernels/kernels.h"
 
-static void put_cell(dc_buf *o, const char *s) {
-  if (!strpbrk(s, ",\"\n")) {
-    dc_buf_puts(o, s);
-    return;
-  }
-  dc_buf_putc(o, '"');
-  for (; *s; s++) {
-    if (*s == '"') dc_buf_putc(o, '"');
-    dc_buf_putc(o, *s);
-  }
-  dc_buf_putc(o, '"');
-}
-
 typedef struct kargs {
   dc_kernel_kind kind;
   const char *gpu, *csv, *out;
@@ -63,7 +50,7 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
                                      "std_us", "min_us", "max_us", "runs"};
   dc_buf o = {0};
   for (int32_t i = 0; i < c.n_cols; i++) {
-    put_cell(&o, c.cols[i]);
+    dc_buf_put_csv_field(&o, c.cols[i]);
     dc_buf_putc(&o, ',');
   }
   dc_buf_puts(&o, "pred_us\n");
@@ -100,7 +87,7 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
                                                      1, 0}, d) || !dev_ok)
       continue;
     for (int32_t col = 0; col < c.n_cols; col++) {
-      put_cell(&o, c.cells[r][col]);
+      dc_buf_put_csv_field(&o, c.cells[r][col]);
       dc_buf_putc(&o, ',');
     }
     dc_buf_printf(&o, "%.3f\n", dc_kernel_time(&k, &dev, km));

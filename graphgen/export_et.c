@@ -37,22 +37,6 @@ static const char *et_type(dc_dtype t) {
   return "Tensor(float)";
 }
 
-static void json_string(const char *s, dc_buf *out) {
-  dc_buf_putc(out, '"');
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') {
-      dc_buf_putc(out, '\\');
-      dc_buf_putc(out, (char)ch);
-    } else if (ch < 0x20) {
-      dc_buf_printf(out, "\\u%04x", ch);
-    } else {
-      dc_buf_putc(out, (char)ch);
-    }
-  }
-  dc_buf_putc(out, '"');
-}
-
 static void tensor_lists(const dc_graph *g, const int32_t *ts, int32_t n,
                          int32_t rank, const char *what, dc_buf *out) {
   dc_buf_printf(out, ", \"%ss\": [", what);
@@ -78,7 +62,7 @@ static void tensor_lists(const dc_graph *g, const int32_t *ts, int32_t n,
   dc_buf_printf(out, "], \"%s_types\": [", what);
   for (int32_t k = 0; k < n; k++) {
     if (k) dc_buf_puts(out, ", ");
-    json_string(et_type(g->tensors[ts[k]].dtype), out);
+    dc_buf_put_json_string(out, et_type(g->tensors[ts[k]].dtype));
   }
   dc_buf_putc(out, ']');
 }
@@ -110,7 +94,7 @@ static void op_node(et_ctx *e, int32_t i) {
                                : ET_THREAD0_ID;
   dc_buf *out = e->out;
   dc_buf_puts(out, ",\n    {\"name\": ");
-  json_string(o->name, out);
+  dc_buf_put_json_string(out, o->name);
   dc_buf_printf(out,
                 ", \"id\": %d, \"rf_id\": %d, \"parent\": %d, "
                 "\"fw_parent\": 0, \"seq_id\": -1, \"scope\": 0, "

@@ -57,19 +57,6 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
   return ok;
 }
 
-static void csv_field(dc_buf *b, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    dc_buf_puts(b, s);
-    return;
-  }
-  dc_buf_putc(b, '"');
-  for (; *s; s++) {
-    if (*s == '"') dc_buf_putc(b, '"');
-    dc_buf_putc(b, *s);
-  }
-  dc_buf_putc(b, '"');
-}
-
 static void md_field(dc_buf *b, const char *s) {
   for (; *s; s++) {
     if (*s == '|') dc_buf_putc(b, '\\');
@@ -79,25 +66,6 @@ static void md_field(dc_buf *b, const char *s) {
     }
     dc_buf_putc(b, *s);
   }
-}
-
-static void json_string(dc_buf *b, const char *s) {
-  dc_buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"': dc_buf_puts(b, "\\\""); break;
-    case '\\': dc_buf_puts(b, "\\\\"); break;
-    case '\n': dc_buf_puts(b, "\\n"); break;
-    case '\r': dc_buf_puts(b, "\\r"); break;
-    case '\t': dc_buf_puts(b, "\\t"); break;
-    default:
-      if (*p < 0x20)
-        dc_buf_printf(b, "\\u%04x", *p);
-      else
-        dc_buf_putc(b, (char)*p);
-    }
-  }
-  dc_buf_putc(b, '"');
 }
 
 /* A JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -142,7 +110,7 @@ static void emit_header(dc_format f, const header_col *cols, size_t n,
   case DC_FORMAT_CSV:
     for (size_t i = 0; i < n; i++) {
       if (i) dc_buf_putc(b, ',');
-      csv_field(b, cols[i].name);
+      dc_buf_put_csv_field(b, cols[i].name);
     }
     dc_buf_puts(b, "\r\n");
     break;
@@ -194,7 +162,7 @@ static void emit_field(dc_format f, size_t i, const char *name,
   switch (f) {
   case DC_FORMAT_CSV:
     if (i) dc_buf_putc(b, ',');
-    csv_field(b, text);
+    dc_buf_put_csv_field(b, text);
     break;
   case DC_FORMAT_MD:
     dc_buf_putc(b, ' ');
@@ -203,7 +171,7 @@ static void emit_field(dc_format f, size_t i, const char *name,
     break;
   case DC_FORMAT_JSONL:
     if (i) dc_buf_putc(b, ',');
-    json_string(b, name);
+    dc_buf_put_json_string(b, name);
     dc_buf_putc(b, ':');
     if (as == JSON_RAW)
       dc_buf_puts(b, text);
@@ -212,7 +180,7 @@ static void emit_field(dc_format f, size_t i, const char *name,
     else if (is_json_number(text))
       dc_buf_puts(b, text);
     else
-      json_string(b, text);
+      dc_buf_put_json_string(b, text);
     break;
   }
 }

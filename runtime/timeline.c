@@ -15,28 +15,13 @@
 
 #include "runtime/runtime.h"
 
-static void json_str(dc_buf *b, const char *s) {
-  dc_buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') {
-      dc_buf_putc(b, '\\');
-      dc_buf_putc(b, (char)*p);
-    } else if (*p < 0x20) {
-      dc_buf_printf(b, "\\u%04x", *p);
-    } else {
-      dc_buf_putc(b, (char)*p);
-    }
-  }
-  dc_buf_putc(b, '"');
-}
-
 static void slice(dc_buf *b, bool *first, int32_t pid, int32_t tid,
                   const char *name, const char *cat, double ts, double dur) {
   if (dur <= 0) return;
   dc_buf_puts(b, *first ? "\n" : ",\n");
   *first = false;
   dc_buf_puts(b, "{\"name\":");
-  json_str(b, name);
+  dc_buf_put_json_string(b, name);
   dc_buf_printf(b, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
                 cat, (int)pid, (int)tid);
   dc_buf_put_double(b, ts, 3);
@@ -52,7 +37,7 @@ static void meta(dc_buf *b, bool *first, const char *what, int32_t pid,
   dc_buf_printf(b, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
                    "\"args\":{\"name\":",
                 what, (int)pid, (int)tid);
-  json_str(b, name);
+  dc_buf_put_json_string(b, name);
   dc_buf_puts(b, "}}");
 }
 
@@ -112,7 +97,7 @@ void dc_timeline_write(const dc_graph *g, const dc_eval_result *r,
       prev_end = kr->call_us + kr->t4_us;
       /* The kernel on its stream, named by kind, with its op. */
       dc_buf_puts(out, ",\n{\"name\":");
-      json_str(out, dc_kernel_kind_name(l->k.kind));
+      dc_buf_put_json_string(out, dc_kernel_kind_name(l->k.kind));
       dc_buf_printf(out, ",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":%d,"
                          "\"tid\":%d,\"ts\":",
                     (int)pid, (int)(1 + kr->stream));
@@ -120,7 +105,7 @@ void dc_timeline_write(const dc_graph *g, const dc_eval_result *r,
       dc_buf_puts(out, ",\"dur\":");
       dc_buf_put_double(out, kr->end_us - kr->start_us, 3);
       dc_buf_puts(out, ",\"args\":{\"op\":");
-      json_str(out, g->ops[kr->op].name);
+      dc_buf_put_json_string(out, g->ops[kr->op].name);
       dc_buf_puts(out, "}}");
     }
     double t3_start = e->cpu_end_us - e->t3_us;

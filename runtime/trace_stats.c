@@ -161,17 +161,7 @@ static void cell_str(dc_buf *o, bool md, bool first, const char *s,
     dc_buf_putc(o, '`');
     return;
   }
-  bool quote = strpbrk(s, ",\"\n\r") != NULL;
-  if (!quote) {
-    dc_buf_puts(o, s);
-    return;
-  }
-  dc_buf_putc(o, '"');
-  for (; *s; s++) {
-    if (*s == '"') dc_buf_putc(o, '"');
-    dc_buf_putc(o, *s);
-  }
-  dc_buf_putc(o, '"');
+  dc_buf_put_csv_field(o, s);
 }
 
 static void cell_num(dc_buf *o, bool md, bool first, double v, int dec) {

@@ -74,6 +74,38 @@ void dc_buf_put_double(dc_buf *b, double v, int decimals) {
   dc_buf_printf(b, "%.*f", decimals, v);
 }
 
+void dc_buf_put_csv_field(dc_buf *b, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) {
+    dc_buf_puts(b, s);
+    return;
+  }
+  dc_buf_putc(b, '"');
+  for (; *s; s++) {
+    if (*s == '"') dc_buf_putc(b, '"');
+    dc_buf_putc(b, *s);
+  }
+  dc_buf_putc(b, '"');
+}
+
+void dc_buf_put_json_string(dc_buf *b, const char *s) {
+  dc_buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"': dc_buf_puts(b, "\\\""); break;
+    case '\\': dc_buf_puts(b, "\\\\"); break;
+    case '\n': dc_buf_puts(b, "\\n"); break;
+    case '\r': dc_buf_puts(b, "\\r"); break;
+    case '\t': dc_buf_puts(b, "\\t"); break;
+    default:
+      if (*p < 0x20)
+        dc_buf_printf(b, "\\u%04x", *p);
+      else
+        dc_buf_putc(b, (char)*p);
+    }
+  }
+  dc_buf_putc(b, '"');
+}
+
 /* ---- hash map: open addressing, FNV-1a, power-of-two capacity ---------- */
 
 struct dc_map_entry {

@@ -82,6 +82,12 @@ void dc_buf_vprintf(dc_buf *b, const char *fmt, va_list ap)
  * trimming nothing: output is byte-stable across platforms and locales. */
 void dc_buf_put_double(dc_buf *b, double v, int decimals);
 
+/* A CSV field (RFC 4180): quoted, with "" for ", when it holds a comma, a
+ * quote or a line break; as is otherwise. */
+void dc_buf_put_csv_field(dc_buf *b, const char *s);
+/* A JSON string literal with its quotes; control bytes escaped. */
+void dc_buf_put_json_string(dc_buf *b, const char *s);
+
 /* ---- string hash map (keys copied, values borrowed) -------------------- */
 
 typedef struct dc_map_entry dc_map_entry;
