@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "compiler/support/support.h"
 
@@ -52,6 +53,15 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len);
 struct dc_override;
 int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
                   struct dc_override *ov, size_t *n_ov);
+/* Loads a study for a command and prints its diagnostics (at most 100
+ * errors, then a count); NULL when it did not load. */
+struct dc_study;
+struct dc_study *dc_cli_load_study(const char *path,
+                                   const struct dc_override *ov,
+                                   size_t n_ov);
+/* 0 when 0 <= point < the study's point count, else a usage error (2). */
+int dc_cli_check_point(const dc_command *cmd, const struct dc_study *s,
+                       int64_t point);
 /* Commands with one subcommand word (`overheads extract`, `trace stats`):
  * returns 0 when argv[1] is `word`, else prints a usage error and returns
  * 2. */

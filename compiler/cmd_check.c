@@ -53,10 +53,7 @@ static int cmd_check(int argc, char **argv) {
     free(ov);
     return rc;
   }
-  dc_diags d = {0};
-  d.max_errors = 100;
-  dc_study *s = dc_study_load(path, ov, n_ov, &d);
-  dc_cli_report(&d);
+  dc_study *s = dc_cli_load_study(path, ov, n_ov);
   rc = DC_EXIT_INPUT;
   if (s) {
     int64_t n = dc_study_point_count(s);
@@ -64,7 +61,6 @@ static int cmd_check(int argc, char **argv) {
     rc = DC_EXIT_OK;
   }
   dc_study_free(s);
-  dc_diags_free(&d);
   free(ov);
   return rc;
 }

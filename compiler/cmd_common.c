@@ -77,3 +77,24 @@ int dc_cli_subcommand(const dc_command *cmd, int argc, char **argv,
                               argv[1], word);
   return 0;
 }
+
+dc_study *dc_cli_load_study(const char *path, const dc_override *ov,
+                            size_t n_ov) {
+  dc_diags d = {0};
+  d.max_errors = 100;
+  dc_study *s = dc_study_load(path, ov, n_ov, &d);
+  dc_cli_report(&d);
+  dc_diags_free(&d);
+  return s;
+}
+
+int dc_cli_check_point(const dc_command *cmd, const dc_study *s,
+                       int64_t point) {
+  int64_t n = dc_study_point_count(s);
+  if (point >= 0 && point < n) return 0;
+  return dc_cli_usage_error(cmd,
+                            "--point %lld is out of range: the study has "
+                            "%lld point%s (0..%lld)",
+                            (long long)point, (long long)n, n == 1 ? "" : "s",
+                            (long long)(n - 1));
+}

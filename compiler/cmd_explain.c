@@ -75,24 +75,18 @@ static int cmd_explain(int argc, char **argv) {
     goto done;
   }
 
-  dc_diags d = {0};
-  dc_study *s = dc_study_load(study_path, ov, n_ov, &d);
+  dc_study *s = dc_cli_load_study(study_path, ov, n_ov);
   if (!s) {
-    dc_cli_report(&d);
-    dc_diags_free(&d);
     rc = DC_EXIT_INPUT;
     goto done;
   }
   int64_t n = dc_study_point_count(s);
-  if (point >= n) {
-    rc = dc_cli_usage_error(cmd, "--point %lld is out of range: the study "
-                                 "has %lld point%s (0..%lld)",
-                            (long long)point, (long long)n, n == 1 ? "" : "s",
-                            (long long)(n - 1));
+  rc = dc_cli_check_point(cmd, s, point);
+  if (rc) {
     dc_study_free(s);
-    dc_diags_free(&d);
     goto done;
   }
+  dc_diags d = {0};
   dc_arena a;
   dc_arena_init(&a);
   dc_point *p = dc_arena_alloc(&a, sizeof *p);

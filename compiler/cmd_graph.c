@@ -104,15 +104,11 @@ static int cmd_graph(int argc, char **argv) {
   dc_arena_init(&arena);
   dc_buf out = {0};
   rc = DC_EXIT_INPUT;
-  dc_study *s = dc_study_load(a.study, a.ov, a.n_ov, &d);
+  dc_study *s = dc_cli_load_study(a.study, a.ov, a.n_ov);
   if (!s) goto done;
-  int64_t n = dc_study_point_count(s);
-  if (a.point >= n) {
-    rc = dc_cli_usage_error(&dc_cmd_graph_def,
-                            "--point %lld: the study has %lld point%s "
-                            "(0..%lld)",
-                            (long long)a.point, (long long)n,
-                            n == 1 ? "" : "s", (long long)(n - 1));
+  int prc = dc_cli_check_point(&dc_cmd_graph_def, s, a.point);
+  if (prc) {
+    rc = prc;
     goto done;
   }
   dc_point p;

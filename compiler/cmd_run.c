@@ -246,14 +246,12 @@ static int cmd_run(int argc, char **argv) {
     }
   }
 
-  dc_diags d = {0};
-  dc_study *s = dc_study_load(study_path, ov, n_ov, &d);
+  dc_study *s = dc_cli_load_study(study_path, ov, n_ov);
   if (!s) {
-    dc_cli_report(&d);
-    dc_diags_free(&d);
     rc = DC_EXIT_INPUT;
     goto done;
   }
+  dc_diags d = {0};
   const char *const *params = NULL, *const *columns = NULL;
   size_t n_params = dc_study_params(s, &params);
   size_t n_columns = dc_study_columns(s, &columns);
