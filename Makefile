@@ -13,7 +13,8 @@ CMAKE_FLAGS ?=
 # Debian/Ubuntu packages dlrmc needs to build and test. CUDA is optional
 # (dlrmc-bench is built when the toolkit is found).
 DEPS = cmake make gcc clang pkg-config libyaml-dev libpcre2-dev \
-       libcmocka-dev libyajl-dev zlib1g-dev python3 python3-jsonschema
+       libcmocka-dev libyajl-dev zlib1g-dev python3 python3-jsonschema \
+       python3-yaml graphviz
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
