@@ -59,6 +59,10 @@ struct dc_study;
 struct dc_study *dc_cli_load_study(const char *path,
                                    const struct dc_override *ov,
                                    size_t n_ov);
+/* Loads every GPU and overhead profile the study uses, so that a broken
+ * entry (a user's GPU file without a bandwidth, a malformed profile) is
+ * reported before anything is evaluated; prints the diagnostics. */
+bool dc_cli_check_catalogs(const struct dc_study *s);
 /* 0 when 0 <= point < the study's point count, else a usage error (2). */
 int dc_cli_check_point(const dc_command *cmd, const struct dc_study *s,
                        int64_t point);

@@ -55,7 +55,7 @@ static int cmd_check(int argc, char **argv) {
   }
   dc_study *s = dc_cli_load_study(path, ov, n_ov);
   rc = DC_EXIT_INPUT;
-  if (s) {
+  if (s && dc_cli_check_catalogs(s)) {
     int64_t n = dc_study_point_count(s);
     printf("%s: ok, %lld point%s\n", path, (long long)n, n == 1 ? "" : "s");
     rc = DC_EXIT_OK;

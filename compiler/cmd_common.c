@@ -12,6 +12,8 @@
 
 #include "compiler/cmd.h"
 #include "compiler/compiler.h"
+#include "kernels/kernels.h"
+#include "runtime/runtime.h"
 
 bool dc_cli_stderr_tty(void) {
   const char *nc = getenv("NO_COLOR");
@@ -97,4 +99,27 @@ int dc_cli_check_point(const dc_command *cmd, const dc_study *s,
                             "%lld point%s (0..%lld)",
                             (long long)point, (long long)n, n == 1 ? "" : "s",
                             (long long)(n - 1));
+}
+
+bool dc_cli_check_catalogs(const dc_study *s) {
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  d.max_errors = 100;
+  const char **names;
+  size_t n = dc_study_catalog_names(s, "gpus", &a, &names);
+  for (size_t i = 0; i < n; i++) {
+    dc_device dev;
+    dc_device_lookup(names[i], &dev, &a, &d);
+  }
+  n = dc_study_catalog_names(s, "overheads", &a, &names);
+  for (size_t i = 0; i < n; i++) {
+    dc_profile prof;
+    dc_profile_load(names[i], &prof, &a, &d);
+  }
+  bool ok = d.errors == 0;
+  dc_cli_report(&d);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+  return ok;
 }

@@ -247,7 +247,8 @@ static int cmd_run(int argc, char **argv) {
   }
 
   dc_study *s = dc_cli_load_study(study_path, ov, n_ov);
-  if (!s) {
+  if (!s || !dc_cli_check_catalogs(s)) {
+    dc_study_free(s);
     rc = DC_EXIT_INPUT;
     goto done;
   }

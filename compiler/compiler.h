@@ -68,4 +68,13 @@ int dc_study_precision(const dc_study *s);
 /* True when the study has a baseline (speedup columns are defined). */
 bool dc_study_has_baseline(const dc_study *s);
 
+/* Every catalog entry of `dir` ("gpus", "overheads", "models") that some
+ * point of the study uses: canonical names, or resolved paths for files,
+ * sorted and distinct. The array is allocated in `a`; the strings live as
+ * long as the study. Lets the driver check the contents of those entries
+ * (a GPU file with a missing field, a malformed profile) before any point
+ * is evaluated. */
+size_t dc_study_catalog_names(const dc_study *s, const char *dir,
+                              dc_arena *a, const char ***names);
+
 #endif /* DC_COMPILER_H */

@@ -615,3 +615,40 @@ void dc_study_point_full(const dc_study *s, int64_t index, dc_arena *a,
                          dc_point *out) {
   point_(s, NULL, index, a, out);
 }
+
+typedef struct catalog_names {
+  const char *prefix; /* "gpus\x1f" */
+  size_t prefix_len;
+  const char **names;
+  size_t n, cap;
+} catalog_names;
+
+static void collect_name(const char *key, void *value, void *ctx) {
+  catalog_names *c = ctx;
+  const dc_catref *r = value;
+  if (strncmp(key, c->prefix, c->prefix_len) != 0 || !r || !r->name) return;
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp(c->names[i], r->name) == 0) return;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 8;
+    c->names = dc_xrealloc(c->names, c->cap * sizeof *c->names);
+  }
+  c->names[c->n++] = r->name;
+}
+
+static int cmp_name(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+size_t dc_study_catalog_names(const dc_study *s, const char *dir,
+                              dc_arena *a, const char ***names) {
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "%s\x1f", dir);
+  catalog_names c = {prefix, strlen(prefix), NULL, 0, 0};
+  dc_map_each(&s->catalog, collect_name, &c);
+  if (c.n) qsort(c.names, c.n, sizeof *c.names, cmp_name);
+  *names = dc_arena_array(a, c.n ? c.n : 1, sizeof **names);
+  for (size_t i = 0; i < c.n; i++) (*names)[i] = c.names[i];
+  free(c.names);
+  return c.n;
+}

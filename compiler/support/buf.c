@@ -170,3 +170,10 @@ void *dc_map_get(const dc_map *m, const char *key) {
   dc_map_entry *e = map_find(m, key);
   return e->key ? e->value : NULL;
 }
+
+void dc_map_each(const dc_map *m,
+                 void (*fn)(const char *key, void *value, void *ctx),
+                 void *ctx) {
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->slots[i].key) fn(m->slots[i].key, m->slots[i].value, ctx);
+}

@@ -101,6 +101,10 @@ void dc_map_free(dc_map *m);
 /* Returns the previous value or NULL. */
 void *dc_map_put(dc_map *m, const char *key, void *value);
 void *dc_map_get(const dc_map *m, const char *key);
+/* Calls fn for every entry, in no particular order. */
+void dc_map_each(const dc_map *m,
+                 void (*fn)(const char *key, void *value, void *ctx),
+                 void *ctx);
 
 /* ---- sources and spans -------------------------------------------------- */
 
