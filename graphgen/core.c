@@ -130,33 +130,13 @@ int64_t gg_numel(const gg_b *b, int32_t t) {
   return n;
 }
 
-int32_t gg_begin(gg_b *b, const char *name) {
-  DC_ASSERT(b->depth < GG_MAX_DEPTH);
-  if (b->n_ops == b->cap_ops) {
-    int32_t cap = b->cap_ops;
-    b->ops = grow(b, b->ops, &cap, b->n_ops, 1, sizeof(dc_op));
-    int32_t cap2 = b->cap_ops;
-    b->opx = grow(b, b->opx, &cap2, b->n_ops, 1, sizeof(gg_opx));
-    b->cap_ops = cap;
-  }
-  int32_t i = b->n_ops++;
-  b->ops[i] = (dc_op){.name = name,
-                      .phase = b->phase,
-                      .rank = b->rank,
-                      .thread = b->thread,
-                      .parent = b->depth ? b->stack[b->depth - 1] : -1,
-                      .end = i + 1};
-  b->opx[i].in_off = b->n_ins;
-  b->opx[i].out_off = b->n_outs;
-  b->opx[i].ln_off = b->n_lns;
-  b->stack[b->depth++] = i;
-  return i;
-}
-
-void gg_end(gg_b *b) {
-  DC_ASSERT(b->depth > 0);
-  int32_t i = b->stack[--b->depth];
-  b->ops[i].end = b->n_ops;
+/* The out-of-line half of gg_begin (internal.h). */
+void gg_grow_ops(gg_b *b) {
+  int32_t cap = b->cap_ops;
+  b->ops = grow(b, b->ops, &cap, b->n_ops, 1, sizeof(dc_op));
+  int32_t cap2 = b->cap_ops;
+  b->opx = grow(b, b->opx, &cap2, b->n_ops, 1, sizeof(gg_opx));
+  b->cap_ops = cap;
 }
 
 int32_t gg_leaf(gg_b *b, const char *name) {
@@ -165,23 +145,13 @@ int32_t gg_leaf(gg_b *b, const char *name) {
   return i;
 }
 
-void gg_in(gg_b *b, int32_t t) {
-  DC_ASSERT(t >= 0 && t < b->n_ts);
-  if (b->n_ins == b->cap_ins)
-    b->ins = grow(b, b->ins, &b->cap_ins, b->n_ins, 1, sizeof(int32_t));
-  b->ins[b->n_ins++] = t;
-  b->ops[b->n_ops - 1].n_inputs++;
+/* The out-of-line halves of gg_in and gg_out (internal.h). */
+void gg_grow_ins(gg_b *b) {
+  b->ins = grow(b, b->ins, &b->cap_ins, b->n_ins, 1, sizeof(int32_t));
 }
 
-void gg_out(gg_b *b, int32_t t) {
-  DC_ASSERT(t >= 0 && t < b->n_ts);
-  if (b->n_outs == b->cap_outs)
-    b->outs = grow(b, b->outs, &b->cap_outs, b->n_outs, 1, sizeof(int32_t));
-  b->outs[b->n_outs++] = t;
-  b->ops[b->n_ops - 1].n_outputs++;
-  /* The innermost op that lists a tensor produces it: children come after
-   * their parent, so the last claim wins. */
-  b->ts[t].producer = b->n_ops - 1;
+void gg_grow_outs(gg_b *b) {
+  b->outs = grow(b, b->outs, &b->cap_outs, b->n_outs, 1, sizeof(int32_t));
 }
 
 dc_launch *gg_launch(gg_b *b, dc_kernel_kind kind, int32_t stream) {

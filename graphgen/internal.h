@@ -71,14 +71,57 @@ int32_t gg_like(gg_b *b, int32_t like);
 int32_t gg_like_dtype(gg_b *b, int32_t like, dc_dtype t);
 int64_t gg_numel(const gg_b *b, int32_t t);
 
+/* gg_begin, gg_end, gg_in and gg_out run a few hundred times per graph, a
+ * graph per sweep point: inline, with the rare growth of a pool out of
+ * line (core.c). */
+void gg_grow_ops(gg_b *b);
+void gg_grow_ins(gg_b *b);
+void gg_grow_outs(gg_b *b);
+
 /* Opens an op as a child of the innermost open op (top-level when none). */
-int32_t gg_begin(gg_b *b, const char *name);
-void gg_end(gg_b *b);
+static inline int32_t gg_begin(gg_b *b, const char *name) {
+  DC_ASSERT(b->depth < GG_MAX_DEPTH);
+  if (b->n_ops == b->cap_ops) gg_grow_ops(b);
+  int32_t i = b->n_ops++;
+  b->ops[i] = (dc_op){.name = name,
+                      .phase = b->phase,
+                      .rank = b->rank,
+                      .thread = b->thread,
+                      .parent = b->depth ? b->stack[b->depth - 1] : -1,
+                      .end = i + 1};
+  b->opx[i].in_off = b->n_ins;
+  b->opx[i].out_off = b->n_outs;
+  b->opx[i].ln_off = b->n_lns;
+  b->stack[b->depth++] = i;
+  return i;
+}
+
 /* begin + end: an op without children. */
 int32_t gg_leaf(gg_b *b, const char *name);
+
+static inline void gg_end(gg_b *b) {
+  DC_ASSERT(b->depth > 0);
+  int32_t i = b->stack[--b->depth];
+  b->ops[i].end = b->n_ops;
+}
+
 /* Inputs, outputs and launches go to the most recently created op. */
-void gg_in(gg_b *b, int32_t t);
-void gg_out(gg_b *b, int32_t t);
+static inline void gg_in(gg_b *b, int32_t t) {
+  DC_ASSERT(t >= 0 && t < b->n_ts);
+  if (b->n_ins == b->cap_ins) gg_grow_ins(b);
+  b->ins[b->n_ins++] = t;
+  b->ops[b->n_ops - 1].n_inputs++;
+}
+
+static inline void gg_out(gg_b *b, int32_t t) {
+  DC_ASSERT(t >= 0 && t < b->n_ts);
+  if (b->n_outs == b->cap_outs) gg_grow_outs(b);
+  b->outs[b->n_outs++] = t;
+  b->ops[b->n_ops - 1].n_outputs++;
+  /* The innermost op that lists a tensor produces it: children come after
+   * their parent, so the last claim wins. */
+  b->ts[t].producer = b->n_ops - 1;
+}
 dc_launch *gg_launch(gg_b *b, dc_kernel_kind kind, int32_t stream);
 /* Checked products; an overflow sets b->overflow and yields 1. */
 int64_t gg_mul(gg_b *b, int64_t x, int64_t y);

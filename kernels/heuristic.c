@@ -80,18 +80,30 @@ static double choose_ratio(double x, double E, double L) {
   return exp(ln_choose(x, L) - ln_choose(E, L));
 }
 
-double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
-                              const dc_emb_group *g, int row_bytes) {
-  double L = g->pooling, E = (double)g->rows;
-  if (L <= 0) return 1.0;
-  double rows_per_block = g->dim > 0 ? floor(256.0 / g->dim) : 1;
+/* The rows that stay in L2 (x above): depends on the device, the batch,
+ * the row width and its bytes only, so a kernel's groups of one width
+ * share it (dc_kernel_embedding_us computes it once per width). */
+static double emb_l2_rows(const dc_device *dev, int64_t batch, int32_t dim,
+                          int row_bytes) {
+  double rows_per_block = dim > 0 ? floor(256.0 / dim) : 1;
   if (rows_per_block < 1) rows_per_block = 1;
   double resident = ceil(dev->sms * rows_per_block / (double)batch);
   if (resident < 1) resident = 1;
-  double x = floor((double)dev->l2_bytes / (resident * row_bytes));
+  return floor((double)dev->l2_bytes / (resident * row_bytes));
+}
+
+static double emb_hit_of(double x, const dc_emb_group *g) {
+  double L = g->pooling, E = (double)g->rows;
+  if (L <= 0) return 1.0;
   if (x >= E) return 1.0;
   if (x < L) return 0.0;
   return choose_ratio(x, E, L);
+}
+
+double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
+                              const dc_emb_group *g, int row_bytes) {
+  if (g->pooling <= 0) return 1.0;
+  return emb_hit_of(emb_l2_rows(dev, batch, g->dim, row_bytes), g);
 }
 
 static double opt_state_row_bytes(dc_optimizer o, int32_t dim) {
@@ -122,6 +134,9 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   double B = (double)k->u.emb.batch;
   double dram = dc_k_dram_gbps(dev), l2 = dev->l2_gbps;
   double mem_us = 0, flops = 0;
+  int32_t x_dim = -1;
+  int x_bytes = -1;
+  double x_rows = 0; /* emb_l2_rows of the last (dim, row bytes) */
   for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
     const dc_emb_group *g = &k->u.emb.groups[i];
     double L = g->pooling, T = g->tables, row = ceil32(s * g->dim);
@@ -134,9 +149,15 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
     }
     double weights = L * (per_row + state);
     double p = 0;
-    if (enhanced)
-      p = dc_kernel_emb_hit_rate(dev, k->u.emb.batch, g,
-                                 (int)(row + state / 2));
+    if (enhanced) {
+      int rb = (int)(row + state / 2);
+      if (g->dim != x_dim || rb != x_bytes) {
+        x_rows = emb_l2_rows(dev, k->u.emb.batch, g->dim, rb);
+        x_dim = g->dim;
+        x_bytes = rb;
+      }
+      p = emb_hit_of(x_rows, g); /* = dc_kernel_emb_hit_rate */
+    }
     double tr_l2 = enhanced ? offs + p * weights : 0;
     double tr_dram = idx + out + (1 - p) * weights + (enhanced ? 0 : offs);
     mem_us += warps * (xfer_us(tr_dram, dram) + xfer_us(tr_l2, l2));

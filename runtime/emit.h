@@ -66,4 +66,11 @@ void dc_emit_cells_header(dc_format f, const dc_cell_col *cols, size_t n,
 void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
                        const dc_cells *c, dc_buf *b);
 
+/* The same bytes as dc_buf_put_double (nan/inf words, a value that rounds
+ * to zero printed as zero, else printf "%.*f"), without printf for the
+ * common case: |v| < 1e9 and 0..9 decimals (see emit.c). */
+void dc_emit_put_double(dc_buf *b, double v, int decimals);
+/* The same bytes as printf "%lld". */
+void dc_emit_put_int(dc_buf *b, int64_t v);
+
 #endif /* DC_RUNTIME_EMIT_H */

@@ -118,6 +118,7 @@ typedef struct name_slot {
 
 typedef struct evaluator {
   name_slot names[NAME_CACHE];
+  dc_eval_names *cache; /* optional, across evaluations */
   const char *t4_call; /* the last runtime call priced, and its T4 */
   double t4;
   const dc_graph *g;
@@ -154,8 +155,55 @@ static void input_ready(const evaluator *ev, int32_t j, double *ready,
   *ready_shadow = rs;
 }
 
+/* The cross-evaluation cache: keyed by the name's pointer too, and a hit
+ * also compares the text kept at insertion, so a pointer that now holds
+ * another name (an arena reused by the next graph) is never mistaken. */
+enum { NAMES_TEXT = 96 };
+
+typedef struct names_slot {
+  const char *name;
+  dc_op_cost cost;
+  char text[NAMES_TEXT];
+} names_slot;
+
+struct dc_eval_names {
+  const dc_profile *profile;
+  names_slot slots[NAME_CACHE];
+};
+
+dc_eval_names *dc_eval_names_new(void) {
+  return dc_xcalloc(1, sizeof(dc_eval_names));
+}
+
+void dc_eval_names_free(dc_eval_names *n) { free(n); }
+
+static bool names_cost(dc_eval_names *c, const dc_profile *prof,
+                       const char *name, dc_op_cost *out) {
+  size_t i = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
+  for (size_t probe = 0; probe < 8; probe++) {
+    names_slot *sl = &c->slots[(i + probe) & (NAME_CACHE - 1)];
+    if (sl->name == name && strcmp(sl->text, name) == 0) {
+      *out = sl->cost;
+      return true;
+    }
+    if (!sl->name) {
+      size_t len = strlen(name);
+      if (len >= NAMES_TEXT) return false;
+      sl->name = name;
+      memcpy(sl->text, name, len + 1);
+      sl->cost = dc_profile_op(prof, name);
+      *out = sl->cost;
+      return true;
+    }
+  }
+  return false;
+}
+
 static dc_op_cost op_cost(evaluator *ev, const char *name) {
   if (!name) return dc_profile_op(ev->o->profile, name);
+  dc_op_cost c;
+  if (ev->cache && names_cost(ev->cache, ev->o->profile, name, &c))
+    return c;
   size_t i = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
   for (size_t probe = 0; probe < 8; probe++) {
     name_slot *sl = &ev->names[(i + probe) & (NAME_CACHE - 1)];
@@ -372,12 +420,23 @@ static double union_length(const interval *v, size_t n) {
 
 bool dc_eval_graph(const dc_graph *g, const dc_eval_opts *o, dc_arena *a,
                    dc_eval_result *out, dc_diags *d) {
+  return dc_eval_graph_names(g, o, NULL, a, out, d);
+}
+
+bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
+                         dc_eval_names *names, dc_arena *a,
+                         dc_eval_result *out, dc_diags *d) {
   memset(out, 0, sizeof *out);
   DC_ASSERT(g->n_ranks >= 1 && g->n_streams >= 1);
   evaluator ev;
   memset(&ev, 0, sizeof ev);
   ev.g = g;
   ev.o = o;
+  ev.cache = names;
+  if (names && names->profile != o->profile) {
+    memset(names->slots, 0, sizeof names->slots);
+    names->profile = o->profile;
+  }
   ev.gap = o->profile->kernel_gap_us;
   ev.res = out;
   ev.d = d;

@@ -63,6 +63,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "runtime/emit.h"
 #include "runtime/runtime.h"
 #include "runtime/torchrec.h"
 
@@ -146,8 +147,12 @@ static bool aliases_input(const dc_graph *g, const dc_op *op, int32_t t) {
     if (x->producer >= 0 || x->on_host || x->dtype != o->dtype ||
         x->ndim != o->ndim)
       continue;
-    if (memcmp(x->shape, o->shape, sizeof(int64_t) * (size_t)o->ndim) == 0)
-      return true;
+    /* an inline loop: shapes have a handful of dimensions, and this runs
+     * for every output of every op of every point (memcmp's call and
+     * dispatch cost more than the compare) */
+    int32_t d = 0;
+    while (d < o->ndim && x->shape[d] == o->shape[d]) d++;
+    if (d == o->ndim) return true;
   }
   return false;
 }
@@ -181,14 +186,21 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
           if (kk->u.coll.bytes > big_coll) big_coll = kk->u.coll.bytes;
         }
       }
+      /* Outputs count only before the loss (activations) and in the
+       * backward (its largest buffer): the optimizer's outputs are not
+       * looked at, nor is the alias test made for a backward output that
+       * could not raise the maximum anyway. */
+      bool fwd = op->phase <= DC_PHASE_LOSS;
+      if (!fwd && op->phase != DC_PHASE_BACKWARD) continue;
       for (int32_t i = 0; i < op->n_outputs; i++) {
         int32_t t = op->outputs[i];
         if (t < 0 || t >= g->n_tensors || g->tensors[t].on_host) continue;
-        if (aliases_input(g, op, t)) continue; /* in place: no new memory */
         int64_t b = tensor_bytes(&g->tensors[t]);
-        if (op->phase <= DC_PHASE_LOSS)
+        if (!fwd && b <= big_bwd) continue;
+        if (aliases_input(g, op, t)) continue; /* in place: no new memory */
+        if (fwd)
           act = sat_add(act, b);
-        else if (op->phase == DC_PHASE_BACKWARD && b > big_bwd)
+        else
           big_bwd = b;
       }
     }
@@ -321,23 +333,23 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
     dc_buf_puts(out, v != 0.0 ? "true" : "false");
     return;
   case DC_METRIC_COMM_BYTES:
-    dc_buf_printf(out, "%lld", (long long)llround(v));
+    dc_emit_put_int(out, (int64_t)llround(v));
     return;
   case DC_METRIC_SAMPLES_PER_S:
-    dc_buf_put_double(out, v, 1);
+    dc_emit_put_double(out, v, 1);
     return;
   case DC_METRIC_EMB_TOTAL_VARIATION:
   case DC_METRIC_EMB_TOTAL_DISTANCE:
   case DC_METRIC_EMB_CHI_DIVERGENCE:
   case DC_METRIC_EMB_KL_DIVERGENCE:
-    dc_buf_put_double(out, v, 6);
+    dc_emit_put_double(out, v, 6);
     return;
   case DC_METRIC_SPEEDUP:
     if (!x->has_speedup) return; /* empty: the study has no baseline */
-    dc_buf_put_double(out, v, 4);
+    dc_emit_put_double(out, v, 4);
     return;
   default:
-    dc_buf_put_double(out, v, 4);
+    dc_emit_put_double(out, v, 4);
     return;
   }
 }

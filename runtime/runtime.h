@@ -135,6 +135,14 @@ typedef struct dc_eval_result {
   dc_eval_kernel *kernels;
 } dc_eval_result;
 
+/* Op costs by op name kept across evaluations, for a caller that evaluates
+ * many graphs with one profile that outlives them all (the sweep's
+ * workers; see dc_eval_graph_names). A cache serves one profile at a
+ * time: it empties itself when given another profile pointer. */
+typedef struct dc_eval_names dc_eval_names;
+dc_eval_names *dc_eval_names_new(void);
+void dc_eval_names_free(dc_eval_names *n);
+
 typedef struct dc_eval_opts {
   const dc_profile *profile;
   dc_ktime_fn ktime;
@@ -146,6 +154,12 @@ typedef struct dc_eval_opts {
  * ranks' collectives cannot be matched (a deadlock in the real run too). */
 bool dc_eval_graph(const dc_graph *g, const dc_eval_opts *o, dc_arena *a,
                    dc_eval_result *out, dc_diags *d);
+/* The same, with op costs kept in `names` across calls (NULL: as
+ * dc_eval_graph). o->profile must not change its contents at the same
+ * address while the cache is in use. */
+bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
+                         dc_eval_names *names, dc_arena *a,
+                         dc_eval_result *out, dc_diags *d);
 
 /* ---- metrics (DESIGN.md §5) -------------------------------------------- */
 

@@ -69,6 +69,7 @@ typedef struct worker {
   dc_arena arena;     /* per point, reset */
   dc_arena keep;      /* devices and profiles, for the whole run */
   dc_memo *memo;
+  dc_eval_names *names; /* op costs, for the profiles of `profs` */
   dev_entry devs[MAX_DEVICES];
   int n_devs;
   prof_entry profs[MAX_PROFILES];
@@ -88,6 +89,7 @@ static void worker_init(worker *w) {
   dc_arena_init(&w->arena);
   dc_arena_init(&w->keep);
   w->memo = dc_memo_new();
+  w->names = dc_eval_names_new();
   for (int i = 0; i < BASE_CACHE; i++) w->base[i].index = -1;
   w->failed_index = -1;
 }
@@ -96,6 +98,7 @@ static void worker_free(worker *w) {
   dc_arena_free(&w->arena);
   dc_arena_free(&w->keep);
   dc_memo_free(w->memo);
+  dc_eval_names_free(w->names);
   for (int i = 0; i < w->n_devs; i++) free(w->devs[i].name);
   for (int i = 0; i < w->n_profs; i++) free(w->profs[i].name);
   dc_diags_free(&w->diags);
@@ -129,11 +132,14 @@ static bool worker_device(worker *w, const char *name, pricer *out,
   return true;
 }
 
+/* *kept: the profile lives for the whole run (not one point's arena). */
 static const dc_profile *worker_profile(worker *w, const char *name,
-                                        dc_diags *d) {
+                                        bool *kept, dc_diags *d) {
+  *kept = true;
   for (int i = 0; i < w->n_profs; i++)
     if (strcmp(w->profs[i].name, name) == 0) return &w->profs[i].prof;
   if (w->n_profs == MAX_PROFILES) {
+    *kept = false;
     dc_profile *p = dc_arena_alloc(&w->arena, sizeof *p);
     return dc_profile_load(name, p, &w->arena, d) ? p : NULL;
   }
@@ -145,24 +151,30 @@ static const dc_profile *worker_profile(worker *w, const char *name,
 }
 
 /* Evaluates a built graph with its point's device and profile. */
+/* `sharding`: also the imbalance statistics and TorchRec's estimate
+ * (dc_metrics_sharding), which only some columns and row modes read. */
 static bool evaluate(worker *w, const dc_graph *g, bool record,
-                     dc_eval_result *r, dc_metrics *m, pricer *pr_out,
-                     dc_diags *d) {
+                     bool sharding, dc_eval_result *r, dc_metrics *m,
+                     pricer *pr_out, dc_diags *d) {
   const dc_point *p = g->point;
   DC_ASSERT(p != NULL);
   pricer pr;
   if (!worker_device(w, p->gpu, &pr, d)) return false;
   if (pr_out) *pr_out = pr;
-  const dc_profile *prof =
-      worker_profile(w, p->overheads ? p->overheads : "paper-v100", d);
+  bool kept;
+  const dc_profile *prof = worker_profile(
+      w, p->overheads ? p->overheads : "paper-v100", &kept, d);
   if (!prof) return false;
+  /* The op-cost cache only for a profile of the worker's table (it lives
+   * for the whole run); one past the table's size is loaded per point. */
   dc_eval_opts o = {prof, price, &pr, record};
-  if (!dc_eval_graph(g, &o, &w->arena, r, d)) return false;
+  if (!dc_eval_graph_names(g, &o, kept ? w->names : NULL, &w->arena, r, d))
+    return false;
   if (m) {
     dc_memory mem;
     dc_memory_estimate(g, pr.dev->hbm_bytes, &mem);
     dc_metrics_compute(g, r, &mem, m);
-    dc_metrics_sharding(g, r, &w->arena, m);
+    if (sharding) dc_metrics_sharding(g, r, &w->arena, m);
   }
   return true;
 }
@@ -210,6 +222,7 @@ typedef struct run {
   pthread_cond_t space, ready;
   int64_t next_claim, emitted;
   bool failed;
+  bool sharding_metrics; /* some output reads dc_metrics_sharding's values */
 } run;
 
 static int64_t global_index(const run *R, int64_t j) {
@@ -225,7 +238,7 @@ static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
   dc_arena_reset(&w->arena);
   const dc_graph *g = R->src->build(R->src->ctx, b, &w->arena, &w->diags);
   dc_eval_result r;
-  if (!g || !evaluate(w, g, false, &r, NULL, NULL, &w->diags)) {
+  if (!g || !evaluate(w, g, false, false, &r, NULL, NULL, &w->diags)) {
     w->failed_index = b;
     return false;
   }
@@ -356,7 +369,8 @@ static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
       dc_eval_result r;
       dc_metrics m;
       pricer pr;
-      if (!evaluate(w, g, false, &r, &m, &pr, &w->diags)) return false;
+      if (!evaluate(w, g, false, R->sharding_metrics, &r, &m, &pr,
+                    &w->diags)) return false;
       any = true;
       best = m;
       dc_memory_estimate(g, pr.dev->hbm_bytes, &bmem);
@@ -413,7 +427,8 @@ static bool point_row(worker *w, const run *R, int64_t i) {
   dc_metrics m;
   pricer pr;
   bool record = R->o->timeline_sink != NULL;
-  if (!g || !evaluate(w, g, record, &r, &m, &pr, &w->diags)) {
+  if (!g || !evaluate(w, g, record, R->sharding_metrics, &r, &m, &pr,
+                      &w->diags)) {
     w->failed_index = i;
     return false;
   }
@@ -556,6 +571,13 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     return false;
   }
   R.cols = cols;
+  /* The statistics of dc_metrics_sharding are metrics from
+   * DC_METRIC_FIRST_EXTRA on: skipped (they cost a TorchRec estimate per
+   * point) when no column names one; the row modes always get them. */
+  R.sharding_metrics = o->rows != DC_ROWS_POINT;
+  for (size_t i = 0; i < R.n_cols; i++)
+    if (!cols[i].is_param && cols[i].metric >= DC_METRIC_FIRST_EXTRA)
+      R.sharding_metrics = true;
   int jobs = o->jobs < 1 ? 1 : o->jobs;
   if (jobs > 256) jobs = 256;
   if ((int64_t)jobs > R.n_local && R.n_local > 0) jobs = (int)R.n_local;
