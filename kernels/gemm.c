@@ -67,6 +67,31 @@ static double gemm_peak(const dc_device *dev, dc_dtype t) {
   return peak * clock * 1e6;
 }
 
+/* What one candidate tile implies, whatever the split: CTAs per SM, the
+ * tile count over m × n × batch, the SM slots, and per-tile work. Tile
+ * sides are powers of two: shifts, not divisions. */
+typedef struct tile_geom {
+  int64_t cps, mn_tiles, slots;
+  double tile_flops, tile_feed, inflight_tile;
+} tile_geom;
+
+static inline tile_geom tile_geometry(size_t t, int64_t m, int64_t n,
+                                      int64_t batch, int64_t sms, double s,
+                                      double kstep) {
+  int64_t mt = gemm_tiles[t][0], nt = gemm_tiles[t][1];
+  tile_geom g;
+  g.cps = 128 * 128 / (mt * nt);
+  g.cps = g.cps < 1 ? 1 : g.cps > 4 ? 4 : g.cps;
+  int mt_log = __builtin_ctzll((unsigned long long)mt);
+  int nt_log = __builtin_ctzll((unsigned long long)nt);
+  g.mn_tiles = ((m + mt - 1) >> mt_log) * ((n + nt - 1) >> nt_log) * batch;
+  g.slots = sms * g.cps;
+  g.tile_flops = 2.0 * (double)(mt * nt);
+  g.tile_feed = (double)(mt + nt) * s;
+  g.inflight_tile = (double)(mt + nt) * kstep * s * 2;
+  return g;
+}
+
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -86,19 +111,10 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   double partial_bytes = dm * dn * 4 * db * 2;
   double best = INFINITY;
   for (size_t t = 0; t < DC_COUNTOF(gemm_tiles); t++) {
-    int64_t mt = gemm_tiles[t][0], nt = gemm_tiles[t][1];
-    int64_t cps = 128 * 128 / (mt * nt);
-    cps = cps < 1 ? 1 : cps > 4 ? 4 : cps;
-    /* Tile sides and split factors are powers of two: shifts, not
-     * divisions. */
-    int mt_log = __builtin_ctzll((unsigned long long)mt);
-    int nt_log = __builtin_ctzll((unsigned long long)nt);
-    int64_t mn_tiles = ((m + mt - 1) >> mt_log) * ((n + nt - 1) >> nt_log) *
-                       batch;
-    int64_t slots = sms * cps;
-    double tile_flops = 2.0 * (double)(mt * nt);
-    double tile_feed = (double)(mt + nt) * s;
-    double inflight_tile = (double)(mt + nt) * kstep * s * 2;
+    tile_geom tg = tile_geometry(t, m, n, batch, sms, s, kstep);
+    int64_t cps = tg.cps, mn_tiles = tg.mn_tiles, slots = tg.slots;
+    double tile_flops = tg.tile_flops, tile_feed = tg.tile_feed;
+    double inflight_tile = tg.inflight_tile;
     for (int split_log = 0; split_log <= 5; split_log++) {
       int64_t split = (int64_t)1 << split_log;
       int64_t ks = (kk + split - 1) >> split_log;
@@ -230,18 +246,11 @@ static double gemm_fast(int64_t m, int64_t n, int64_t kk, int64_t batch,
   double inv_sms = 1.0 / (double)sms;
   double best = INFINITY;
   for (size_t t = 0; t < DC_COUNTOF(gemm_tiles); t++) {
-    int64_t mt = gemm_tiles[t][0], nt = gemm_tiles[t][1];
-    int64_t cps = 128 * 128 / (mt * nt);
-    cps = cps < 1 ? 1 : cps > 4 ? 4 : cps;
-    int mt_log = __builtin_ctzll((unsigned long long)mt);
-    int nt_log = __builtin_ctzll((unsigned long long)nt);
-    int64_t mn_tiles = ((m + mt - 1) >> mt_log) * ((n + nt - 1) >> nt_log) *
-                       batch;
-    int64_t slots = sms * cps;
+    tile_geom tg = tile_geometry(t, m, n, batch, sms, s, kstep);
+    int64_t cps = tg.cps, mn_tiles = tg.mn_tiles, slots = tg.slots;
+    double tile_flops = tg.tile_flops, tile_feed = tg.tile_feed;
+    double inflight_tile = tg.inflight_tile;
     double inv_slots = inv_sms / (double)cps; /* cps: a power of two */
-    double tile_flops = 2.0 * (double)(mt * nt);
-    double tile_feed = (double)(mt + nt) * s;
-    double inflight_tile = (double)(mt + nt) * kstep * s * 2;
     bool by_compute = (rt->compute_bound >> t) & 1;
     double num = by_compute ? tile_flops : tile_feed;
     double rate = by_compute ? peak_sm : l2_sm;
