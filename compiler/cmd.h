@@ -47,6 +47,9 @@ int dc_cli_usage_error(const dc_command *cmd, const char *fmt, ...)
  * directory, fsync, rename), or to stdout when path is NULL or "-".
  * Returns false and prints the OS error on failure. */
 bool dc_write_file_atomic(const char *path, const char *data, size_t len);
+/* A whole decimal number in [lo, hi] (option values: --jobs, --point,
+ * --epochs, ...); false for anything else, trailing junk included. */
+bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 /* One -D override: argv[*i] starts with "-D" ("-Dpath=value", or "-D"
  * followed by "path=value"). Splits it in place into ov[*n_ov], advances
  * *i past it and returns 0, or prints a usage error and returns 2. */

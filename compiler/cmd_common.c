@@ -5,6 +5,7 @@
  * error is printed).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,4 +123,13 @@ bool dc_cli_check_catalogs(const dc_study *s) {
   dc_diags_free(&d);
   dc_arena_free(&a);
   return ok;
+}
+
+bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
 }

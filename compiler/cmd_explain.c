@@ -6,7 +6,6 @@
  * time the host waited on the GPU, its kernels, their predicted time and the
  * GPU idle time right before them — followed by the point's metrics.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,15 +14,6 @@
 #include "graphgen/graphgen.h"
 #include "runtime/plan.h"
 #include "runtime/runtime.h"
-
-static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
 
 static int cmd_explain(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_explain_def;
@@ -38,14 +28,14 @@ static int cmd_explain(int argc, char **argv) {
     bool has_val = i + 1 < argc;
     if (strcmp(a, "--point") == 0 || strcmp(a, "-p") == 0) {
       if (!has_val) goto missing;
-      if (!parse_int(argv[++i], 0, INT64_MAX, &point)) {
+      if (!dc_cli_parse_int(argv[++i], 0, INT64_MAX, &point)) {
         rc = dc_cli_usage_error(cmd, "--point wants a point index >= 0, not "
                                      "'%s'", argv[i]);
         goto done;
       }
     } else if (strcmp(a, "--rank") == 0) {
       if (!has_val) goto missing;
-      if (!parse_int(argv[++i], 0, INT32_MAX, &rank)) {
+      if (!dc_cli_parse_int(argv[++i], 0, INT32_MAX, &rank)) {
         rc = dc_cli_usage_error(cmd, "--rank wants a rank >= 0, not '%s'",
                                 argv[i]);
         goto done;

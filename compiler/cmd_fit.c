@@ -13,14 +13,6 @@
 #include "compiler/cmd.h"
 #include "kernels/kernels.h"
 
-static bool parse_int(const char *s, long lo, long hi, long *out) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (*s == 0 || *end != 0 || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
 static int cmd_fit(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_fit_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
@@ -31,7 +23,7 @@ static int cmd_fit(int argc, char **argv) {
   int nfiles = 0;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
-    long v;
+    int64_t v;
     bool has = i + 1 < argc;
     if (strcmp(s, "-o") == 0 && has) {
       out = argv[++i];
@@ -40,19 +32,19 @@ static int cmd_fit(int argc, char **argv) {
       if (strcmp(o.grid, "small") != 0 && strcmp(o.grid, "full") != 0)
         return dc_cli_usage_error(cmd, "--grid must be small or full");
     } else if (strcmp(s, "--epochs") == 0 && has) {
-      if (!parse_int(argv[++i], 1, 1000000, &v))
+      if (!dc_cli_parse_int(argv[++i], 1, 1000000, &v))
         return dc_cli_usage_error(cmd, "--epochs needs 1..1000000");
       o.epochs = (int32_t)v;
     } else if (strcmp(s, "--layers") == 0 && has) {
-      if (!parse_int(argv[++i], 1, DC_MLP_MAX_LAYERS - 1, &v))
+      if (!dc_cli_parse_int(argv[++i], 1, DC_MLP_MAX_LAYERS - 1, &v))
         return dc_cli_usage_error(cmd, "--layers needs 1..8");
       o.layers = (int32_t)v;
     } else if (strcmp(s, "--neurons") == 0 && has) {
-      if (!parse_int(argv[++i], 1, DC_MLP_MAX_WIDTH, &v))
+      if (!dc_cli_parse_int(argv[++i], 1, DC_MLP_MAX_WIDTH, &v))
         return dc_cli_usage_error(cmd, "--neurons needs 1..1024");
       o.neurons = (int32_t)v;
     } else if (strcmp(s, "--seed") == 0 && has) {
-      if (!parse_int(argv[++i], 1, 2147483647L, &v))
+      if (!dc_cli_parse_int(argv[++i], 1, 2147483647L, &v))
         return dc_cli_usage_error(cmd, "--seed needs a positive integer");
       o.seed = (uint64_t)v;
     } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0) {

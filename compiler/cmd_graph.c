@@ -8,7 +8,6 @@
  * Exit status: 0 written; 1 the study or the configuration has errors
  * (diagnostics on stderr, nothing written); 2 usage errors.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,16 +15,6 @@
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan.h"
-
-static bool parse_count(const char *s, int64_t *out) {
-  if (!s || !*s) return false;
-  char *end = NULL;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || *end || v < 0) return false;
-  *out = v;
-  return true;
-}
 
 typedef struct graph_args {
   const char *study, *out;
@@ -66,11 +55,11 @@ static int parse_args(int argc, char **argv, graph_args *a) {
         return dc_cli_usage_error(cmd, "unknown option '%s'", s);
       }
       if (strcmp(s, "--point") == 0) {
-        if (!parse_count(v, &a->point))
+        if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->point))
           return dc_cli_usage_error(cmd, "--point '%s': expected a point "
                                          "index (0, 1, ...)", v);
       } else if (strcmp(s, "--rank") == 0) {
-        if (!parse_count(v, &a->rank))
+        if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->rank))
           return dc_cli_usage_error(cmd, "--rank '%s': expected a rank "
                                          "(0, 1, ...)", v);
         a->rank_given = true;

@@ -53,10 +53,6 @@ static void on_signal(int sig) {
   raise(sig);
 }
 
-typedef struct out_file {
-  dc_outfile f;
-} out_file;
-
 static bool report(dc_buf *err) {
   fprintf(stderr, "dlrmc: error: %s\n", err->data ? err->data : "");
   dc_buf_free(err);
@@ -64,16 +60,15 @@ static bool report(dc_buf *err) {
 }
 
 static bool sink_write(void *ctx, const char *data, size_t len) {
-  out_file *o = ctx;
   dc_buf err = {0};
-  return dc_outfile_write(&o->f, data, len, &err) || report(&err);
+  return dc_outfile_write(ctx, data, len, &err) || report(&err);
 }
 
-static bool out_open(out_file *o, const char *path) {
+static bool out_open(dc_outfile *o, const char *path) {
   dc_buf err = {0};
-  if (!dc_outfile_open(&o->f, path, &err)) return report(&err);
-  if (o->f.tmp && strlen(o->f.tmp) < sizeof tmp_path) {
-    strcpy(tmp_path, o->f.tmp);
+  if (!dc_outfile_open(o, path, &err)) return report(&err);
+  if (o->tmp && strlen(o->tmp) < sizeof tmp_path) {
+    strcpy(tmp_path, o->tmp);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -86,11 +81,11 @@ static bool out_open(out_file *o, const char *path) {
   return true;
 }
 
-static bool out_close(out_file *o, bool ok) {
+static bool out_close(dc_outfile *o, bool ok) {
   dc_buf err = {0};
   if (!ok) {
-    dc_outfile_abort(&o->f);
-  } else if (!dc_outfile_commit(&o->f, &err)) {
+    dc_outfile_abort(o);
+  } else if (!dc_outfile_commit(o, &err)) {
     ok = report(&err);
   }
   tmp_live = 0;
@@ -115,15 +110,6 @@ static bool write_timeline(void *ctx, int64_t index, const char *json,
 }
 
 /* ---- arguments ------------------------------------------------------------ */
-
-static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
 
 static bool parse_format(const char *s, dc_format *f) {
   if (strcmp(s, "csv") == 0) *f = DC_FORMAT_CSV;
@@ -168,7 +154,7 @@ static int cmd_run(int argc, char **argv) {
     } else if (TAKE("--jobs") || strcmp(a, "-j") == 0) {
       if (strcmp(a, "-j") == 0) val = i + 1 < argc ? argv[++i] : NULL;
       if (!val) goto missing;
-      if (!parse_int(val, 1, 256, &jobs)) {
+      if (!dc_cli_parse_int(val, 1, 256, &jobs)) {
         rc = dc_cli_usage_error(cmd, "--jobs wants a number from 1 to 256, "
                                      "not '%s'", val);
         goto done;
@@ -181,8 +167,8 @@ static int cmd_run(int argc, char **argv) {
       if (!slash || kl == 0 || kl >= sizeof kbuf) goto bad_shard;
       memcpy(kbuf, val, kl);
       kbuf[kl] = '\0';
-      if (!parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
-          !parse_int(slash + 1, 1, INT64_MAX, &shard_n) || shard_k > shard_n)
+      if (!dc_cli_parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
+          !dc_cli_parse_int(slash + 1, 1, INT64_MAX, &shard_n) || shard_k > shard_n)
         goto bad_shard;
     } else if (strcmp(a, "--per-rank") == 0 ||
                strcmp(a, "--per-shard") == 0) {
@@ -280,7 +266,7 @@ static int cmd_run(int argc, char **argv) {
     goto done;
   }
   if (capacity) rows = DC_ROWS_CAPACITY;
-  out_file of;
+  dc_outfile of;
   timeline_ctx tctx = {timeline, dc_study_name(s)};
   dc_sweep_opts o;
   memset(&o, 0, sizeof o);

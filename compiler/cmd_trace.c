@@ -76,9 +76,8 @@ static int cmd_trace(int argc, char **argv) {
                                   v);
       table = tabs[k].t;
     } else if (strcmp(a, "--top") == 0) {
-      char *end;
-      long n = strtol(v, &end, 10);
-      if (*end || n < 1 || n > 1000000)
+      int64_t n;
+      if (!dc_cli_parse_int(v, 1, 1000000, &n))
         return dc_cli_usage_error(cmd, "bad --top '%s' (a count >= 1)", v);
       top = (int)n;
     } else {

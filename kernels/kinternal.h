@@ -13,10 +13,6 @@ double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_copy_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_collective_us(const dc_kernel *k, const dc_device *dev);
-/* The analytic GEMM model priced candidate by candidate with no shortcut:
- * the reference dc_kernel_gemm_analytic_us must equal bit for bit
- * (tests/unit/test_kernels_gemm_fast.c). */
-double dc_k_gemm_reference_us(const dc_kernel *k, const dc_device *dev);
 
 /* A deterministic generator (splitmix64) for splits and initialisation. */
 uint64_t dc_k_rand_next(uint64_t *state);

@@ -251,16 +251,34 @@ static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
 static double ms(double us) { return us / 1000.0; }
 static double gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
 
+/* TorchRec's estimate of the point's plan, when the study asks for it. */
+static void torchrec_estimate(worker *w, const run *R, const dc_point *p,
+                              const dc_shard_plan *plan,
+                              dc_torchrec_estimate *e) {
+  if (!R->src->torchrec) return;
+  dc_torchrec_consts c;
+  dc_torchrec_consts_of(p, &c);
+  dc_torchrec_estimate_plan(p, plan, &c, &w->arena, e);
+}
+
+/* The six torchrec_* cells of a rank or shard row. */
+static void torchrec_cells(dc_cells *c, double total_ms, double fwd_compute,
+                           double fwd_comms, double bwd_compute,
+                           double bwd_comms, double hbm_bytes) {
+  dc_cells_num(c, total_ms, 4);
+  dc_cells_num(c, fwd_compute, 4);
+  dc_cells_num(c, fwd_comms, 4);
+  dc_cells_num(c, bwd_compute, 4);
+  dc_cells_num(c, bwd_comms, 4);
+  dc_cells_num(c, gib(hbm_bytes), 4);
+}
+
 /* --per-rank: one row per rank of an evaluated point. */
 static void rank_rows(worker *w, const run *R, const dc_graph *g,
                       const dc_eval_result *r, const pricer *pr) {
   const dc_point *p = g->point;
   dc_torchrec_estimate e;
-  if (R->src->torchrec) {
-    dc_torchrec_consts c;
-    dc_torchrec_consts_of(p, &c);
-    dc_torchrec_estimate_plan(p, g->plan, &c, &w->arena, &e);
-  }
+  torchrec_estimate(w, R, p, g->plan, &e);
   for (int32_t i = 0; i < r->n_ranks; i++) {
     const dc_eval_rank *x = &r->ranks[i];
     dc_cells *c = &w->cells;
@@ -285,12 +303,8 @@ static void rank_rows(worker *w, const run *R, const dc_graph *g,
     dc_cells_bool(c, total <= m.hbm_bytes);
     if (R->src->torchrec) {
       const dc_torchrec_rank *t = &e.ranks[i];
-      dc_cells_num(c, t->total_ms, 4);
-      dc_cells_num(c, t->fwd_compute_ms, 4);
-      dc_cells_num(c, t->fwd_comms_ms, 4);
-      dc_cells_num(c, t->bwd_compute_ms, 4);
-      dc_cells_num(c, t->bwd_comms_ms, 4);
-      dc_cells_num(c, gib(t->hbm_bytes), 4);
+      torchrec_cells(c, t->total_ms, t->fwd_compute_ms, t->fwd_comms_ms,
+                     t->bwd_compute_ms, t->bwd_comms_ms, t->hbm_bytes);
     }
     dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
   }
@@ -302,11 +316,7 @@ static void shard_rows(worker *w, const run *R, const dc_graph *g,
   const dc_point *p = g->point;
   const dc_shard_plan *s = g->plan;
   dc_torchrec_estimate e;
-  if (R->src->torchrec) {
-    dc_torchrec_consts c;
-    dc_torchrec_consts_of(p, &c);
-    dc_torchrec_estimate_plan(p, s, &c, &w->arena, &e);
-  }
+  torchrec_estimate(w, R, p, s, &e);
   int32_t k = 0;
   for (int32_t t = 0; t < s->n_tables; t++) {
     const dc_table_plan *tp = &s->tables[t];
@@ -328,12 +338,8 @@ static void shard_rows(worker *w, const run *R, const dc_graph *g,
       dc_cells_num(c, gib((double)sh->rows * sh->cols * 4), 4);
       if (R->src->torchrec) {
         const dc_torchrec_shard *x = &e.shards[k];
-        dc_cells_num(c, x->total_ms, 4);
-        dc_cells_num(c, x->fwd_compute_ms, 4);
-        dc_cells_num(c, x->fwd_comms_ms, 4);
-        dc_cells_num(c, x->bwd_compute_ms, 4);
-        dc_cells_num(c, x->bwd_comms_ms, 4);
-        dc_cells_num(c, gib(x->hbm_bytes), 4);
+        torchrec_cells(c, x->total_ms, x->fwd_compute_ms, x->fwd_comms_ms,
+                       x->bwd_compute_ms, x->bwd_comms_ms, x->hbm_bytes);
       }
       dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
     }
