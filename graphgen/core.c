@@ -212,5 +212,6 @@ dc_graph *gg_finish(gg_b *b, int32_t n_ranks, int32_t *rank_first) {
   g->rank_first = rank_first;
   g->n_tensors = b->n_ts;
   g->tensors = b->ts;
+  g->literal_names = true; /* gg_begin is only given literals */
   return g;
 }

@@ -207,6 +207,10 @@ typedef struct dc_graph {
   int32_t n_tensors;
   dc_tensor *tensors;
   const dc_shard_plan *plan; /* the placement the graph was built for */
+  /* Every op name is a string literal (graphgen's graphs): two ops whose
+   * name pointers are equal have the same name, in any graph. A graph put
+   * together otherwise leaves it false. */
+  bool literal_names;
 } dc_graph;
 
 /* Builds (and applies the point's transforms). Returns NULL with a

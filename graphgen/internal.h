@@ -78,7 +78,8 @@ void gg_grow_ops(gg_b *b);
 void gg_grow_ins(gg_b *b);
 void gg_grow_outs(gg_b *b);
 
-/* Opens an op as a child of the innermost open op (top-level when none). */
+/* Opens an op as a child of the innermost open op (top-level when none).
+ * `name` must be a string literal: the graph promises literal_names. */
 static inline int32_t gg_begin(gg_b *b, const char *name) {
   DC_ASSERT(b->depth < GG_MAX_DEPTH);
   if (b->n_ops == b->cap_ops) gg_grow_ops(b);

@@ -178,11 +178,13 @@ dc_eval_names *dc_eval_names_new(void) {
 void dc_eval_names_free(dc_eval_names *n) { free(n); }
 
 static bool names_cost(dc_eval_names *c, const dc_profile *prof,
-                       const char *name, dc_op_cost *out) {
+                       const char *name, bool literal, dc_op_cost *out) {
   size_t i = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
   for (size_t probe = 0; probe < 8; probe++) {
     names_slot *sl = &c->slots[(i + probe) & (NAME_CACHE - 1)];
-    if (sl->name == name && strcmp(sl->text, name) == 0) {
+    /* A literal's address never held another text (nor can a heap name
+     * share it), so for a graph of literal names the pointer is enough. */
+    if (sl->name == name && (literal || strcmp(sl->text, name) == 0)) {
       *out = sl->cost;
       return true;
     }
@@ -202,7 +204,8 @@ static bool names_cost(dc_eval_names *c, const dc_profile *prof,
 static dc_op_cost op_cost(evaluator *ev, const char *name) {
   if (!name) return dc_profile_op(ev->o->profile, name);
   dc_op_cost c;
-  if (ev->cache && names_cost(ev->cache, ev->o->profile, name, &c))
+  if (ev->cache && names_cost(ev->cache, ev->o->profile, name,
+                              ev->g->literal_names, &c))
     return c;
   size_t i = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
   for (size_t probe = 0; probe < 8; probe++) {

@@ -8,9 +8,15 @@
  * The key is the descriptor's meaningful fields serialised to 64-bit words
  * (never the struct's raw bytes: a union with padding and pointers to
  * per-table arrays would make equal kernels look different), plus the
- * caller's device id. The collective id is left out on purpose: it names a
- * collective, it does not change its price. Keys are compared in full, so a
- * hash collision can never return a wrong price.
+ * caller's device id. Keys are compared in full, so a hash collision can
+ * never return a wrong price.
+ *
+ * Only kinds whose price costs more than a lookup go through the cache:
+ * GEMM, embedding, transpose and tril (a fitted MLP, a hit-rate model, a
+ * loop over rows). Element-wise, copies and collectives are closed-form
+ * rooflines of a few nanoseconds, cheaper to price again than to hash;
+ * they are priced directly and counted as neither hit nor miss (as is an
+ * embedding kernel whose key would exceed MEMO_MAX_KEY words).
  *
  * One cache per worker thread: no locks on the hot path, and because prices
  * are pure the output cannot depend on which thread priced what. The table
@@ -70,7 +76,7 @@ static uint64_t dbits(double v) {
 }
 
 /* Serialises what determines a kernel's price. Returns the word count, or
- * 0 when the key would not fit. */
+ * 0 for a kernel not cached: a closed-form kind, or a key too long. */
 static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
   size_t n = 0;
   w[n++] = ((uint64_t)(uint32_t)device_id << 32) | (uint64_t)k->kind;
@@ -101,19 +107,6 @@ static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
       w[n++] = dbits(gr->pooling);
     }
     break;
-  case DC_KERNEL_ELEMENTWISE:
-  case DC_KERNEL_REDUCE:
-    w[n++] = (uint64_t)k->u.ew.elements;
-    w[n++] = dbits(k->u.ew.flops_per_elem);
-    w[n++] = dbits(k->u.ew.bytes_per_elem);
-    break;
-  case DC_KERNEL_CONCAT:
-  case DC_KERNEL_MEMCPY_H2D:
-  case DC_KERNEL_MEMCPY_D2H:
-  case DC_KERNEL_MEMCPY_D2D:
-    w[n++] = (uint64_t)k->u.copy.bytes;
-    w[n++] = (uint64_t)k->u.copy.pinned;
-    break;
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
@@ -121,14 +114,6 @@ static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
     w[n++] = (uint64_t)k->u.mat.m;
     w[n++] = (uint64_t)k->u.mat.n;
     w[n++] = (uint64_t)k->u.mat.diag | (uint64_t)k->u.mat.dtype << 8;
-    break;
-  case DC_KERNEL_ALL_TO_ALL:
-  case DC_KERNEL_ALL_REDUCE:
-  case DC_KERNEL_REDUCE_SCATTER:
-  case DC_KERNEL_ALL_GATHER:
-    w[n++] = (uint64_t)k->u.coll.bytes;
-    w[n++] = (uint64_t)(uint32_t)k->u.coll.ranks << 32 |
-             (uint32_t)k->u.coll.hosts;
     break;
   default:
     return 0;
@@ -177,10 +162,7 @@ double dc_memo_time(dc_memo *m, const dc_kernel *k, int32_t device_id,
                     const dc_device *dev, const dc_kmodels *km) {
   uint64_t key[MEMO_MAX_KEY];
   size_t n = key_of(k, device_id, key);
-  if (n == 0) {
-    m->misses++;
-    return dc_kernel_time(k, dev, km);
-  }
+  if (n == 0) return dc_kernel_time(k, dev, km); /* not cached */
   uint64_t h = hash_words(key, n);
   size_t mask = MEMO_CAP - 1, i = (size_t)h & mask;
   while (m->slots[i].hash) {
