@@ -131,6 +131,8 @@ static inline void div_sms(int64_t a, const gemm_ctx *c, int64_t *q,
 typedef struct gemm_tile_state {
   int64_t mn_tiles, q, r; /* tiles without split; = q·SMs + r */
   double per_ks;          /* µs per CTA per k: max(compute, L2 feed) */
+  bool full_bw;           /* enough CTAs for full DRAM bandwidth at split 1
+                             (then at every split: they only grow) */
 } gemm_tile_state;
 
 /* The split table: what depends on the split factor 2^j alone. */
@@ -139,29 +141,38 @@ typedef struct gemm_splits {
   double ks[GEMM_MAX_SPLIT_LOG + 1];    /* k per split */
   double bytes[GEMM_MAX_SPLIT_LOG + 1]; /* DRAM bytes */
   double tdram[GEMM_MAX_SPLIT_LOG + 1]; /* bytes at full bandwidth, µs */
+  double floor_us[GEMM_MAX_SPLIT_LOG + 1]; /* no split candidate at j
+                                              or beyond costs less */
   double kstep_bytes;                   /* in flight per tile-side element */
 } gemm_splits;
 
-/* max(compute, memory) of tile g at split step j; q, r describe the
- * tiles over SMs at that step. */
-static inline double gemm_candidate(const gemm_tile *g,
-                                    const gemm_tile_state *ts, int64_t q,
-                                    int64_t r, int j, const gemm_splits *sp,
-                                    const gemm_ctx *c) {
+/* The compute time (µs) of tile g at split step j; q, r describe the tiles
+ * over SMs at that step. CTAs one SM runs in sequence: ceil(tiles / SMs)
+ * within one wave, else whole waves of ctas_per_sm. */
+static inline double gemm_tcomp(const gemm_tile *g, const gemm_tile_state *ts,
+                                int64_t q, int64_t r, int j,
+                                const gemm_splits *sp) {
   int64_t cps = (int64_t)1 << g->cps_log;
-  /* CTAs one SM runs in sequence: ceil(tiles / SMs) within one wave, else
-   * whole waves of ctas_per_sm. */
   int64_t need = q + (r > 0);
   int64_t per_sm = need <= cps ? need : (need + cps - 1) & -cps;
-  double tcomp = (double)per_sm * sp->ks[j] * ts->per_ks;
-  /* Little's law: the active CTAs keep (mt + nt)·kstep·s·2 bytes each in
-   * flight; below bytes_needed the DRAM bandwidth is latency-bound. */
-  int64_t tiles = ts->mn_tiles << j, slots = c->sms * cps;
-  double inflight = (double)(tiles < slots ? tiles : slots) *
-                    g->feed_per_k * sp->kstep_bytes;
-  if (inflight >= c->bytes_needed) return dmax(tcomp, sp->tdram[j]);
-  return dmax(tcomp,
-              sp->bytes[j] * (GEMM_DRAM_LATENCY_S * 1e6) / inflight);
+  return (double)per_sm * sp->ks[j] * ts->per_ks;
+}
+
+/* Little's law: the active CTAs, min(tiles, slots), keep (mt + nt)·kstep·
+ * s·2 bytes each in flight; below bytes_needed the DRAM bandwidth is
+ * latency-bound. Returns the bytes in flight. */
+static inline double gemm_inflight(const gemm_tile *g,
+                                   const gemm_tile_state *ts, int j,
+                                   const gemm_splits *sp, const gemm_ctx *c) {
+  int64_t tiles = ts->mn_tiles << j, slots = c->sms << g->cps_log;
+  return (double)(tiles < slots ? tiles : slots) * g->feed_per_k *
+         sp->kstep_bytes;
+}
+
+static inline double gemm_tmem(double inflight, int j, const gemm_splits *sp,
+                               const gemm_ctx *c) {
+  if (inflight >= c->bytes_needed) return sp->tdram[j];
+  return sp->bytes[j] * (GEMM_DRAM_LATENCY_S * 1e6) / inflight;
 }
 
 /* The search, in two passes. First every tile without split-K. Then the
@@ -184,6 +195,8 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     sp.ks[j] = (double)ks;
     sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
+    /* A relative margin far above rounding keeps the skip test safe. */
+    sp.floor_us[j] = sp.tdram[j] * (1 - 1e-9) + 2 * GEMM_FIXED_US;
     sp.n = j + 1;
   }
   /* ceil(m / side), ceil(n / side) for sides 32, 64, 128, 256 */
@@ -201,10 +214,12 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     ts->mn_tiles = mside[g->mi] * nside[g->ni] * batch;
     ts->per_ks = dmax(g->flops_per_k * c->inv_peak_sm, g->feed_per_k * feed_us);
     div_sms(ts->mn_tiles, c, &ts->q, &ts->r);
-    double t0 = gemm_candidate(g, ts, ts->q, ts->r, 0, &sp, c);
+    double inflight = gemm_inflight(g, ts, 0, &sp, c);
+    ts->full_bw = inflight >= c->bytes_needed;
+    double t0 = dmax(gemm_tcomp(g, ts, ts->q, ts->r, 0, &sp),
+                     gemm_tmem(inflight, 0, &sp, c));
     best = dmin(best, t0 + GEMM_FIXED_US);
   }
-  /* A relative margin far above rounding keeps the skip test safe. */
   double split_fixed = 2 * GEMM_FIXED_US;
   for (size_t t = 0; sp.n > 1 && t < DC_COUNTOF(gemm_tiles); t++) {
     const gemm_tile_state *ts = &st[t];
@@ -212,10 +227,14 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     if (lb * (1 - 1e-9) + split_fixed >= best) continue;
     int64_t q = ts->q, r = ts->r;
     for (int j = 1; j < sp.n; j++) {
-      if (sp.tdram[j] * (1 - 1e-9) + split_fixed >= best) break;
+      if (sp.floor_us[j] >= best) break;
       q *= 2, r *= 2; /* tiles double: 2q·SMs + 2r */
       if (r >= c->sms) q++, r -= c->sms;
-      double tj = gemm_candidate(&gemm_tiles[t], ts, q, r, j, &sp, c);
+      const gemm_tile *g = &gemm_tiles[t];
+      double tmem = ts->full_bw
+                        ? sp.tdram[j]
+                        : gemm_tmem(gemm_inflight(g, ts, j, &sp, c), j, &sp, c);
+      double tj = dmax(gemm_tcomp(g, ts, q, r, j, &sp), tmem);
       best = dmin(best, tj + split_fixed);
     }
   }

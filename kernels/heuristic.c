@@ -61,23 +61,29 @@ static double ceil32(double bytes) { return ceil(bytes / 32.0) * 32.0; }
  * Tables that differ are priced group by group and summed; one kernel, so
  * one fixed latency. */
 
-/* ln C(n, k) for real n ≥ k ≥ 0. lgamma_r, not lgamma: lgamma writes the
- * global signgam, a data race when points are priced on several threads. */
-static double ln_choose(double n, double k) {
-  int sign;
-  return lgamma_r(n + 1, &sign) - lgamma_r(k + 1, &sign) -
-         lgamma_r(n - k + 1, &sign);
-}
-
-/* C(x, L) / C(E, L) = Π_{i<L} (x − i) / (E − i) for whole L: exact and
- * cheaper than three log-gammas for the small pooling factors of DLRM. */
+/* C(x, L) / C(E, L) for real E ≥ x ≥ L ≥ 0.
+ * For whole L ≤ 64 (DLRM's pooling factors): Π_{i<L} (x − i) / (E − i),
+ * exact but for rounding, taken four factors at a time (one division per
+ * four; a product of four row counts stays far inside a double's range).
+ * Otherwise ln C(x, L) − ln C(E, L), where the ln Γ(L + 1) terms cancel:
+ *   ln Γ(x + 1) − ln Γ(x − L + 1) − ln Γ(E + 1) + ln Γ(E − L + 1).
+ * lgamma_r, not lgamma: lgamma writes the global signgam, a data race when
+ * points are priced on several threads. */
 static double choose_ratio(double x, double E, double L) {
   if (L == floor(L) && L <= 64) {
+    int n = (int)L, i = 0;
     double r = 1;
-    for (int i = 0; i < (int)L; i++) r *= (x - i) / (E - i);
+    for (; i + 4 <= n; i += 4) {
+      double num = ((x - i) * (x - i - 1)) * ((x - i - 2) * (x - i - 3));
+      double den = ((E - i) * (E - i - 1)) * ((E - i - 2) * (E - i - 3));
+      r *= num / den;
+    }
+    for (; i < n; i++) r *= (x - i) / (E - i);
     return r;
   }
-  return exp(ln_choose(x, L) - ln_choose(E, L));
+  int sign;
+  return exp(lgamma_r(x + 1, &sign) - lgamma_r(x - L + 1, &sign) -
+             lgamma_r(E + 1, &sign) + lgamma_r(E - L + 1, &sign));
 }
 
 /* The rows that stay in L2 (x above): depends on the device, the batch,
@@ -132,7 +138,11 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   bool enhanced = k->u.emb.model == DC_EMBMODEL_ENHANCED;
   double s = dc_dtype_bytes(k->u.emb.dtype);
   double B = (double)k->u.emb.batch;
+  /* µs per byte (xfer_us's division, taken once per kernel, not per
+   * group) */
   double dram = dc_k_dram_gbps(dev), l2 = dev->l2_gbps;
+  double dram_us = dram > 0 ? 1 / (dram * 1e3) : 0;
+  double l2_us = l2 > 0 ? 1 / (l2 * 1e3) : 0;
   double mem_us = 0, flops = 0;
   int32_t x_dim = -1;
   int x_bytes = -1;
@@ -160,7 +170,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
     }
     double tr_l2 = enhanced ? offs + p * weights : 0;
     double tr_dram = idx + out + (1 - p) * weights + (enhanced ? 0 : offs);
-    mem_us += warps * (xfer_us(tr_dram, dram) + xfer_us(tr_l2, l2));
+    mem_us += warps * (tr_dram * dram_us + tr_l2 * l2_us);
     if (bwd) {
       double fl = 2.0 + (fused ? opt_flops_per_elem(k->u.emb.optimizer) : 0);
       flops += warps * L * g->dim * fl;

@@ -219,9 +219,12 @@ typedef struct run {
   int64_t window;
   slot *slots;
   pthread_mutex_t mu;
-  pthread_cond_t space, ready;
+  pthread_cond_t space;
   int64_t next_claim, emitted;
   bool failed;
+  bool writing;         /* a worker is emitting rows (see emit_ready) */
+  dc_buf *out;          /* output buffer: only the writer touches it */
+  struct progress *prog;
   bool sharding_metrics; /* some output reads dc_metrics_sharding's values */
 } run;
 
@@ -466,12 +469,52 @@ static bool point_row(worker *w, const run *R, int64_t i) {
   return true;
 }
 
+static void progress_show(struct progress *p, int64_t done, bool final);
+static bool flush_out(run *R, dc_buf *out, bool force);
+
+/* Called with the lock held, by a worker that has just published rows. If
+ * no one is writing and the next row in order is ready, this worker becomes
+ * the writer: it moves every ready row, in order, into the output buffer,
+ * then writes the buffer out without the lock, and repeats until the next
+ * row is not ready. One writer at a time keeps the order; the writer
+ * re-checks under the lock before it stops, so a row published while it
+ * was writing is never left behind. No thread exists only to write: on a
+ * machine with as many cores as jobs, nobody is descheduled to wake it. */
+static void emit_ready(run *R) {
+  if (R->writing) return;
+  R->writing = true;
+  while (!R->failed) {
+    int64_t before = R->emitted;
+    while (R->emitted < R->n_local) {
+      slot *s = &R->slots[R->emitted % R->window];
+      if (!s->ready) break;
+      dc_buf_append(R->out, s->buf.data, s->buf.len);
+      s->ready = false;
+      R->emitted++;
+    }
+    if (R->emitted == before) break;
+    int64_t emitted = R->emitted;
+    pthread_cond_broadcast(&R->space);
+    pthread_mutex_unlock(&R->mu);
+    bool wrote = flush_out(R, R->out, false);
+    progress_show(R->prog, emitted, false);
+    pthread_mutex_lock(&R->mu);
+    if (!wrote) {
+      R->failed = true;
+      pthread_cond_broadcast(&R->space);
+    }
+  }
+  R->writing = false;
+}
+
 /* Workers claim CLAIM_CHUNK consecutive points per trip through the lock
  * and publish them together: one lock round trip per chunk, not per point.
  * A claimed slot belongs to its worker until it is marked ready (the
  * writer never touches a slot that is not ready, and a slot is claimed
- * again only after the writer has emitted it under the lock), so rows are
- * formatted straight into their slots without holding the lock. */
+ * again only after it has been emitted), so rows are formatted straight
+ * into their slots without holding the lock. A worker waits only when the
+ * window is full, that is when the row to emit next is still being
+ * computed by another worker, which will emit it. */
 static void *worker_main(void *arg) {
   void **pair = arg;
   run *R = pair[0];
@@ -504,12 +547,10 @@ static void *worker_main(void *arg) {
       R->slots[(j0 + k) % R->window].ready = true;
     if (!ok) {
       R->failed = true;
-      pthread_cond_broadcast(&R->ready);
       pthread_cond_broadcast(&R->space);
       break;
     }
-    if (R->emitted >= j0 && R->emitted < j0 + n)
-      pthread_cond_signal(&R->ready);
+    emit_ready(R);
   }
   pthread_mutex_unlock(&R->mu);
   return NULL;
@@ -614,56 +655,33 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
       progress_show(&prog, j + 1, false);
     }
   } else {
+    /* The calling thread is worker 0; jobs − 1 more are started. */
     R.window = (int64_t)jobs * WINDOW_PER_JOB;
     R.slots = dc_xcalloc((size_t)R.window, sizeof *R.slots);
+    R.out = &out;
+    R.prog = &prog;
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.space, NULL);
-    pthread_cond_init(&R.ready, NULL);
     pthread_t *th = dc_xcalloc((size_t)jobs, sizeof *th);
     void *(*pairs)[2] = dc_xcalloc((size_t)jobs, sizeof *pairs);
     for (int i = 0; i < jobs; i++) {
       pairs[i][0] = &R;
       pairs[i][1] = &ws[i];
-      if (pthread_create(&th[i], NULL, worker_main, pairs[i]) != 0)
+      if (i > 0 && pthread_create(&th[i], NULL, worker_main, pairs[i]) != 0)
         dc_fatal(__FILE__, __LINE__, "cannot start a worker thread");
     }
-    dc_buf row = {0};
-    pthread_mutex_lock(&R.mu);
-    while (R.emitted < R.n_local) {
-      slot *s = &R.slots[R.emitted % R.window];
-      while (!s->ready && !R.failed) pthread_cond_wait(&R.ready, &R.mu);
-      if (R.failed) break;
-      /* Take the row out of the slot before freeing the slot: once
-       * `emitted` moves, a worker may claim the point that reuses it. */
-      dc_buf t = s->buf;
-      s->buf = row;
-      row = t;
-      s->ready = false;
-      R.emitted++;
-      pthread_cond_broadcast(&R.space);
-      pthread_mutex_unlock(&R.mu);
-      dc_buf_append(&out, row.data, row.len);
-      bool wrote = flush_out(&R, &out, false);
-      progress_show(&prog, R.emitted, false);
-      pthread_mutex_lock(&R.mu);
-      if (!wrote) {
-        R.failed = true;
-        ok = false;
-        pthread_cond_broadcast(&R.space);
-        break;
-      }
-    }
+    worker_main(pairs[0]);
+    for (int i = 1; i < jobs; i++) pthread_join(th[i], NULL);
+    /* Every published row was emitted by its last writer (emit_ready
+     * re-checks before it stops); a failure stops the run early. */
+    DC_ASSERT(R.failed || R.emitted == R.n_local);
     if (R.failed) ok = false;
-    pthread_mutex_unlock(&R.mu);
-    for (int i = 0; i < jobs; i++) pthread_join(th[i], NULL);
-    dc_buf_free(&row);
     for (int64_t i = 0; i < R.window; i++) dc_buf_free(&R.slots[i].buf);
     free(R.slots);
     free(th);
     free(pairs);
     pthread_mutex_destroy(&R.mu);
     pthread_cond_destroy(&R.space);
-    pthread_cond_destroy(&R.ready);
   }
   if (ok) ok = flush_out(&R, &out, true);
   if (ok) progress_show(&prog, R.n_local, true);

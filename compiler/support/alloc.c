@@ -48,11 +48,3 @@ char *dc_xstrdup(const char *s) {
   memcpy(p, s, n);
   return p;
 }
-
-bool dc_mul_i64(int64_t a, int64_t b, int64_t *out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
-
-bool dc_add_i64(int64_t a, int64_t b, int64_t *out) {
-  return !__builtin_add_overflow(a, b, out);
-}

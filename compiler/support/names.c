@@ -37,19 +37,6 @@ const char *dc_embedding_kernel_name(dc_embedding_kernel k) {
   return k == DC_EMBEDDING_BATCHED ? "batched" : "per_table";
 }
 
-int dc_dtype_bytes(dc_dtype t) {
-  switch (t) {
-  case DC_DTYPE_FP32:
-  case DC_DTYPE_TF32:
-  case DC_DTYPE_INT32: return 4;
-  case DC_DTYPE_FP16:
-  case DC_DTYPE_BF16: return 2;
-  case DC_DTYPE_INT64: return 8;
-  case DC_DTYPE_BOOL: return 1;
-  }
-  return 4;
-}
-
 const char *dc_dtype_name(dc_dtype t) {
   static const char *const n[] = {"fp32",  "tf32",  "fp16", "bf16",
                                   "int64", "int32", "bool"};

@@ -38,9 +38,14 @@ _Noreturn void dc_fatal(const char *file, int line, const char *fmt, ...)
 
 #define DC_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Checked 64-bit arithmetic: false on overflow (result left unspecified). */
-bool dc_mul_i64(int64_t a, int64_t b, int64_t *out);
-bool dc_add_i64(int64_t a, int64_t b, int64_t *out);
+/* Checked 64-bit arithmetic: false on overflow (result left unspecified).
+ * Inline: graph building and the memory model call them per tensor. */
+static inline bool dc_mul_i64(int64_t a, int64_t b, int64_t *out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool dc_add_i64(int64_t a, int64_t b, int64_t *out) {
+  return !__builtin_add_overflow(a, b, out);
+}
 
 /* ---- arena -------------------------------------------------------------- */
 

@@ -34,6 +34,50 @@ static void bench(const char *what, const dc_kernel *k, const dc_device *v,
          dc_kernel_model_used(k, km));
 }
 
+/* The GEMMs of one DLRM_MLPerf iteration at batch 2048 (bottom MLP
+ * 13-512-256-128, top MLP 479-1024-1024-512-256-1; forward, input
+ * gradient and weight gradient of each layer, and the interaction's two
+ * batched products), priced in turn: the mix a run prices, and no single
+ * shape for the branch predictor to learn. */
+static void bench_mix(const dc_device *v, dc_arena *a, long iters) {
+  static const int64_t bottom[] = {13, 512, 256, 128};
+  static const int64_t top[] = {479, 1024, 1024, 512, 256, 1};
+  const int64_t B = 2048;
+  dc_kernel mix[64];
+  int n = 0;
+  for (int which = 0; which < 2; which++) {
+    const int64_t *w = which ? top : bottom;
+    int layers = which ? 5 : 3;
+    for (int i = 0; i < layers; i++) {
+      int64_t shapes[3][3] = {{B, w[i + 1], w[i]},  /* forward */
+                              {B, w[i], w[i + 1]},  /* input gradient */
+                              {w[i + 1], w[i], B}}; /* weight gradient */
+      for (int s = 0; s < 3; s++) {
+        dc_kernel *k = &mix[n++];
+        dc_kernel_params_init(k, DC_KERNEL_GEMM, a);
+        k->u.gemm.m = shapes[s][0];
+        k->u.gemm.n = shapes[s][1];
+        k->u.gemm.k = shapes[s][2];
+      }
+    }
+  }
+  for (int s = 0; s < 2; s++) { /* Z = X·Xᵀ over 27 vectors of 128 */
+    dc_kernel *k = &mix[n++];
+    dc_kernel_params_init(k, DC_KERNEL_GEMM, a);
+    k->u.gemm.batch = B;
+    k->u.gemm.m = 27;
+    k->u.gemm.n = s ? 128 : 27;
+    k->u.gemm.k = s ? 27 : 128;
+  }
+  long rounds = iters / n + 1;
+  double t0 = now_ns();
+  for (long r = 0; r < rounds; r++)
+    for (int i = 0; i < n; i++) sink += dc_kernel_time(&mix[i], v, NULL);
+  double ns = (now_ns() - t0) / (double)(rounds * n);
+  printf("%-28s %10.1f ns per kernel (analytic, %d shapes)\n",
+         "gemm (MLPerf mix)", ns, n);
+}
+
 int main(int argc, char **argv) {
   long iters = argc > 1 ? atol(argv[1]) : 200000;
   if (iters < 1) iters = 1;
@@ -59,6 +103,7 @@ int main(int argc, char **argv) {
   k.u.gemm.m = 2048, k.u.gemm.n = 1024, k.u.gemm.k = 512;
   bench("gemm (analytic)", &k, &v, NULL, iters);
   bench("gemm (fitted MLP)", &k, &v, km, iters / 10 + 1);
+  bench_mix(&v, &a, iters);
   printf("(checksum %.3f)\n", sink);
   dc_arena_free(&a);
   return 0;
