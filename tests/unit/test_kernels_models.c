@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
+#include "kernels/kinternal.h" /* dc_k_rand_uniform */
 
 static dc_device toy(void) {
   dc_device v = {0};
@@ -103,6 +104,20 @@ static void emb_hit_rate(void **st) {
               1e-12);
   g.rows = 100; /* fits in L2 */
   NEAR(dc_kernel_emb_hit_rate(&v, 1000, &g, 256), 1.0);
+  /* Both ways of computing C(X, L)/C(E, L) — a product four factors at a
+   * time for whole L ≤ 64, log-gammas beyond — against the plain product
+   * Π (X − i)/(E − i) in long double, with a remainder (L = 63), at the
+   * switch (64, 65) and far beyond (200). */
+  g.rows = 1000000;
+  static const double ls[] = {5, 63, 64, 65, 200};
+  for (size_t i = 0; i < DC_COUNTOF(ls); i++) {
+    g.pooling = ls[i];
+    long double r = 1;
+    for (int j = 0; j < (int)ls[i]; j++)
+      r *= (24576.0L - j) / (1e6L - j);
+    double got = dc_kernel_emb_hit_rate(&v, 1000, &g, 256);
+    assert_true(fabs(got / (double)r - 1) < 1e-9);
+  }
 }
 
 /* Backward, plain, fused optimizer, same sizes: weights read + write
@@ -291,6 +306,67 @@ static void gemm_compute_bound(void **st) {
   assert_true(fabs(dc_kernel_gemm_analytic_us(&k, &v) - want) < 1e-6);
 }
 
+/* The GEMM model as kernels/gemm.c's header states it, every candidate
+ * priced with the formulas as written (divisions, ceil, min): the search
+ * in gemm.c computes the same thing faster and skips candidates it proves
+ * cannot win, so the two must agree to rounding. fp32 on the toy device
+ * (peak = fp32 × eff, no clock cap); sms, bandwidths and shapes vary. */
+static double gemm_direct(const dc_kernel *k, const dc_device *v) {
+  static const int tiles[][2] = {{256, 128}, {128, 256}, {128, 128},
+                                 {128, 64},  {64, 128},  {128, 32},
+                                 {32, 128},  {64, 64},   {64, 32},
+                                 {32, 64},   {32, 32}};
+  double m = (double)k->u.gemm.m, n = (double)k->u.gemm.n,
+         kk = (double)k->u.gemm.k, b = (double)k->u.gemm.batch, s = 4;
+  double sms = v->sms, peak_sm = v->fp32_tflops * v->fp32_eff * 1e6 / sms;
+  double l2_sm = v->l2_gbps * 1e3 / sms, dram = v->dram_gbps * v->dram_eff;
+  double best = INFINITY;
+  for (size_t t = 0; t < DC_COUNTOF(tiles); t++) {
+    double mt = tiles[t][0], nt = tiles[t][1];
+    double cps = fmin(fmax(floor(128.0 * 128.0 / (mt * nt)), 1), 4);
+    for (double split = 1; split <= 32; split *= 2) {
+      double ks = ceil(kk / split);
+      if (split > 1 && ks < 128) break;
+      double ntiles = ceil(m / mt) * ceil(n / nt) * b * split;
+      double waves = ceil(ntiles / (sms * cps));
+      double per_sm = waves == 1 ? fmin(ceil(ntiles / sms), cps) : cps;
+      double compute = per_sm * 2 * mt * nt * ks / peak_sm;
+      double feed = per_sm * (mt + nt) * ks * s / l2_sm;
+      double bytes = (m * kk + kk * n) * s * b + m * n * s * b +
+                     (split > 1 ? m * n * 4 * b * 2 * split : 0);
+      double active = fmin(ntiles, sms * cps);
+      double bw = fmin(dram * 1e9, active * (mt + nt) * 32 * s * 2 / 600e-9);
+      double tot = fmax(waves * fmax(compute, feed), bytes / bw * 1e6) + 5 +
+                   (split > 1 ? 5 : 0);
+      best = fmin(best, tot);
+    }
+  }
+  return best;
+}
+
+static void gemm_search_matches_direct(void **st) {
+  (void)st;
+  uint64_t seed = 7;
+  static const int sms[] = {1, 7, 40, 80, 108, 132};
+  for (int i = 0; i < 20000; i++) {
+    dc_device v = toy();
+    v.sms = sms[i % DC_COUNTOF(sms)];
+    v.l2_gbps = 500 + 4000 * dc_k_rand_uniform(&seed);
+    v.dram_gbps = 200 + 3000 * dc_k_rand_uniform(&seed);
+    int64_t dims[4];
+    for (int d = 0; d < 4; d++) /* log-uniform in 1 .. 2^16 */
+      dims[d] = 1 + (int64_t)exp(dc_k_rand_uniform(&seed) * 16 * log(2));
+    dc_kernel k = gemm(dims[0], dims[1], dims[2], DC_DTYPE_FP32);
+    k.u.gemm.batch = i % 3 ? 1 : 1 + dims[3] % 64;
+    double want = gemm_direct(&k, &v);
+    double got = dc_kernel_gemm_analytic_us(&k, &v);
+    if (fabs(got / want - 1) > 1e-12)
+      fail_msg("%lld×%lld×%lld batch %lld on %d SMs: %.17g, direct %.17g",
+               (long long)dims[0], (long long)dims[1], (long long)dims[2],
+               (long long)k.u.gemm.batch, v.sms, got, want);
+  }
+}
+
 /* Bounds and fallbacks every GEMM must respect. */
 static void gemm_bounds(void **st) {
   (void)st;
@@ -335,6 +411,7 @@ int main(void) {
       cmocka_unit_test(roofline),        cmocka_unit_test(copies),
       cmocka_unit_test(matrix_roofline), cmocka_unit_test(collectives),
       cmocka_unit_test(gemm_compute_bound), cmocka_unit_test(gemm_bounds),
+      cmocka_unit_test(gemm_search_matches_direct),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
