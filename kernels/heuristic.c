@@ -16,14 +16,6 @@
 #include "kernels/kernels.h"
 #include "kernels/kinternal.h"
 
-double dc_k_dram_gbps(const dc_device *dev) {
-  return dev->dram_gbps * dev->dram_eff;
-}
-
-double dc_k_fp32_flops_per_us(const dc_device *dev) {
-  return dev->fp32_tflops * dev->fp32_eff * 1e6;
-}
-
 /* bytes over GB/s, in µs */
 static double xfer_us(double bytes, double gbps) {
   return gbps > 0 ? bytes / (gbps * 1e3) : 0;

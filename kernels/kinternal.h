@@ -7,8 +7,13 @@
 
 #include "kernels/kernels.h"
 
-double dc_k_dram_gbps(const dc_device *dev);
-double dc_k_fp32_flops_per_us(const dc_device *dev);
+/* Achievable DRAM bandwidth (GB/s) and fp32 rate (flops per µs). */
+static inline double dc_k_dram_gbps(const dc_device *dev) {
+  return dev->dram_gbps * dev->dram_eff;
+}
+static inline double dc_k_fp32_flops_per_us(const dc_device *dev) {
+  return dev->fp32_tflops * dev->fp32_eff * 1e6;
+}
 double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_copy_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev);
