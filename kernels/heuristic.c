@@ -23,6 +23,9 @@ static double xfer_us(double bytes, double gbps) {
 
 static double ceil32(double bytes) { return ceil(bytes / 32.0) * 32.0; }
 
+/* max of two times (never NaN): inline, where fmax is a libm call */
+static inline double tmax(double a, double b) { return a > b ? a : b; }
+
 /* ---- embedding lookup ----------------------------------------------------
  * The paper §III-B1a, on Tulloch's table-batched kernel: one WARP per
  * (sample, table) output vector, B·T warps. Per-warp traffic:
@@ -53,14 +56,36 @@ static double ceil32(double bytes) { return ceil(bytes / 32.0) * 32.0; }
  * Tables that differ are priced group by group and summed; one kernel, so
  * one fixed latency. */
 
-/* C(x, L) / C(E, L) for real E ≥ x ≥ L ≥ 0.
- * For whole L ≤ 64 (DLRM's pooling factors): Π_{i<L} (x − i) / (E − i),
- * exact but for rounding, taken four factors at a time (one division per
- * four; a product of four row counts stays far inside a double's range).
- * Otherwise ln C(x, L) − ln C(E, L), where the ln Γ(L + 1) terms cancel:
- *   ln Γ(x + 1) − ln Γ(x − L + 1) − ln Γ(E + 1) + ln Γ(E − L + 1).
- * lgamma_r, not lgamma: lgamma writes the global signgam, a data race when
- * points are priced on several threads. */
+/* ln Γ(y + 1) − ln Γ(y − L + 1), the log of the falling factorial y^(L),
+ * for real y ≥ L ≥ 0. With b = y − L + 1 ≥ 100, Stirling's series taken
+ * as a difference, so that nothing large cancels:
+ *   (b + L − ½)·log1p(L / b) + L·(ln b − 1) + s(b + L) − s(b),
+ *   s(z) = 1/(12z) − 1/(360z³) + 1/(1260z⁵)
+ * (the next term is below 1e-17 there); two logs instead of two
+ * log-gammas, and more accurate than subtracting two ln Γ of row counts in
+ * the millions, which lose about 1e-9. Below, lgamma_r (not lgamma: it
+ * writes the global signgam, a data race when points are priced on
+ * several threads). */
+static double stirling_tail(double z) {
+  double r = 1 / z, r2 = r * r;
+  return r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260)));
+}
+
+static double ln_falling(double y, double L) {
+  double b = y - L + 1;
+  if (b >= 100)
+    return (b + L - 0.5) * log1p(L / b) + L * (log(b) - 1) +
+           stirling_tail(b + L) - stirling_tail(b);
+  int sign;
+  return lgamma_r(y + 1, &sign) - lgamma_r(b, &sign);
+}
+
+/* C(x, L) / C(E, L) for real E ≥ x ≥ L ≥ 0: the ratio of falling
+ * factorials x^(L) / E^(L) (the L! cancel). For whole L ≤ 64 (DLRM's
+ * pooling factors) the product Π_{i<L} (x − i) / (E − i), exact but for
+ * rounding, four factors at a time (one division per four; a product of
+ * four row counts stays far inside a double's range); otherwise
+ * exp(ln x^(L) − ln E^(L)). */
 static double choose_ratio(double x, double E, double L) {
   if (L == floor(L) && L <= 64) {
     int n = (int)L, i = 0;
@@ -73,9 +98,7 @@ static double choose_ratio(double x, double E, double L) {
     for (; i < n; i++) r *= (x - i) / (E - i);
     return r;
   }
-  int sign;
-  return exp(lgamma_r(x + 1, &sign) - lgamma_r(x - L + 1, &sign) -
-             lgamma_r(E + 1, &sign) + lgamma_r(E - L + 1, &sign));
+  return exp(ln_falling(x, L) - ln_falling(E, L));
 }
 
 /* The rows that stay in L2 (x above): depends on the device, the batch,
@@ -169,7 +192,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
     }
   }
   double compute_us = flops / dc_k_fp32_flops_per_us(dev);
-  return dev->kernel_floor_us + fmax(mem_us, compute_us);
+  return dev->kernel_floor_us + tmax(mem_us, compute_us);
 }
 
 /* ---- roofline ------------------------------------------------------------
@@ -180,7 +203,7 @@ double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
   double n = (double)k->u.ew.elements;
   double c = n * k->u.ew.flops_per_elem / dc_k_fp32_flops_per_us(dev);
   double m = xfer_us(n * k->u.ew.bytes_per_elem, dc_k_dram_gbps(dev));
-  return dev->kernel_floor_us + fmax(c, m);
+  return dev->kernel_floor_us + tmax(c, m);
 }
 
 /* Copies. concat (anchor-notes): 2·bytes / (0.79 · dram), the factor being

@@ -105,19 +105,27 @@ static void emb_hit_rate(void **st) {
   g.rows = 100; /* fits in L2 */
   NEAR(dc_kernel_emb_hit_rate(&v, 1000, &g, 256), 1.0);
   /* Both ways of computing C(X, L)/C(E, L) — a product four factors at a
-   * time for whole L ≤ 64, log-gammas beyond — against the plain product
-   * Π (X − i)/(E − i) in long double, with a remainder (L = 63), at the
-   * switch (64, 65) and far beyond (200). */
-  g.rows = 1000000;
-  static const double ls[] = {5, 63, 64, 65, 200};
+   * time for whole L ≤ 64, Stirling's series beyond — against the plain
+   * product Π (X − i)/(E − i) in long double: with a remainder (L = 63),
+   * at the switch (64, 65), far beyond (200, 1000); and for a fractional
+   * L, the ratio of Γ functions against lgammal. E = 30,000 keeps every
+   * ratio far above the subnormal range. */
+  g.rows = 30000;
+  static const double ls[] = {5, 63, 64, 65, 200, 1000};
   for (size_t i = 0; i < DC_COUNTOF(ls); i++) {
     g.pooling = ls[i];
     long double r = 1;
     for (int j = 0; j < (int)ls[i]; j++)
-      r *= (24576.0L - j) / (1e6L - j);
+      r *= (24576.0L - j) / (30000.0L - j);
     double got = dc_kernel_emb_hit_rate(&v, 1000, &g, 256);
-    assert_true(fabs(got / (double)r - 1) < 1e-9);
+    assert_true(r > 1e-300L && fabs(got / (double)r - 1) < 1e-12);
   }
+  g.pooling = 64.5;
+  long double lr = lgammal(24577.0L) - lgammal(24577.0L - 64.5L) -
+                   lgammal(30001.0L) + lgammal(30001.0L - 64.5L);
+  assert_true(fabs(dc_kernel_emb_hit_rate(&v, 1000, &g, 256) /
+                       (double)expl(lr) -
+                   1) < 1e-9);
 }
 
 /* Backward, plain, fused optimizer, same sizes: weights read + write
