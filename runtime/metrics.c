@@ -24,7 +24,8 @@
  *               rowwise_adagrad: one fp32 per embedding row + one per dense
  *               parameter; adam: two per parameter
  *   activations device tensors written by input, forward and loss ops (kept
- *               for the backward)
+ *               for the backward), each once: an op and its children list
+ *               the same output
  *   workspace   dense gradients + twice the largest tensor a backward op
  *               creates (the gradient being produced and the one consumed)
  *               + twice the largest collective buffer; outputs that alias
@@ -195,6 +196,9 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
       for (int32_t i = 0; i < op->n_outputs; i++) {
         int32_t t = op->outputs[i];
         if (t < 0 || t >= g->n_tensors || g->tensors[t].on_host) continue;
+        /* An op and its children list the same output (aten::linear and
+         * its aten::addmm): the tensor counts once, at its producer. */
+        if (fwd && g->tensors[t].producer != j) continue;
         int64_t b = tensor_bytes(&g->tensors[t]);
         if (!fwd && b <= big_bwd) continue;
         if (aliases_input(g, op, t)) continue; /* in place: no new memory */

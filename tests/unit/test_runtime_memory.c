@@ -1,0 +1,86 @@
+/*
+ * test_runtime_memory.c — the one-GPU memory estimate (runtime/metrics.c,
+ * the graph walk): a tensor counts once however many ops list it (an
+ * aten::linear and its aten::addmm name the same output), activations grow
+ * with the batch and parameters do not, and the parameter bytes are those
+ * worked out from the model by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdbool.h>
+
+#include "runtime/runtime.h"
+#include "tests/golden/graph/points.h"
+#include "tests/unit/graph_fixture.h"
+
+static int64_t bytes_of(const dc_tensor *t) {
+  int64_t n = dc_dtype_bytes(t->dtype);
+  for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+  return n;
+}
+
+/* Bottom 16-32-8, top 8-1 (dot over 2 tables of dim 8: 8 + 3 = 11 inputs,
+ * so the top MLP is 11-8-1), 2 tables of 1000 rows. */
+static void small(tp_cfg *c, int64_t batch) {
+  static const int64_t bot[] = {16, 32, 8};
+  static const int64_t top[] = {8, 1};
+  tp_init(c, bot, 3, top, 2, 2, 1000, 8, 2, batch);
+}
+
+/* Every device tensor of the forward counts at most once: the estimate is
+ * no more than the sum of the distinct tensors the input, forward and loss
+ * ops write. (Before the fix, outputs listed by a parent and its child
+ * were added twice, which broke this bound.) */
+static void tensor_counts_once(void **state) {
+  (void)state;
+  tp_cfg c;
+  small(&c, 64);
+  dc_graph *g = build(&c);
+  bool *seen = dc_arena_array(&arena, (size_t)g->n_tensors, sizeof(bool));
+  int64_t distinct = 0, listed = 0;
+  for (int32_t j = 0; j < g->n_ops; j++) {
+    const dc_op *op = &g->ops[j];
+    if (op->phase > DC_PHASE_LOSS) continue;
+    for (int32_t i = 0; i < op->n_outputs; i++) {
+      const dc_tensor *t = &g->tensors[op->outputs[i]];
+      if (t->on_host) continue;
+      listed += bytes_of(t);
+      if (!seen[op->outputs[i]]) distinct += bytes_of(t);
+      seen[op->outputs[i]] = true;
+    }
+  }
+  assert_true(listed > distinct); /* the graph does list tensors twice */
+  dc_memory m;
+  dc_memory_estimate(g, (int64_t)16 << 30, &m);
+  assert_true(m.activations_bytes > 0);
+  assert_true(m.activations_bytes <= distinct);
+}
+
+/* Parameters: MLPs (16·32 + 32) + (32·8 + 8) + (11·8 + 8) + (8·1 + 1) =
+ * 544 + 264 + 96 + 9 = 913 fp32, plus 2 tables × 1000 × 8 fp32; SGD keeps no state. Batch 64
+ * against 128: same parameters, more activations. */
+static void params_and_batch(void **state) {
+  (void)state;
+  tp_cfg c;
+  small(&c, 64);
+  dc_memory a, b;
+  dc_memory_estimate(build(&c), (int64_t)16 << 30, &a);
+  small(&c, 128);
+  dc_memory_estimate(build(&c), (int64_t)16 << 30, &b);
+  assert_int_equal(a.params_bytes, 913 * 4 + 2 * 1000 * 8 * 4);
+  assert_int_equal(a.optimizer_bytes, 0);
+  assert_int_equal(b.params_bytes, a.params_bytes);
+  assert_true(b.activations_bytes > a.activations_bytes);
+  assert_true(b.activations_bytes <= 2 * a.activations_bytes);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(tensor_counts_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(params_and_batch, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
