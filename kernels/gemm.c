@@ -226,6 +226,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   for (size_t t = 0; t < DC_COUNTOF(gemm_tiles); t++) {
     bool pair = t + 1 < DC_COUNTOF(gemm_tiles) && gemm_tiles[t + 1].mirror;
     size_t u = pair && st[t + 1].mn_tiles < st[t].mn_tiles ? t + 1 : t;
+    size_t first = u;
     for (int round = 0; round < 2; round++) {
       const gemm_tile *g = &gemm_tiles[u];
       gemm_tile_state *ts = &st[u];
@@ -238,8 +239,19 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
       double t0 = dmax(gemm_tcomp(g, ts, ts->q, ts->r, 0, &sp),
                        gemm_tmem(inflight, 0, &sp, c));
       best = dmin(best, t0 + GEMM_FIXED_US);
-      if (!pair || ts->full_bw) break;
-      u = u == t ? t + 1 : t; /* the mirror, latency-bound too */
+      if (!pair) break;
+      if (u != first) {
+        /* The one with fewer tiles was latency-bound. When even the larger
+         * count, at the largest split, fits in one CTA per SM, both run
+         * one CTA per SM at every split (the same compute) and the larger
+         * count keeps more bytes in flight: the other's split candidates
+         * cannot win. */
+        if ((st[u].mn_tiles << (sp.n - 1)) <= c->sms) st[first].skip = true;
+        break;
+      }
+      /* as many tiles: the mirror's candidates are the same ones */
+      if (ts->full_bw || st[t].mn_tiles == st[t + 1].mn_tiles) break;
+      u = u == t ? t + 1 : t; /* the mirror */
     }
     t += pair;
   }
