@@ -1,7 +1,7 @@
 # tests/kernels.cmake — the kernel models' real-data validation (a ctest
 # test that skips without ../shared/data) and the pricing-speed benchmark
-# (a build target, not a timed test: `cmake --build B --target
-# bench_kernels && B/tests/bench_kernels`).
+# (built with everything, so it cannot go stale; run by hand, not a timed
+# test: `B/tests/bench_kernels [iterations]`).
 add_executable(validate_gemm_deepbench
                ${CMAKE_CURRENT_SOURCE_DIR}/validation/gemm_deepbench.c)
 target_link_libraries(validate_gemm_deepbench PRIVATE dc_kernels dc_support
@@ -12,6 +12,6 @@ set_tests_properties(validation_kernels_gemm_deepbench PROPERTIES
   ENVIRONMENT "DC_SOURCE_DIR=${PROJECT_SOURCE_DIR};DC_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data"
   SKIP_RETURN_CODE 77)
 
-add_executable(bench_kernels EXCLUDE_FROM_ALL
+add_executable(bench_kernels
                ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_kernels.c)
 target_link_libraries(bench_kernels PRIVATE dc_kernels dc_support dc_warnings)
