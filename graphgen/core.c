@@ -25,14 +25,18 @@ const char *dc_phase_name(dc_phase p) {
   return "?";
 }
 
-/* Makes room for `need` more elements, doubling in the arena. */
+/* Makes room for `need` more elements, doubling in the arena. The arrays
+ * grown here (and set up in gg_init) are not zeroed: an element is written
+ * in full when it is appended (gg_begin, gg_tensor, gg_launch, gg_in,
+ * gg_out) and never read before; a sweep builds a graph per point, and
+ * zeroing them cost more than filling them. */
 static void *grow(gg_b *b, void *arr, int32_t *cap, int32_t n, int32_t need,
                   size_t size) {
   if (n + need <= *cap) return arr;
   int64_t nc = *cap ? *cap : 16;
   while (nc < (int64_t)n + need) nc *= 2;
   DC_ASSERT(nc <= INT32_MAX);
-  void *na = dc_arena_array(b->a, (size_t)nc, size);
+  void *na = dc_arena_array_raw(b->a, (size_t)nc, size);
   if (n) memcpy(na, arr, (size_t)n * size);
   *cap = (int32_t)nc;
   return na;
@@ -47,16 +51,16 @@ void gg_init(gg_b *b, const dc_point *p, dc_arena *a, dc_diags *d,
   b->n_streams = 1;
   if (est_ops < 64) est_ops = 64;
   b->cap_ops = est_ops;
-  b->ops = dc_arena_array(a, (size_t)est_ops, sizeof(dc_op));
-  b->opx = dc_arena_array(a, (size_t)est_ops, sizeof(gg_opx));
+  b->ops = dc_arena_array_raw(a, (size_t)est_ops, sizeof(dc_op));
+  b->opx = dc_arena_array_raw(a, (size_t)est_ops, sizeof(gg_opx));
   b->cap_ins = est_ops * 2;
-  b->ins = dc_arena_array(a, (size_t)b->cap_ins, sizeof(int32_t));
+  b->ins = dc_arena_array_raw(a, (size_t)b->cap_ins, sizeof(int32_t));
   b->cap_outs = est_ops + est_ops / 2;
-  b->outs = dc_arena_array(a, (size_t)b->cap_outs, sizeof(int32_t));
+  b->outs = dc_arena_array_raw(a, (size_t)b->cap_outs, sizeof(int32_t));
   b->cap_lns = est_ops / 2 + 16;
-  b->lns = dc_arena_array(a, (size_t)b->cap_lns, sizeof(dc_launch));
+  b->lns = dc_arena_array_raw(a, (size_t)b->cap_lns, sizeof(dc_launch));
   b->cap_ts = est_ops + est_ops / 4;
-  b->ts = dc_arena_array(a, (size_t)b->cap_ts, sizeof(dc_tensor));
+  b->ts = dc_arena_array_raw(a, (size_t)b->cap_ts, sizeof(dc_tensor));
 }
 
 int64_t gg_mul(gg_b *b, int64_t x, int64_t y) {
@@ -91,7 +95,8 @@ int32_t gg_tensor(gg_b *b, dc_dtype t, int32_t ndim, const int64_t *shape) {
   x->id = id;
   x->dtype = t;
   x->ndim = ndim;
-  for (int32_t i = 0; i < ndim; i++) x->shape[i] = shape[i];
+  for (int32_t i = 0; i < DC_TENSOR_MAX_DIMS; i++)
+    x->shape[i] = i < ndim ? shape[i] : 0;
   x->producer = -1;
   x->on_host = false;
   return id;

@@ -51,7 +51,7 @@ void dc_arena_reset(dc_arena *a) {
   a->used_bytes = 0;
 }
 
-void *dc_arena_alloc(dc_arena *a, size_t size) {
+void *dc_arena_alloc_raw(dc_arena *a, size_t size) {
   size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (need < size) dc_fatal(__FILE__, __LINE__, "arena request overflow");
   dc_arena_block *b = a->head;
@@ -76,15 +76,26 @@ void *dc_arena_alloc(dc_arena *a, size_t size) {
   void *p = b->data + b->used;
   b->used += need;
   a->used_bytes += need;
-  memset(p, 0, size);
   return p;
 }
 
-void *dc_arena_array(dc_arena *a, size_t n, size_t size) {
+void *dc_arena_alloc(dc_arena *a, size_t size) {
+  return memset(dc_arena_alloc_raw(a, size), 0, size);
+}
+
+static size_t array_bytes(size_t n, size_t size) {
   size_t total;
   if (__builtin_mul_overflow(n, size, &total))
     dc_fatal(__FILE__, __LINE__, "arena array overflow (%zu x %zu)", n, size);
-  return dc_arena_alloc(a, total);
+  return total;
+}
+
+void *dc_arena_array(dc_arena *a, size_t n, size_t size) {
+  return dc_arena_alloc(a, array_bytes(n, size));
+}
+
+void *dc_arena_array_raw(dc_arena *a, size_t n, size_t size) {
+  return dc_arena_alloc_raw(a, array_bytes(n, size));
 }
 
 char *dc_arena_strndup(dc_arena *a, const char *s, size_t n) {

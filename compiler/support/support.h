@@ -61,6 +61,10 @@ void dc_arena_free(dc_arena *a);
 void dc_arena_reset(dc_arena *a);
 void *dc_arena_alloc(dc_arena *a, size_t size); /* zeroed, 16-byte aligned */
 void *dc_arena_array(dc_arena *a, size_t n, size_t size); /* checks n*size */
+/* The same, not zeroed: for arrays every element of which is written
+ * before it is read (graphgen's growing op, tensor and launch arrays). */
+void *dc_arena_alloc_raw(dc_arena *a, size_t size);
+void *dc_arena_array_raw(dc_arena *a, size_t n, size_t size);
 char *dc_arena_strdup(dc_arena *a, const char *s);
 char *dc_arena_strndup(dc_arena *a, const char *s, size_t n);
 char *dc_arena_printf(dc_arena *a, const char *fmt, ...)
