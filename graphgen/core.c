@@ -92,13 +92,8 @@ int32_t gg_tensor(gg_b *b, dc_dtype t, int32_t ndim, const int64_t *shape) {
     b->ts = grow(b, b->ts, &b->cap_ts, b->n_ts, 1, sizeof(dc_tensor));
   int32_t id = b->n_ts++;
   dc_tensor *x = &b->ts[id];
-  x->id = id;
-  x->dtype = t;
-  x->ndim = ndim;
-  for (int32_t i = 0; i < DC_TENSOR_MAX_DIMS; i++)
-    x->shape[i] = i < ndim ? shape[i] : 0;
-  x->producer = -1;
-  x->on_host = false;
+  *x = (dc_tensor){.id = id, .dtype = t, .ndim = ndim, .producer = -1};
+  for (int32_t i = 0; i < ndim; i++) x->shape[i] = shape[i];
   return id;
 }
 

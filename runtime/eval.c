@@ -40,6 +40,7 @@
  * baseline on one stream and stays ≤ e2e on any graph because every start
  * is a max of non-negative terms (monotone in the overheads).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,7 +118,6 @@ typedef struct name_slot {
 } name_slot;
 
 typedef struct evaluator {
-  name_slot names[NAME_CACHE];
   dc_eval_names *cache; /* optional, across evaluations */
   const char *t4_call; /* the last runtime call priced, and its T4 */
   double t4;
@@ -131,6 +131,9 @@ typedef struct evaluator {
   dc_diags *d;
   interval *iv; /* every kernel's interval (several streams only) */
   size_t n_iv;
+  /* Last, and zeroed only when there is no cross-evaluation cache: a sweep
+   * evaluates a graph per point, and this is most of the struct. */
+  name_slot names[NAME_CACHE];
 } evaluator;
 
 /* Input readiness of op j: the latest end of the kernels that produced its
@@ -204,9 +207,11 @@ static bool names_cost(dc_eval_names *c, const dc_profile *prof,
 static dc_op_cost op_cost(evaluator *ev, const char *name) {
   if (!name) return dc_profile_op(ev->o->profile, name);
   dc_op_cost c;
-  if (ev->cache && names_cost(ev->cache, ev->o->profile, name,
-                              ev->g->literal_names, &c))
-    return c;
+  if (ev->cache) {
+    if (names_cost(ev->cache, ev->o->profile, name, ev->g->literal_names, &c))
+      return c;
+    return dc_profile_op(ev->o->profile, name); /* a name it cannot keep */
+  }
   size_t i = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
   for (size_t probe = 0; probe < 8; probe++) {
     name_slot *sl = &ev->names[(i + probe) & (NAME_CACHE - 1)];
@@ -432,7 +437,8 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
   memset(out, 0, sizeof *out);
   DC_ASSERT(g->n_ranks >= 1 && g->n_streams >= 1);
   evaluator ev;
-  memset(&ev, 0, sizeof ev);
+  memset(&ev, 0, offsetof(evaluator, names));
+  if (!names) memset(ev.names, 0, sizeof ev.names);
   ev.g = g;
   ev.o = o;
   ev.cache = names;
