@@ -246,7 +246,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
          * one CTA per SM at every split (the same compute) and the larger
          * count keeps more bytes in flight: the other's split candidates
          * cannot win. */
-        if ((st[u].mn_tiles << (sp.n - 1)) <= c->sms) st[first].skip = true;
+        if (st[u].mn_tiles <= c->sms >> (sp.n - 1)) st[first].skip = true;
         break;
       }
       /* as many tiles: the mirror's candidates are the same ones */
