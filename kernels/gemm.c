@@ -37,27 +37,29 @@
 #define GEMM_FIXED_US 5.0
 #define GEMM_DRAM_LATENCY_S 600e-9
 
-/* The candidate CTA tiles (mt × nt), with what the search needs of each:
- * the sides as log2 − 5 (an index into the per-call table of ceil(m / side)
+/* The candidate CTA tiles mt × nt, as seven shapes with mt ≥ nt: 256×128,
+ * 128×128, 128×64, 128×32, 64×64, 64×32 and 32×32. A shape with mt > nt
+ * stands for two tiles, itself and its mirror nt × mt (128×256, 64×128,
+ * 32×128, 32×64): eleven tiles in all. What the search needs of a shape:
+ * its sides as log2 − 5 (an index into the per-call table of ceil(m / side)
  * and ceil(n / side) for sides 32..256), log2 of ctas_per_sm =
  * clamp(128²/(mt·nt), 1, 4), 2·mt·nt (flops per k) and mt + nt (elements
- * fed per k). A tile marked `mirror` is the previous one transposed. */
-typedef struct gemm_tile {
+ * fed per k); a tile and its mirror share the last three. */
+typedef struct gemm_shape {
   int8_t mi, ni, cps_log;
-  bool mirror;
+  int8_t half; /* the shape of half the area and the same ctas_per_sm */
   double flops_per_k, feed_per_k;
-} gemm_tile;
+} gemm_shape;
 
-#define GEMM_TILE(mt, nt, mi, ni, cps_log, mirror)                           \
-  {mi, ni, cps_log, mirror, 2.0 * (mt) * (nt), (double)(mt) + (nt)}
-static const gemm_tile gemm_tiles[] = {
-    GEMM_TILE(256, 128, 3, 2, 0, false), GEMM_TILE(128, 256, 2, 3, 0, true),
-    GEMM_TILE(128, 128, 2, 2, 0, false), GEMM_TILE(128, 64, 2, 1, 1, false),
-    GEMM_TILE(64, 128, 1, 2, 1, true),   GEMM_TILE(128, 32, 2, 0, 2, false),
-    GEMM_TILE(32, 128, 0, 2, 2, true),   GEMM_TILE(64, 64, 1, 1, 2, false),
-    GEMM_TILE(64, 32, 1, 0, 2, false),   GEMM_TILE(32, 64, 0, 1, 2, true),
-    GEMM_TILE(32, 32, 0, 0, 2, false)};
-#undef GEMM_TILE
+#define GEMM_SHAPE(mt, nt, mi, ni, cps_log, half)                            \
+  {mi, ni, cps_log, half, 2.0 * (mt) * (nt), (double)(mt) + (nt)}
+static const gemm_shape gemm_shapes[] = {
+    GEMM_SHAPE(128, 128, 2, 2, 0, -1), GEMM_SHAPE(256, 128, 3, 2, 0, 0),
+    GEMM_SHAPE(128, 64, 2, 1, 1, -1),  GEMM_SHAPE(32, 32, 0, 0, 2, -1),
+    GEMM_SHAPE(64, 32, 1, 0, 2, 3),    GEMM_SHAPE(64, 64, 1, 1, 2, 4),
+    GEMM_SHAPE(128, 32, 2, 0, 2, 4)};
+#undef GEMM_SHAPE
+#define GEMM_TILES 11
 
 /* Achievable FLOP/s for the dtype, in flops per µs. */
 static double gemm_peak(const dc_device *dev, dc_dtype t) {
@@ -87,23 +89,48 @@ static double gemm_peak(const dc_device *dev, dc_dtype t) {
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
-/* Every candidate priced without a division (but for latency-bound ones):
- *  - what depends on the split factor alone (k per split, bytes) is
- *    tabulated once per call, and ceil(m / side), ceil(n / side) once per
- *    tile side;
- *  - tiles over SMs: q, r = mn_tiles / SMs once per tile (a double
- *    estimate corrected to the exact integer quotient), then doubled per
- *    split step (tiles·2 = 2q·SMs + 2r), so ceil(tiles / SMs) is exact;
- *    waves = ceil(ceil(tiles / SMs) / ctas_per_sm), ctas_per_sm a power
- *    of two;
- *  - max(compute, feed) = per_sm · ks · max(tile flops / per-SM peak, tile
- *    feed / per-SM L2 bw), the second factor once per tile;
- *  - the DRAM bandwidth min() is a comparison of bytes in flight.
- * The results equal the formulas above to rounding: against the first,
- * direct implementation (every formula as written, divisions included)
- * the largest relative difference over 340,000 random shapes and dtypes
- * (20,000 on each of 17 catalog GPUs) was 4.4e-16, and a unit test
- * (gemm_search_matches_direct) keeps checking it. */
+/* The search. The model is the minimum over every (tile, split) candidate;
+ * the search reaches the same minimum with less work, and is exact, not an
+ * approximation: it prices fewer candidates only where it proves the others
+ * cannot be cheaper, and prices the rest with the formulas above computed
+ * in the same order, so every candidate it prices has the same bits.
+ *
+ *  - Without a division per candidate: what depends on the split factor
+ *    alone (k per split, bytes) is tabulated once per call, ceil(m / side)
+ *    and ceil(n / side) once per side; tiles over SMs is a quotient and
+ *    remainder, q·SMs + r, found once per tile and doubled per split step,
+ *    so ceil(tiles / SMs) is exact.
+ *  - Without split-K, a tile with full DRAM bandwidth costs max(compute,
+ *    bytes at full bandwidth) + fixed, and the second term does not depend
+ *    on the tile: for those tiles the minimum is taken on the compute term
+ *    alone, min_t max(c_t, d) = max(min_t c_t, d), and the max and the
+ *    fixed cost are paid once (rounding is monotone: the same bits).
+ *  - A tile and its mirror have the same per-k cost and CTAs per SM; the
+ *    one with more tiles needs at least as many CTAs per SM at every split
+ *    and keeps more bytes in flight. Once the one with fewer tiles has full
+ *    bandwidth the other cannot be cheaper, so it is priced only when the
+ *    one with fewer tiles is latency-bound; and then, if even the larger
+ *    count fits one CTA per SM at the largest split, the one with fewer
+ *    tiles has the same compute and fewer bytes in flight at every split:
+ *    its split candidates cannot win.
+ *  - A shape is not priced, or not split, when the shape of half its area
+ *    is provably never dearer (gemm_half_wins below): in the usual regime,
+ *    where a CTA is compute-bound, that leaves three shapes of seven.
+ *  - A split candidate costs at least max(mn_tiles·k / SMs · per_ks, bytes
+ *    at full bandwidth) + 2 fixed costs (its CTAs per SM × k per split ≥
+ *    mn_tiles·k / SMs), and its bytes grow with the split: tiles whose
+ *    bound reaches the best are dropped, and the splits stop at the first
+ *    factor whose bytes alone reach it, or, for a tile with full
+ *    bandwidth, at the first whose compute fits under its bytes. A
+ *    relative margin of 1e-9, far above rounding, keeps the bounds safe.
+ * Against the first, direct implementation (every formula as written,
+ * divisions included) the largest relative difference over 340,000 random
+ * shapes and dtypes (20,000 on each of 17 catalog GPUs) was 4.4e-16; the
+ * half-shape and mirror skips then gave the same bits as the search
+ * without them on 1.7 million random shapes, dtypes and devices. A unit
+ * test (gemm_search_matches_direct) checks 100,000 random shapes and
+ * devices against the direct formulas, and fails when any skip is made
+ * too eager. */
 typedef struct gemm_ctx {
   double inv_peak_sm, inv_l2_sm; /* µs per flop, per byte, on one SM */
   double us_per_byte;            /* 1e6 / dram_bps */
@@ -113,6 +140,7 @@ typedef struct gemm_ctx {
 } gemm_ctx;
 
 #define GEMM_MAX_SPLIT_LOG 5
+#define GEMM_SAFE (1 - 1e-9)
 
 /* floor(a / sms) and the remainder, exactly, for 0 ≤ a. The double
  * estimate is within one of the quotient below 2^52. */
@@ -129,15 +157,6 @@ static inline void div_sms(int64_t a, const gemm_ctx *c, int64_t *q,
   *q = qe, *r = re;
 }
 
-/* What the split-K candidates of one tile share. */
-typedef struct gemm_tile_state {
-  int64_t mn_tiles, q, r; /* tiles without split; = q·SMs + r */
-  double per_ks;          /* µs per CTA per k: max(compute, L2 feed) */
-  bool full_bw;           /* enough CTAs for full DRAM bandwidth at split 1
-                             (then at every split: they only grow) */
-  bool skip;              /* dominated by its mirror: never cheaper */
-} gemm_tile_state;
-
 /* The split table: what depends on the split factor 2^j alone. */
 typedef struct gemm_splits {
   int n;
@@ -149,41 +168,109 @@ typedef struct gemm_splits {
   double kstep_bytes;                   /* in flight per tile-side element */
 } gemm_splits;
 
-/* The compute time (µs) of tile g at split step j; q, r describe the tiles
- * over SMs at that step. CTAs one SM runs in sequence: ceil(tiles / SMs)
- * within one wave, else whole waves of ctas_per_sm. */
-static inline double gemm_tcomp(const gemm_tile *g, const gemm_tile_state *ts,
-                                int64_t q, int64_t r, int j,
-                                const gemm_splits *sp) {
-  int64_t cps = (int64_t)1 << g->cps_log;
-  int64_t need = q + (r > 0);
-  int64_t per_sm = need <= cps ? need : (need + cps - 1) & -cps;
-  return (double)per_sm * sp->ks[j] * ts->per_ks;
+/* The tiles the split passes price, one array per field: q and r are the
+ * tiles over SMs at the current split (q·SMs + r); lat marks a tile whose
+ * DRAM bandwidth is latency-bound at split 1 (full bandwidth at split 1
+ * means full bandwidth at every split: the active CTAs only grow); a tile
+ * whose mn_tiles is −1 is priced at split 1 only. */
+typedef struct gemm_runs {
+  int n;
+  int64_t q[GEMM_TILES], r[GEMM_TILES];
+  int64_t mn_tiles[GEMM_TILES];
+  double per_ks[GEMM_TILES]; /* µs per CTA per k */
+  int8_t shape[GEMM_TILES];  /* index into gemm_shapes */
+  bool lat[GEMM_TILES];
+} gemm_runs;
+
+/* What the search knows of a shape once it has looked at it: the tiles of
+ * its member with fewer (and of the other), that member's tiles over SMs
+ * (q·SMs + r) and bytes in flight, and whether it has full bandwidth. */
+typedef struct gemm_shape_state {
+  bool known, full;
+  int64_t fewer, larger, q, r;
+  double per_ks, inflight;
+} gemm_shape_state;
+
+/* CTAs one SM runs in sequence when it needs `need` = ceil(tiles / SMs):
+ * `need` within one wave, else whole waves of ctas_per_sm (a power of
+ * two). */
+static inline int64_t gemm_per_sm(int64_t need, int cps_log) {
+  int64_t cps = (int64_t)1 << cps_log;
+  return need <= cps ? need : (need + cps - 1) & -cps;
 }
 
 /* Little's law: the active CTAs, min(tiles, slots), keep (mt + nt)·kstep·
  * s·2 bytes each in flight; below bytes_needed the DRAM bandwidth is
- * latency-bound. Returns the bytes in flight. */
-static inline double gemm_inflight(const gemm_tile *g,
-                                   const gemm_tile_state *ts, int j,
+ * latency-bound. The bytes in flight of shape g with `tiles` tiles, and the
+ * memory time at split j of a tile that was latency-bound at split 1. */
+static inline double gemm_inflight(const gemm_shape *g, int64_t tiles,
                                    const gemm_splits *sp, const gemm_ctx *c) {
-  int64_t tiles = ts->mn_tiles << j, slots = c->sms << g->cps_log;
+  int64_t slots = c->sms << g->cps_log;
   return (double)(tiles < slots ? tiles : slots) * g->feed_per_k *
          sp->kstep_bytes;
 }
 
-static inline double gemm_tmem(double inflight, int j, const gemm_splits *sp,
-                               const gemm_ctx *c) {
+static inline double gemm_tmem_lat(double inflight, int j,
+                                   const gemm_splits *sp, const gemm_ctx *c) {
   if (inflight >= c->bytes_needed) return sp->tdram[j];
   return sp->bytes[j] * (GEMM_DRAM_LATENCY_S * 1e6) / inflight;
 }
 
-/* The search, in two passes. First every tile without split-K. Then the
- * split candidates, skipping those that cannot win: a split candidate
- * costs at least max(mn_tiles·k / SMs · per_ks, bytes at full bandwidth)
- * + 2 fixed costs (its CTAs per SM × k per split ≥ mn_tiles·k / SMs), and
- * its bytes grow with the split. The skipped ones would have lost; the
- * result is the minimum over all candidates. */
+static inline void gemm_look(int t, const int64_t *mside, const int64_t *nside,
+                             int64_t batch, const gemm_splits *sp,
+                             const gemm_ctx *c, gemm_shape_state *st) {
+  const gemm_shape *g = &gemm_shapes[t];
+  int64_t mn = mside[g->mi] * nside[g->ni] * batch;
+  int64_t mn2 = g->mi == g->ni ? mn : mside[g->ni] * nside[g->mi] * batch;
+  st->known = true;
+  st->fewer = mn2 < mn ? mn2 : mn, st->larger = mn2 < mn ? mn : mn2;
+  div_sms(st->fewer, c, &st->q, &st->r);
+  st->inflight = gemm_inflight(g, st->fewer, sp, c);
+  st->full = st->inflight >= c->bytes_needed;
+}
+
+/* Prices one tile of shape t without split-K, its tiles being q·SMs + r,
+ * and adds it to the runs of the split passes. A full-bandwidth tile only
+ * lowers *cmin (its compute term: the caller adds the memory term and the
+ * fixed cost once); a latency-bound one lowers *best. */
+static inline void gemm_price(int t, int64_t tiles, int64_t q, int64_t r,
+                              double per_ks, double inflight, bool lat,
+                              const gemm_splits *sp, const gemm_ctx *c,
+                              gemm_runs *runs, double *cmin, double *best) {
+  int i = runs->n++;
+  runs->q[i] = q, runs->r[i] = r;
+  runs->mn_tiles[i] = tiles;
+  runs->per_ks[i] = per_ks;
+  runs->shape[i] = (int8_t)t;
+  runs->lat[i] = lat;
+  double tcomp = (double)gemm_per_sm(q + (r > 0), gemm_shapes[t].cps_log) *
+                 sp->ks[0] * per_ks;
+  if (lat)
+    *best = dmin(*best, dmax(tcomp, gemm_tmem_lat(inflight, 0, sp, c)) +
+                            GEMM_FIXED_US);
+  else
+    *cmin = dmin(*cmin, tcomp);
+}
+
+/* Dominance by the half shape. A shape B and the shape H of half its area
+ * with the same ctas_per_sm (128×128 for 256×128, 32×32 for 64×32, 64×32
+ * for 64×64 and 128×32): H's member with fewer tiles has at most twice the
+ * tiles of either member of B (ceil(x/a) ≤ 2·ceil(x/2a)), so at split j it
+ * needs at most as many CTAs per SM as B at split j + 1, each with at
+ * most the same k-work (ceil(k/2^j) ≤ 2·ceil(k/2^(j+1))). When H's member
+ * has full bandwidth and H's per-k cost is at most half of B's (both are
+ * compute-bound per CTA: the usual case), H at split j costs no more than
+ * B at split j + 1: the same or fewer bytes at full bandwidth, and no more
+ * compute (rounding is monotone and doubling exact, so this holds for the
+ * computed doubles too). So B's split candidates cannot win. Without
+ * split-K, the same argument holds when H's CTAs per SM, R(need), are at
+ * most 2·R(ceil(need / 2)) — always for 1 or 2 CTAs per SM, not for 4 at
+ * need 5 or 6 — and then B cannot win at all. */
+static inline bool gemm_half_wins(const gemm_shape_state *h,
+                                  const gemm_shape_state *b) {
+  return h->full && 2 * h->per_ks <= b->per_ks;
+}
+
 static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
                         double s, const gemm_ctx *c) {
   double dm = (double)m, dn = (double)n, dk = (double)kk, db = (double)batch;
@@ -198,80 +285,86 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     sp.ks[j] = (double)ks;
     sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
-    /* A relative margin far above rounding keeps the skip test safe. */
-    sp.floor_us[j] = sp.tdram[j] * (1 - 1e-9) + 2 * GEMM_FIXED_US;
+    sp.floor_us[j] = sp.tdram[j] * GEMM_SAFE + 2 * GEMM_FIXED_US;
     sp.n = j + 1;
   }
   /* ceil(m / side), ceil(n / side) for sides 32, 64, 128, 256 */
   int64_t mside[4], nside[4];
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
     mside[i] = (m + (32 << i) - 1) >> (5 + i);
     nside[i] = (n + (32 << i) - 1) >> (5 + i);
   }
   double feed_us = s * c->inv_l2_sm; /* per element fed, one SM */
-  gemm_tile_state st[DC_COUNTOF(gemm_tiles)];
-  double best = INFINITY;
-  /* A tile and its mirror have the same per-k cost and ctas per SM and
-   * differ only in their tile counts. Every candidate's CTAs per SM grow
-   * with the count, and so do the active CTAs: once the tile with fewer
-   * tiles has full DRAM bandwidth, so has its mirror, and none of the
-   * mirror's candidates is cheaper than the same split of it. So the one
-   * with fewer tiles is priced, and the other only when that one is
-   * latency-bound. */
-  for (size_t t = 0; t < DC_COUNTOF(gemm_tiles); t++) {
-    const gemm_tile *g = &gemm_tiles[t];
-    st[t].mn_tiles = mside[g->mi] * nside[g->ni] * batch;
-    st[t].skip = true;
-  }
-  for (size_t t = 0; t < DC_COUNTOF(gemm_tiles); t++) {
-    bool pair = t + 1 < DC_COUNTOF(gemm_tiles) && gemm_tiles[t + 1].mirror;
-    size_t u = pair && st[t + 1].mn_tiles < st[t].mn_tiles ? t + 1 : t;
-    size_t first = u;
-    for (int round = 0; round < 2; round++) {
-      const gemm_tile *g = &gemm_tiles[u];
-      gemm_tile_state *ts = &st[u];
-      ts->skip = false;
-      ts->per_ks =
-          dmax(g->flops_per_k * c->inv_peak_sm, g->feed_per_k * feed_us);
-      div_sms(ts->mn_tiles, c, &ts->q, &ts->r);
-      double inflight = gemm_inflight(g, ts, 0, &sp, c);
-      ts->full_bw = inflight >= c->bytes_needed;
-      double t0 = dmax(gemm_tcomp(g, ts, ts->q, ts->r, 0, &sp),
-                       gemm_tmem(inflight, 0, &sp, c));
-      best = dmin(best, t0 + GEMM_FIXED_US);
-      if (!pair) break;
-      if (u != first) {
-        /* The one with fewer tiles was latency-bound. When even the larger
-         * count, at the largest split, fits in one CTA per SM, both run
-         * one CTA per SM at every split (the same compute) and the larger
-         * count keeps more bytes in flight: the other's split candidates
-         * cannot win. */
-        if (st[u].mn_tiles <= c->sms >> (sp.n - 1)) st[first].skip = true;
-        break;
+  double best = INFINITY, cmin = INFINITY;
+  gemm_runs runs;
+  runs.n = 0;
+  gemm_shape_state st[DC_COUNTOF(gemm_shapes)];
+  bool split_loses[DC_COUNTOF(gemm_shapes)];
+  /* Without split-K: of a tile and its mirror, the one with fewer tiles,
+   * and the other only when that one is latency-bound; a shape not at all
+   * when its half shape wins. */
+#pragma GCC unroll 8
+  for (int t = 0; t < (int)DC_COUNTOF(gemm_shapes); t++) {
+    const gemm_shape *g = &gemm_shapes[t];
+    gemm_shape_state *b = &st[t];
+    b->known = false;
+    b->per_ks = dmax(g->flops_per_k * c->inv_peak_sm, g->feed_per_k * feed_us);
+    split_loses[t] = false;
+    if (g->half >= 0) {
+      gemm_shape_state *h = &st[g->half];
+      if (!h->known) gemm_look(g->half, mside, nside, batch, &sp, c, h);
+      if (gemm_half_wins(h, b)) {
+        int hcps = gemm_shapes[g->half].cps_log;
+        int64_t need = h->q + (h->r > 0);
+        if (gemm_per_sm(need, hcps) <= 2 * gemm_per_sm((need + 1) / 2, hcps))
+          continue;
+        split_loses[t] = true;
       }
-      /* as many tiles: the mirror's candidates are the same ones */
-      if (ts->full_bw || st[t].mn_tiles == st[t + 1].mn_tiles) break;
-      u = u == t ? t + 1 : t; /* the mirror */
     }
-    t += pair;
+    gemm_look(t, mside, nside, batch, &sp, c, b);
+    int at = runs.n;
+    gemm_price(t, b->fewer, b->q, b->r, b->per_ks, b->inflight, !b->full, &sp,
+               c, &runs, &cmin, &best);
+    if (b->full || b->larger == b->fewer) continue;
+    int64_t q, r;
+    div_sms(b->larger, c, &q, &r);
+    double inflight = gemm_inflight(g, b->larger, &sp, c);
+    gemm_price(t, b->larger, q, r, b->per_ks, inflight,
+               !(inflight >= c->bytes_needed), &sp, c, &runs, &cmin, &best);
+    /* When even the larger count fits one CTA per SM at the largest split,
+     * both members run one CTA per SM at every split (the same compute)
+     * and the larger keeps more bytes in flight. */
+    if (b->larger <= c->sms >> (sp.n - 1)) runs.mn_tiles[at] = -1;
   }
+  best = dmin(best, dmax(cmin, sp.tdram[0]) + GEMM_FIXED_US);
+  if (sp.n == 1) return best;
+  /* With split-K, tile by tile. Once a full-bandwidth tile's compute fits
+   * under the bytes at full bandwidth, its candidate is that memory floor,
+   * and its larger splits (more bytes) cannot be cheaper. */
   double split_fixed = 2 * GEMM_FIXED_US;
-  for (size_t t = 0; sp.n > 1 && t < DC_COUNTOF(gemm_tiles); t++) {
-    const gemm_tile_state *ts = &st[t];
-    if (ts->skip) continue;
-    double lb = (double)ts->mn_tiles * dk * c->inv_sms * ts->per_ks;
-    if (lb * (1 - 1e-9) + split_fixed >= best) continue;
-    int64_t q = ts->q, r = ts->r;
+  for (int i = 0; i < runs.n; i++) {
+    if (runs.mn_tiles[i] < 0 || split_loses[runs.shape[i]]) continue;
+    double per_ks = runs.per_ks[i];
+    double lb = (double)runs.mn_tiles[i] * dk * c->inv_sms * per_ks;
+    if (lb * GEMM_SAFE + split_fixed >= best) continue;
+    int cps_log = gemm_shapes[runs.shape[i]].cps_log;
+    int64_t q = runs.q[i], r = runs.r[i];
     for (int j = 1; j < sp.n; j++) {
       if (sp.floor_us[j] >= best) break;
       q *= 2, r *= 2; /* tiles double: 2q·SMs + 2r */
       if (r >= c->sms) q++, r -= c->sms;
-      const gemm_tile *g = &gemm_tiles[t];
-      double tmem = ts->full_bw
-                        ? sp.tdram[j]
-                        : gemm_tmem(gemm_inflight(g, ts, j, &sp, c), j, &sp, c);
-      double tj = dmax(gemm_tcomp(g, ts, q, r, j, &sp), tmem);
-      best = dmin(best, tj + split_fixed);
+      double tcomp =
+          (double)gemm_per_sm(q + (r > 0), cps_log) * sp.ks[j] * per_ks;
+      if (!runs.lat[i]) {
+        best = dmin(best, dmax(tcomp, sp.tdram[j]) + split_fixed);
+        if (tcomp <= sp.tdram[j]) break;
+        continue;
+      }
+      double inflight = gemm_inflight(&gemm_shapes[runs.shape[i]],
+                                      runs.mn_tiles[i] << j, &sp, c);
+      best = dmin(best, dmax(tcomp, gemm_tmem_lat(inflight, j, &sp, c)) +
+                            split_fixed);
     }
   }
   return best;

@@ -108,7 +108,10 @@ static double emb_l2_rows(const dc_device *dev, int64_t batch, int32_t dim,
                           int row_bytes) {
   double rows_per_block = dim > 0 ? floor(256.0 / dim) : 1;
   if (rows_per_block < 1) rows_per_block = 1;
-  double resident = ceil(dev->sms * rows_per_block / (double)batch);
+  /* one table resident when the batch fills the SMs (the usual case),
+   * without the division */
+  double blocks = dev->sms * rows_per_block;
+  double resident = blocks <= (double)batch ? 1 : ceil(blocks / (double)batch);
   if (resident < 1) resident = 1;
   return floor((double)dev->l2_bytes / (resident * row_bytes));
 }

@@ -317,16 +317,22 @@ static void gemm_compute_bound(void **st) {
 /* The GEMM model as kernels/gemm.c's header states it, every candidate
  * priced with the formulas as written (divisions, ceil, min): the search
  * in gemm.c computes the same thing faster and skips candidates it proves
- * cannot win, so the two must agree to rounding. fp32 on the toy device
- * (peak = fp32 × eff, no clock cap); sms, bandwidths and shapes vary. */
+ * cannot win, so the two must agree to rounding. fp32 (SIMT peak) or fp16
+ * (tensor-core peak) on the toy device (eff 1, no clock cap); SMs, peaks,
+ * bandwidths and shapes vary, so that tiles are compute-bound in some
+ * cases and fed too slowly from L2 in others, and each of the search's
+ * skips is both taken and refused. */
 static double gemm_direct(const dc_kernel *k, const dc_device *v) {
   static const int tiles[][2] = {{256, 128}, {128, 256}, {128, 128},
                                  {128, 64},  {64, 128},  {128, 32},
                                  {32, 128},  {64, 64},   {64, 32},
                                  {32, 64},   {32, 32}};
+  bool half = k->u.gemm.dtype == DC_DTYPE_FP16;
   double m = (double)k->u.gemm.m, n = (double)k->u.gemm.n,
-         kk = (double)k->u.gemm.k, b = (double)k->u.gemm.batch, s = 4;
-  double sms = v->sms, peak_sm = v->fp32_tflops * v->fp32_eff * 1e6 / sms;
+         kk = (double)k->u.gemm.k, b = (double)k->u.gemm.batch;
+  double s = half ? 2 : 4, kstep = half ? 64 : 32;
+  double sms = v->sms,
+         peak_sm = (half ? v->fp16_tflops : v->fp32_tflops) * 1e6 / sms;
   double l2_sm = v->l2_gbps * 1e3 / sms, dram = v->dram_gbps * v->dram_eff;
   double best = INFINITY;
   for (size_t t = 0; t < DC_COUNTOF(tiles); t++) {
@@ -343,7 +349,8 @@ static double gemm_direct(const dc_kernel *k, const dc_device *v) {
       double bytes = (m * kk + kk * n) * s * b + m * n * s * b +
                      (split > 1 ? m * n * 4 * b * 2 * split : 0);
       double active = fmin(ntiles, sms * cps);
-      double bw = fmin(dram * 1e9, active * (mt + nt) * 32 * s * 2 / 600e-9);
+      double bw =
+          fmin(dram * 1e9, active * (mt + nt) * kstep * s * 2 / 600e-9);
       double tot = fmax(waves * fmax(compute, feed), bytes / bw * 1e6) + 5 +
                    (split > 1 ? 5 : 0);
       best = fmin(best, tot);
@@ -356,22 +363,26 @@ static void gemm_search_matches_direct(void **st) {
   (void)st;
   uint64_t seed = 7;
   static const int sms[] = {1, 7, 40, 80, 108, 132};
-  for (int i = 0; i < 20000; i++) {
+  for (int i = 0; i < 100000; i++) {
     dc_device v = toy();
     v.sms = sms[i % DC_COUNTOF(sms)];
     v.l2_gbps = 500 + 4000 * dc_k_rand_uniform(&seed);
-    v.dram_gbps = 200 + 3000 * dc_k_rand_uniform(&seed);
+    v.dram_gbps = exp(log(200) + dc_k_rand_uniform(&seed) * log(50));
+    v.fp32_tflops = exp(dc_k_rand_uniform(&seed) * log(100));
+    v.fp16_tflops = exp(log(4) + dc_k_rand_uniform(&seed) * log(500));
     int64_t dims[4];
     for (int d = 0; d < 4; d++) /* log-uniform in 1 .. 2^16 */
       dims[d] = 1 + (int64_t)exp(dc_k_rand_uniform(&seed) * 16 * log(2));
-    dc_kernel k = gemm(dims[0], dims[1], dims[2], DC_DTYPE_FP32);
+    dc_kernel k = gemm(dims[0], dims[1], dims[2],
+                       i / 6 % 2 ? DC_DTYPE_FP16 : DC_DTYPE_FP32);
     k.u.gemm.batch = i % 3 ? 1 : 1 + dims[3] % 64;
     double want = gemm_direct(&k, &v);
     double got = dc_kernel_gemm_analytic_us(&k, &v);
     if (fabs(got / want - 1) > 1e-12)
-      fail_msg("%lld×%lld×%lld batch %lld on %d SMs: %.17g, direct %.17g",
+      fail_msg("%lld×%lld×%lld batch %lld %s on %d SMs: %.17g, direct %.17g",
                (long long)dims[0], (long long)dims[1], (long long)dims[2],
-               (long long)k.u.gemm.batch, v.sms, got, want);
+               (long long)k.u.gemm.batch, dc_dtype_name(k.u.gemm.dtype),
+               v.sms, got, want);
   }
 }
 
