@@ -3,11 +3,19 @@
  * test): the analytic models must cost under 100 ns per kernel and an
  * MLP-priced GEMM under 20 µs (issue #4). Prices each kind many times on
  * the catalog's V100 (which has a fitted GEMM model) and prints ns per call.
- *   <build dir>/tests/bench_kernels [iterations]
+ *   <build dir>/tests/bench_kernels [iterations [only]]
+ * With `only`, just the lines whose name contains it: so that valgrind
+ * can count the instructions of one model, a figure that does not depend
+ * on the machine's clock or its neighbours:
+ *   valgrind --tool=callgrind --toggle-collect=dc_kernel_time \
+ *     build/tests/bench_kernels 10000 mix
+ * counts the instructions of 10,000 × 26 GEMMs ("Collected").
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kernels/kernels.h"
@@ -19,9 +27,13 @@ static double now_ns(void) {
 }
 
 static volatile double sink;
+static const char *only; /* run only the lines whose name contains it */
+
+static bool wanted(const char *what) { return !only || strstr(what, only); }
 
 static void bench(const char *what, const dc_kernel *k, const dc_device *v,
                   const dc_kmodels *km, long iters) {
+  if (!wanted(what)) return;
   dc_kernel kk = *k;
   double t0 = now_ns();
   for (long i = 0; i < iters; i++) {
@@ -40,6 +52,7 @@ static void bench(const char *what, const dc_kernel *k, const dc_device *v,
  * batched products), priced in turn: the mix a run prices, and no single
  * shape for the branch predictor to learn. */
 static void bench_mix(const dc_device *v, dc_arena *a, long iters) {
+  if (!wanted("gemm (MLPerf mix)")) return;
   static const int64_t bottom[] = {13, 512, 256, 128};
   static const int64_t top[] = {479, 1024, 1024, 512, 256, 1};
   const int64_t B = 2048;
@@ -81,6 +94,7 @@ static void bench_mix(const dc_device *v, dc_arena *a, long iters) {
 int main(int argc, char **argv) {
   long iters = argc > 1 ? atol(argv[1]) : 200000;
   if (iters < 1) iters = 1;
+  only = argc > 2 ? argv[2] : NULL;
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
