@@ -216,6 +216,7 @@ static inline double gemm_tmem_lat(double inflight, int j,
   return sp->bytes[j] * (GEMM_DRAM_LATENCY_S * 1e6) / inflight;
 }
 
+/* Fills *st for shape t (see gemm_shape_state). */
 static inline void gemm_look(int t, const int64_t *mside, const int64_t *nside,
                              int64_t batch, const gemm_splits *sp,
                              const gemm_ctx *c, gemm_shape_state *st) {
@@ -255,17 +256,17 @@ static inline void gemm_price(int t, int64_t tiles, int64_t q, int64_t r,
 /* Dominance by the half shape. A shape B and the shape H of half its area
  * with the same ctas_per_sm (128×128 for 256×128, 32×32 for 64×32, 64×32
  * for 64×64 and 128×32): H's member with fewer tiles has at most twice the
- * tiles of either member of B (ceil(x/a) ≤ 2·ceil(x/2a)), so at split j it
- * needs at most as many CTAs per SM as B at split j + 1, each with at
- * most the same k-work (ceil(k/2^j) ≤ 2·ceil(k/2^(j+1))). When H's member
- * has full bandwidth and H's per-k cost is at most half of B's (both are
- * compute-bound per CTA: the usual case), H at split j costs no more than
- * B at split j + 1: the same or fewer bytes at full bandwidth, and no more
- * compute (rounding is monotone and doubling exact, so this holds for the
- * computed doubles too). So B's split candidates cannot win. Without
- * split-K, the same argument holds when H's CTAs per SM, R(need), are at
- * most 2·R(ceil(need / 2)) — always for 1 or 2 CTAs per SM, not for 4 at
- * need 5 or 6 — and then B cannot win at all. */
+ * tiles of either member of B (ceil(x/a) ≤ 2·ceil(x/2a)), so at split
+ * factor 2^j it needs at most as many CTAs per SM as B at 2^(j+1), each
+ * with at most twice the k-work (ceil(k/2^j) ≤ 2·ceil(k/2^(j+1))). When
+ * H's member has full bandwidth and H's per-k cost is at most half of B's
+ * (both are compute-bound per CTA: the usual case), H at 2^j costs no more
+ * than B at 2^(j+1): no more bytes, at full bandwidth, no more compute
+ * (rounding is monotone and doubling exact, so this holds for the computed
+ * doubles too) and no more fixed cost. So B's split candidates cannot win.
+ * Without split-K the same argument holds when H's CTAs per SM, R(need),
+ * are at most 2·R(ceil(need / 2)) — always for 1 or 2 CTAs per SM, not for
+ * 4 at need 5 or 6 — and then B cannot win at all. */
 static inline bool gemm_half_wins(const gemm_shape_state *h,
                                   const gemm_shape_state *b) {
   return h->full && 2 * h->per_ks <= b->per_ks;
