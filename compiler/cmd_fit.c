@@ -155,7 +155,9 @@ const dc_command dc_cmd_fit_def = {
     "transpose\n"
     "batch,m,n,dtype,time_us; tril_fwd/tril_bwd batch,m,n,diag,dtype,time_us."
     "\n"
-    "Same data and options give the same model, byte for byte. Install a "
-    "model as\n"
+    "Same data and options give the same model, byte for byte. The model\n"
+    "records the range of each feature over its training rows (feature_min,\n"
+    "feature_max) and prices only kernels inside it; the analytic model\n"
+    "prices the others. Install a model as\n"
     "spec/kernels/<gpu name, lowercase>/<kind>.yaml and rebuild.\n\n"
     "  dlrmc fit gemm v100_fp32.csv v100_fp16.csv -o gemm.yaml\n"};

@@ -438,9 +438,11 @@ bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
     if (g < best_g) best_g = g, best = c;
     dc_arena_free(&scratch);
   }
-  /* refit the best configuration on the whole 80 % */
+  /* refit the best configuration on the whole 80 %, whose range is the
+   * model's domain */
   train_score(&proto, xtr, ytr, ntr, NULL, &cfgs[best], epochs, seed + 1000,
               out, a);
+  dc_mlp_set_domain(out, xtr, ntr);
   /* report on the held-out 20 % */
   int32_t nte = n - ntr;
   double *p = dc_arena_array(a, (size_t)n, sizeof *p);

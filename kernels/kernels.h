@@ -113,6 +113,13 @@ typedef struct dc_mlp {
   /* [width[i]][width[i+1]] copies of w for fast inference, made by
    * dc_mlp_from_node and dc_mlp_train; NULL: w is used directly. */
   double *wt[DC_MLP_MAX_LAYERS];
+  /* The domain: each feature's range over the rows the model was trained
+   * on (feature units), and the same as sizes and flags (raw_*, with a
+   * margin for rounding) for dc_mlp_covers. A model file without one
+   * (has_domain false) is used everywhere. */
+  bool has_domain;
+  double feat_min[DC_MLP_MAX_FEATURES], feat_max[DC_MLP_MAX_FEATURES];
+  double raw_min[DC_MLP_MAX_FEATURES], raw_max[DC_MLP_MAX_FEATURES];
 } dc_mlp;
 
 typedef enum dc_mlp_feature {
@@ -135,6 +142,12 @@ void dc_mlp_features(const dc_mlp *m, const dc_kernel *k, double *x);
  * allocation; thread-safe on a shared model. */
 double dc_mlp_predict_raw(const dc_mlp *m, const double *x);
 double dc_mlp_predict_us(const dc_mlp *m, const dc_kernel *k);
+/* Sets m's domain to the range of n raw feature rows x (row-major). */
+void dc_mlp_set_domain(dc_mlp *m, const double *x, int32_t n);
+/* Whether every feature of k lies in the range m was trained on (true for
+ * a model without a domain): outside it a network extrapolates, and its
+ * answer is not evidence of anything. */
+bool dc_mlp_covers(const dc_mlp *m, const dc_kernel *k);
 /* Builds m->wt (the transposed weights) in `a`. */
 void dc_mlp_prepare(dc_mlp *m, dc_arena *a);
 /* Serialises / parses the model YAML (spec/kernels/<gpu>/<kind>.yaml). */

@@ -10,11 +10,18 @@
  *   kind: gemm
  *   features: [ln_batch, ln_m, ln_n, ln_k, transa, transb, half]
  *   feature_mean: [...]   feature_std: [...]
+ *   feature_min: [...]    feature_max: [...]  # the training rows' range
  *   target: {mean: ..., std: ...}         # of ln µs
  *   dtypes: [fp32, fp16]                  # dtypes it was trained on
  *   layers:
  *     - {in: 7, out: 64, w: [...out×in, row-major...], b: [...]}
  *   fit: {...}                            # how it was fitted (informative)
+ *
+ * The domain (feature_min, feature_max; optional, written by `dlrmc fit`)
+ * is where the model may be used: a kernel with any feature outside the
+ * range of the rows it was trained on is priced by the analytic model
+ * instead (price.c). A box, not a hull: the simplest guard that keeps a
+ * network trained on DeepBench's single GEMMs from pricing a batched one.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -30,29 +37,68 @@ const char *dc_mlp_feature_name(dc_mlp_feature f) {
   return (unsigned)f < DC_MLPF_COUNT_ ? feature_names[f] : "?";
 }
 
-static double lnpos(int64_t v) { return log(v > 0 ? (double)v : 1.0); }
+/* The value behind feature f of kernel k: the size (at least 1) for an
+ * ln_ feature, the 0/1 flag for the others. */
+static bool feature_is_ln(int32_t f) { return f <= DC_MLPF_LN_K; }
 
-void dc_mlp_features(const dc_mlp *m, const dc_kernel *k, double *x) {
+static double size_of(int64_t v) { return v > 0 ? (double)v : 1.0; }
+
+static double feature_raw(int32_t f, const dc_kernel *k) {
   bool gemm = k->kind == DC_KERNEL_GEMM;
   dc_dtype t = gemm ? k->u.gemm.dtype : k->u.mat.dtype;
-  for (int32_t i = 0; i < m->n_features; i++) {
-    double v = 0;
-    switch ((dc_mlp_feature)m->features[i]) {
-    case DC_MLPF_LN_BATCH:
-      v = lnpos(gemm ? k->u.gemm.batch : k->u.mat.batch);
-      break;
-    case DC_MLPF_LN_M: v = lnpos(gemm ? k->u.gemm.m : k->u.mat.m); break;
-    case DC_MLPF_LN_N: v = lnpos(gemm ? k->u.gemm.n : k->u.mat.n); break;
-    case DC_MLPF_LN_K: v = gemm ? lnpos(k->u.gemm.k) : 0; break;
-    case DC_MLPF_TRANSA: v = gemm && k->u.gemm.transa; break;
-    case DC_MLPF_TRANSB: v = gemm && k->u.gemm.transb; break;
-    case DC_MLPF_HALF: v = t == DC_DTYPE_FP16 || t == DC_DTYPE_BF16; break;
-    case DC_MLPF_TF32: v = t == DC_DTYPE_TF32; break;
-    case DC_MLPF_DIAG: v = !gemm && k->u.mat.diag; break;
-    default: break;
-    }
-    x[i] = v;
+  switch ((dc_mlp_feature)f) {
+  case DC_MLPF_LN_BATCH:
+    return size_of(gemm ? k->u.gemm.batch : k->u.mat.batch);
+  case DC_MLPF_LN_M: return size_of(gemm ? k->u.gemm.m : k->u.mat.m);
+  case DC_MLPF_LN_N: return size_of(gemm ? k->u.gemm.n : k->u.mat.n);
+  case DC_MLPF_LN_K: return gemm ? size_of(k->u.gemm.k) : 1;
+  case DC_MLPF_TRANSA: return gemm && k->u.gemm.transa;
+  case DC_MLPF_TRANSB: return gemm && k->u.gemm.transb;
+  case DC_MLPF_HALF: return t == DC_DTYPE_FP16 || t == DC_DTYPE_BF16;
+  case DC_MLPF_TF32: return t == DC_DTYPE_TF32;
+  case DC_MLPF_DIAG: return !gemm && k->u.mat.diag;
+  default: return 0;
   }
+}
+
+void dc_mlp_features(const dc_mlp *m, const dc_kernel *k, double *x) {
+  for (int32_t i = 0; i < m->n_features; i++) {
+    double v = feature_raw(m->features[i], k);
+    x[i] = feature_is_ln(m->features[i]) ? log(v) : v;
+  }
+}
+
+/* raw_min/raw_max from feat_min/feat_max: sizes are exp of the logs,
+ * widened by 1e-9 so that rounding keeps the training rows inside. */
+static void domain_raw(dc_mlp *m) {
+  for (int32_t i = 0; i < m->n_features; i++) {
+    bool ln = feature_is_ln(m->features[i]);
+    m->raw_min[i] = ln ? exp(m->feat_min[i]) * (1 - 1e-9) : m->feat_min[i];
+    m->raw_max[i] = ln ? exp(m->feat_max[i]) * (1 + 1e-9) : m->feat_max[i];
+  }
+  m->has_domain = true;
+}
+
+void dc_mlp_set_domain(dc_mlp *m, const double *x, int32_t n) {
+  for (int32_t i = 0; i < m->n_features; i++) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int32_t r = 0; r < n; r++) {
+      double v = x[(size_t)r * (size_t)m->n_features + (size_t)i];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    m->feat_min[i] = lo, m->feat_max[i] = hi;
+  }
+  domain_raw(m);
+}
+
+bool dc_mlp_covers(const dc_mlp *m, const dc_kernel *k) {
+  if (!m->has_domain) return true;
+  for (int32_t i = 0; i < m->n_features; i++) {
+    double v = feature_raw(m->features[i], k);
+    if (v < m->raw_min[i] || v > m->raw_max[i]) return false;
+  }
+  return true;
 }
 
 double dc_mlp_predict_raw(const dc_mlp *m, const double *x) {
@@ -113,11 +159,17 @@ void dc_mlp_prepare(dc_mlp *m, dc_arena *a) {
 
 /* ---- YAML ---------------------------------------------------------------- */
 
-static void put_list(dc_buf *o, const double *v, int32_t n) {
+/* %.9g for weights (ample for a fitted number), %.17g for what is compared
+ * exactly (the domain). */
+static void put_list_as(dc_buf *o, const double *v, int32_t n, bool exact) {
   dc_buf_putc(o, '[');
   for (int32_t i = 0; i < n; i++)
-    dc_buf_printf(o, "%s%.9g", i ? ", " : "", v[i]);
+    dc_buf_printf(o, exact ? "%s%.17g" : "%s%.9g", i ? ", " : "", v[i]);
   dc_buf_putc(o, ']');
+}
+
+static void put_list(dc_buf *o, const double *v, int32_t n) {
+  put_list_as(o, v, n, false);
 }
 
 void dc_mlp_write_yaml(const dc_mlp *m, const char *header_comment,
@@ -131,6 +183,12 @@ void dc_mlp_write_yaml(const dc_mlp *m, const char *header_comment,
   put_list(o, m->feat_mean, m->n_features);
   dc_buf_puts(o, "\nfeature_std: ");
   put_list(o, m->feat_std, m->n_features);
+  if (m->has_domain) { /* exact: the bounds are compared, not fitted */
+    dc_buf_puts(o, "\nfeature_min: ");
+    put_list_as(o, m->feat_min, m->n_features, true);
+    dc_buf_puts(o, "\nfeature_max: ");
+    put_list_as(o, m->feat_max, m->n_features, true);
+  }
   dc_buf_printf(o, "\ntarget: {mean: %.9g, std: %.9g}\ndtypes: [", m->y_mean,
                 m->y_std);
   bool first = true;
@@ -209,6 +267,25 @@ bool dc_mlp_from_node(const dc_node *root, dc_mlp *m, dc_arena *a,
   for (int32_t i = 0; i < m->n_features; i++) {
     m->feat_mean[i] = mean[i];
     m->feat_std[i] = std[i] > 0 ? std[i] : 1;
+  }
+  const dc_node *lo = dc_node_get(root, "feature_min");
+  const dc_node *hi = dc_node_get(root, "feature_max");
+  if (lo || hi) {
+    double *vlo = read_list(lo, m->n_features, NULL, a, d, root,
+                            "'feature_min' needs 'feature_max' and one "
+                            "number per feature");
+    double *vhi = vlo ? read_list(hi, m->n_features, NULL, a, d, root,
+                                  "'feature_max' needs 'feature_min' and "
+                                  "one number per feature")
+                      : NULL;
+    if (!vhi) return false;
+    for (int32_t i = 0; i < m->n_features; i++) {
+      if (!(vlo[i] <= vhi[i]))
+        return bad(d, lo->items[i], root,
+                   "'feature_min' above 'feature_max'");
+      m->feat_min[i] = vlo[i], m->feat_max[i] = vhi[i];
+    }
+    domain_raw(m);
   }
   const dc_node *t = dc_node_get(root, "target");
   const dc_node *tm = dc_node_get(t, "mean"), *ts = dc_node_get(t, "std");

@@ -3,8 +3,10 @@
  * once-per-process loading of fitted models. Dispatch by kind:
  *
  *   gemm                 fitted MLP when the device has one trained on
- *                        the kernel's dtype, else the analytic model
- *   transpose, tril_*    fitted MLP when present, else memory roofline
+ *                        the kernel's dtype and the kernel lies in the
+ *                        model's domain, else the analytic model
+ *   transpose, tril_*    fitted MLP when present and in its domain, else
+ *                        memory roofline
  *   embedding_fwd/bwd    the paper's heuristic (plain or enhanced)
  *   elementwise, reduce  roofline
  *   concat, memcpy_*     copy models
@@ -97,7 +99,7 @@ static const dc_mlp *applicable(const dc_kernel *k, const dc_kmodels *models) {
   if (!m) return NULL;
   dc_dtype t = k->kind == DC_KERNEL_GEMM ? k->u.gemm.dtype : k->u.mat.dtype;
   if ((unsigned)t > DC_DTYPE_BF16 || !(m->dtypes & (1u << t))) return NULL;
-  return m;
+  return dc_mlp_covers(m, k) ? m : NULL;
 }
 
 const char *dc_kernel_model_used(const dc_kernel *k,

@@ -90,8 +90,9 @@ static void figures(void **st) {
   dc_diags_free(&d);
 }
 
-/* The fitted V100 and T4 GEMM models are embedded and load; the V100
- * 32 GB part shares the V100 16 GB models; H100 has none. */
+/* The fitted V100 and T4 GEMM models are embedded and load, and are used
+ * inside their domain only; the V100 32 GB part shares the V100 16 GB
+ * models; H100 has none. */
 static void shipped_models(void **st) {
   (void)st;
   dc_arena a;
@@ -116,6 +117,20 @@ static void shipped_models(void **st) {
     assert_true(t > 2000 && t < 15000);
     k.u.gemm.dtype = DC_DTYPE_BF16; /* not trained on: analytic */
     assert_string_equal(dc_kernel_model_used(&k, km), "analytic");
+    /* Outside the DeepBench rows it was trained on (single GEMMs, k from
+     * 512): a batched product and a k = 479 layer are priced by the
+     * analytic model, to the bit, and not below a kernel's floor. */
+    k.u.gemm.dtype = DC_DTYPE_FP32;
+    dc_kernel out[2] = {k, k};
+    out[0].u.gemm.m = out[0].u.gemm.n = 9, out[0].u.gemm.k = 64;
+    out[0].u.gemm.batch = 2048;
+    out[1].u.gemm.m = 2048, out[1].u.gemm.n = 1024, out[1].u.gemm.k = 479;
+    for (int j = 0; j < 2; j++) {
+      assert_string_equal(dc_kernel_model_used(&out[j], km), "analytic");
+      double ta = dc_kernel_time(&out[j], &v, km);
+      assert_true(ta == dc_kernel_gemm_analytic_us(&out[j], &v));
+      assert_true(ta >= v.kernel_floor_us);
+    }
   }
   assert_true(dc_device_lookup("H100", &v, &a, &d));
   assert_null(dc_kmodels_for(&v));

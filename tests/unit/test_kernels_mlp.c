@@ -2,7 +2,8 @@
  * test_kernels_mlp.c — the MLP regressor and its trainer: inference
  * against a tiny network computed by hand, the YAML round trip, the
  * trainer recovering a known smooth function, determinism of `fit`, the
- * 80/20 split, and CSV diagnostics with file:line:col.
+ * 80/20 split, the model's domain, and CSV diagnostics with
+ * file:line:col.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -57,6 +58,32 @@ static void inference_by_hand(void **st) {
   assert_true(fabs(dc_mlp_predict_raw(&m, &x) - 181.27224187515122) < 1e-9);
 }
 
+static dc_node *parse(const char *text, dc_arena *a, dc_diags *d) {
+  const dc_source *src = dc_source_from_memory("m.yaml", text, strlen(text), a);
+  return dc_yaml_parse(src, a, d);
+}
+
+/* A one-feature model file with `extra` keys after feature_std and one
+ * layer `layer` must be refused with a diagnostic, not half-loaded. */
+static void assert_refused(const char *extra, const char *layer) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "kind: gemm\nfeatures: [ln_m]\nfeature_mean: [0]\n"
+           "feature_std: [1]\n%starget: {mean: 0, std: 1}\n"
+           "dtypes: [fp32]\nlayers:\n  - %s\n",
+           extra, layer);
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_node *root = parse(text, &a, &d);
+  assert_non_null(root);
+  dc_mlp r;
+  assert_false(dc_mlp_from_node(root, &r, &a, &d));
+  assert_true(d.errors > 0);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+}
+
 static void yaml_round_trip(void **st) {
   (void)st;
   dc_mlp m = tiny();
@@ -72,16 +99,70 @@ static void yaml_round_trip(void **st) {
   assert_true(dc_mlp_from_node(root, &r, &a, &d));
   double x = 1.0;
   assert_true(fabs(dc_mlp_predict_raw(&r, &x) - 181.27224187515122) < 1e-9);
-  /* a broken model is refused with a diagnostic, not half-loaded */
-  const char *bad = "kind: gemm\nfeatures: [ln_m]\nfeature_mean: [0]\n"
-                    "feature_std: [1]\ntarget: {mean: 0, std: 1}\n"
-                    "dtypes: [fp32]\nlayers:\n  - {in: 2, out: 1, w: [1, 2],"
-                    " b: [0]}\n";
-  src = dc_source_from_memory("bad.yaml", bad, strlen(bad), &a);
-  root = dc_yaml_parse(src, &a, &d);
-  assert_non_null(root);
-  assert_false(dc_mlp_from_node(root, &r, &a, &d));
-  assert_true(d.errors > 0);
+  /* widths that do not chain */
+  assert_refused("", "{in: 2, out: 1, w: [1, 2], b: [0]}");
+  dc_diags_free(&d);
+  dc_buf_free(&b);
+  dc_arena_free(&a);
+}
+
+/* The domain: the range of the training rows, per feature. Rows (ln m,
+ * transa) = (ln 35, 0) and (ln 8448, 1): m from 35 to 8448 and either
+ * transa is inside; m = 34 or 8449, or any batch but 1 (ln_batch stays at
+ * 0), is outside. It survives the YAML round trip exactly, and a file
+ * with half of it, or its bounds the wrong way round, is refused. */
+static void domain(void **st) {
+  (void)st;
+  dc_mlp m = tiny();
+  m.n_features = 3;
+  m.features[1] = DC_MLPF_TRANSA, m.features[2] = DC_MLPF_LN_BATCH;
+  m.feat_mean[1] = m.feat_mean[2] = 0;
+  m.feat_std[1] = m.feat_std[2] = 1;
+  double w3[] = {1, -1, 0, 0, 0, 0};
+  m.w[0] = w3, m.width[0] = 3;
+  dc_kernel k = {0};
+  k.kind = DC_KERNEL_GEMM;
+  k.u.gemm.m = 10, k.u.gemm.n = k.u.gemm.k = k.u.gemm.batch = 1;
+  assert_true(dc_mlp_covers(&m, &k)); /* no domain: everywhere */
+  double rows[] = {log(35.0), 0, 0, log(8448.0), 1, 0};
+  dc_mlp_set_domain(&m, rows, 2);
+  int64_t in[] = {35, 36, 1000, 8448}, out[] = {1, 34, 8449, 100000};
+  for (int i = 0; i < 4; i++) {
+    k.u.gemm.m = in[i];
+    assert_true(dc_mlp_covers(&m, &k));
+    k.u.gemm.transa = true;
+    assert_true(dc_mlp_covers(&m, &k));
+    k.u.gemm.transa = false;
+    k.u.gemm.batch = 2;
+    assert_false(dc_mlp_covers(&m, &k));
+    k.u.gemm.batch = 1;
+    k.u.gemm.m = out[i];
+    assert_false(dc_mlp_covers(&m, &k));
+  }
+  dc_buf b = {0};
+  dc_mlp_write_yaml(&m, "# test\n", &b);
+  dc_buf_putc(&b, '\0');
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_mlp r;
+  assert_true(dc_mlp_from_node(parse(b.data, &a, &d), &r, &a, &d));
+  assert_true(r.has_domain);
+  for (int i = 0; i < 3; i++) {
+    assert_true(r.feat_min[i] == m.feat_min[i]);
+    assert_true(r.feat_max[i] == m.feat_max[i]);
+  }
+  k.u.gemm.m = 8448;
+  assert_true(dc_mlp_covers(&r, &k));
+  k.u.gemm.m = 8449;
+  assert_false(dc_mlp_covers(&r, &k));
+  static const char *const broken[] = {
+      "feature_min: [0]\n",                     /* no feature_max */
+      "feature_min: [2]\nfeature_max: [1]\n",   /* the wrong way round */
+      "feature_min: [0]\nfeature_max: [1, 2]\n" /* a bound too many */
+  };
+  for (size_t i = 0; i < sizeof broken / sizeof *broken; i++)
+    assert_refused(broken[i], "{in: 1, out: 1, w: [1], b: [0]}");
   dc_diags_free(&d);
   dc_buf_free(&b);
   dc_arena_free(&a);
@@ -231,6 +312,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(inference_by_hand),
       cmocka_unit_test(yaml_round_trip),
+      cmocka_unit_test(domain),
       cmocka_unit_test(trainer_recovers_function),
       cmocka_unit_test(split_is_fixed),
       cmocka_unit_test(fit_is_deterministic),
