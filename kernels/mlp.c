@@ -37,12 +37,12 @@ const char *dc_mlp_feature_name(dc_mlp_feature f) {
   return (unsigned)f < DC_MLPF_COUNT_ ? feature_names[f] : "?";
 }
 
-/* The value behind feature f of kernel k: the size (at least 1) for an
- * ln_ feature, the 0/1 flag for the others. */
 static bool feature_is_ln(int32_t f) { return f <= DC_MLPF_LN_K; }
 
 static double size_of(int64_t v) { return v > 0 ? (double)v : 1.0; }
 
+/* The value behind feature f of kernel k: the size (at least 1) for an
+ * ln_ feature, the 0/1 flag for the others. */
 static double feature_raw(int32_t f, const dc_kernel *k) {
   bool gemm = k->kind == DC_KERNEL_GEMM;
   dc_dtype t = gemm ? k->u.gemm.dtype : k->u.mat.dtype;
