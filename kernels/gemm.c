@@ -216,6 +216,16 @@ static inline double gemm_tmem_lat(double inflight, int j,
   return sp->bytes[j] * (GEMM_DRAM_LATENCY_S * 1e6) / inflight;
 }
 
+/* Tiles over SMs (q·SMs + r) and bytes in flight of shape g with `tiles`
+ * tiles; returns whether it has full DRAM bandwidth. */
+static inline bool gemm_tile_at(const gemm_shape *g, int64_t tiles,
+                                const gemm_splits *sp, const gemm_ctx *c,
+                                int64_t *q, int64_t *r, double *inflight) {
+  div_sms(tiles, c, q, r);
+  *inflight = gemm_inflight(g, tiles, sp, c);
+  return *inflight >= c->bytes_needed;
+}
+
 /* Fills *st for shape t (see gemm_shape_state). */
 static inline void gemm_look(int t, const int64_t *mside, const int64_t *nside,
                              int64_t batch, const gemm_splits *sp,
@@ -225,9 +235,7 @@ static inline void gemm_look(int t, const int64_t *mside, const int64_t *nside,
   int64_t mn2 = g->mi == g->ni ? mn : mside[g->ni] * nside[g->mi] * batch;
   st->known = true;
   st->fewer = mn2 < mn ? mn2 : mn, st->larger = mn2 < mn ? mn : mn2;
-  div_sms(st->fewer, c, &st->q, &st->r);
-  st->inflight = gemm_inflight(g, st->fewer, sp, c);
-  st->full = st->inflight >= c->bytes_needed;
+  st->full = gemm_tile_at(g, st->fewer, sp, c, &st->q, &st->r, &st->inflight);
 }
 
 /* Prices one tile of shape t without split-K, its tiles being q·SMs + r,
@@ -329,10 +337,10 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
                c, &runs, &cmin, &best);
     if (b->full || b->larger == b->fewer) continue;
     int64_t q, r;
-    div_sms(b->larger, c, &q, &r);
-    double inflight = gemm_inflight(g, b->larger, &sp, c);
-    gemm_price(t, b->larger, q, r, b->per_ks, inflight,
-               !(inflight >= c->bytes_needed), &sp, c, &runs, &cmin, &best);
+    double inflight;
+    bool full = gemm_tile_at(g, b->larger, &sp, c, &q, &r, &inflight);
+    gemm_price(t, b->larger, q, r, b->per_ks, inflight, !full, &sp, c, &runs,
+               &cmin, &best);
     /* When even the larger count fits one CTA per SM at the largest split,
      * both members run one CTA per SM at every split (the same compute)
      * and the larger keeps more bytes in flight. */

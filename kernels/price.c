@@ -125,20 +125,27 @@ const char *dc_kernel_model_used(const dc_kernel *k,
   }
 }
 
+/* The kinds a model may be fitted for: the model when it applies, else
+ * `analytic`. Out of line: its call to dc_mlp_covers would otherwise give
+ * dc_kernel_time a stack frame on every kind's path. */
+static __attribute__((noinline)) double
+fitted_or(const dc_kernel *k, const dc_device *dev, const dc_kmodels *models,
+          double (*analytic)(const dc_kernel *, const dc_device *)) {
+  const dc_mlp *m = applicable(k, models);
+  return m ? dc_mlp_predict_us(m, k) : analytic(k, dev);
+}
+
 double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
                       const dc_kmodels *models) {
   double t = 0;
-  const dc_mlp *m;
   switch (k->kind) {
   case DC_KERNEL_GEMM:
-    m = applicable(k, models);
-    t = m ? dc_mlp_predict_us(m, k) : dc_kernel_gemm_analytic_us(k, dev);
+    t = fitted_or(k, dev, models, dc_kernel_gemm_analytic_us);
     break;
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
-    m = applicable(k, models);
-    t = m ? dc_mlp_predict_us(m, k) : dc_k_matrix_us(k, dev);
+    t = fitted_or(k, dev, models, dc_k_matrix_us);
     break;
   case DC_KERNEL_EMBEDDING_FWD:
   case DC_KERNEL_EMBEDDING_BWD:
