@@ -390,9 +390,73 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
   p->tables = t;
   p->n_tables = (int32_t)k;
   c->x.emb_dim = mixed ? -1 : first_dim;
+  c->x.n_tables = (int64_t)k;
+  c->x.sum_dims = 0;
+  for (int64_t i = 0; i < (int64_t)k; i++) c->x.sum_dims += t[i].dim;
   c->x.dim_sp = dim_n ? dim_n->span : list->span;
   c->x.lookups = lookups;
   c->x.lookups_sp = list->span;
+}
+
+/* True when `path` is swept or given as a -D list: its value varies from
+ * point to point, so keys that apply to only some of its values are
+ * legitimately present at the others. */
+static bool varies(const dc_rctx *c, const char *path) {
+  for (size_t i = 0; i < c->s->n_axes; i++)
+    if (!strcmp(c->s->axes[i].path, path)) return true;
+  return false;
+}
+
+/* A key that applies to one interaction only, written (by the user, not a
+ * preset) where another is chosen, is an error: it would be ignored. */
+static void only_for(dc_rctx *c, const char *path, const char *what,
+                     bool applies) {
+  const dc_node *n = get(c, path);
+  if (!n || applies || varies(c, "model.interaction")) return;
+  if (n->span.src && !strncmp(n->span.src->path, "builtin:", 8)) return;
+  if (c->d) {
+    const dc_node *k = NULL;
+    const char *dot = strrchr(path, '.');
+    const dc_node *parent = NULL;
+    if (dot) {
+      char sect[64];
+      size_t l = (size_t)(dot - path);
+      if (l < sizeof sect) {
+        memcpy(sect, path, l);
+        sect[l] = '\0';
+        parent = get(c, sect);
+        if (parent) k = dc_node_key(parent, dot + 1);
+      }
+    }
+    dc_diag *g = dc_diag_error(
+        c->d, DC_DIAG_CONFLICT, k ? k->span : n->span,
+        "'%s' applies only to interaction '%s', and this model's "
+        "interaction is '%s'",
+        path, what, dc_interaction_name(c->p->interaction));
+    dc_diag_set_help(g, "remove it, or set model.interaction: %s", what);
+  }
+  fail(c);
+}
+
+/* schema: model.dcn: {layers? (default 3), low_rank? (omitted: full-rank
+ * cross layers)}, read when interaction is dcn; interaction_self belongs
+ * to dot. low_rank against the cross width is a cross-key check
+ * (dc_xcheck: the width depends on the MLP and the tables). */
+static void interaction_keys(dc_rctx *c, dc_point *p) {
+  only_for(c, "model.interaction_self", "dot",
+           p->interaction == DC_INTERACTION_DOT);
+  only_for(c, "model.dcn", "dcn", p->interaction == DC_INTERACTION_DCN);
+  p->dcn_layers = 0;
+  p->dcn_low_rank = 0;
+  c->x.dcn = p->interaction == DC_INTERACTION_DCN;
+  if (!c->x.dcn) return;
+  int64_t layers = 3, rank = 0;
+  g_int(c, "model.dcn.layers", &layers);
+  const dc_node *n = g_int(c, "model.dcn.low_rank", &rank);
+  p->dcn_layers = (int32_t)layers;
+  p->dcn_low_rank = rank;
+  c->x.dcn_rank = rank;
+  if (n) c->x.dcn_rank_sp = n->span;
 }
 
 /* schema: model: {preset?, bottom_mlp, top_mlp, embedding: {dim, pooling?,
@@ -439,6 +503,7 @@ static void model(dc_rctx *c, dc_point *p, bool fill) {
       (dc_interaction)g_enum(c, "model.interaction", DC_INTERACTION_DOT);
   c->x.dot = p->interaction == DC_INTERACTION_DOT;
   p->interaction_self = g_bool(c, "model.interaction_self", false);
+  interaction_keys(c, p);
   p->loss = (dc_loss)g_enum(c, "model.loss", DC_LOSS_MSE);
   p->embedding_kernel = (dc_embedding_kernel)g_enum(
       c, "model.embedding_kernel", DC_EMBEDDING_PER_TABLE);
@@ -484,6 +549,16 @@ static void model(dc_rctx *c, dc_point *p, bool fill) {
 static void system_(dc_rctx *c, dc_point *p, bool fill) {
   const dc_catref *r = g_catalog(c, "system.gpu", "gpus", DEFAULT_GPU, fill);
   p->gpu = r ? r->name : DEFAULT_GPU;
+  /* fp8 support, for the cross-key precision check: the entry's
+   * fp8_tflops (datasheet, 0 or absent when the GPU has no fp8) */
+  c->x.gpu = p->gpu;
+  c->x.gpu_fp8 = false;
+  const dc_node *f8 = r && r->root ? dc_node_get(r->root, "fp8_tflops") : NULL;
+  double f8v = 0;
+  if (f8 && dc_leaf_num(f8, "fp8_tflops", NULL, &f8v, NULL) && f8v > 0)
+    c->x.gpu_fp8 = true;
+  const dc_node *gn = get(c, "system.gpu");
+  c->x.gpu_sp = gn ? gn->span : (dc_span){0};
   r = g_catalog(c, "system.overheads", "overheads", DEFAULT_OVERHEADS, fill);
   p->overheads = r ? r->name : DEFAULT_OVERHEADS;
   const dc_node *n;
@@ -914,6 +989,36 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
                     (long long)x->max_rank, (long long)g, (long long)(g - 1));
     ok = false;
   }
+  if (x->dcn && x->dcn_rank > 0 && x->bottom_last > 0) {
+    int64_t dims = x->sum_dims, w;
+    if (x->emb_dim > 0 && !dc_mul_i64(x->n_tables, x->emb_dim, &dims))
+      dims = INT64_MAX;
+    if (!dc_add_i64(x->bottom_last, dims, &w)) w = INT64_MAX;
+    if (x->dcn_rank >= w) {
+      if (d) {
+        dc_diag *e = dc_diag_error(
+            d, DC_DIAG_SEMANTIC, x->dcn_rank_sp,
+            "model.dcn.low_rank (%lld) must be smaller than the cross "
+            "width (%lld: the last bottom_mlp width plus every table's dim)",
+            (long long)x->dcn_rank, (long long)w);
+        dc_diag_set_help(e, "a rank at or above the width costs more than a "
+                            "full-rank layer; omit low_rank for full rank");
+      }
+      ok = false;
+    }
+  }
+  if (x->fp8_key && x->gpu && !x->gpu_fp8) {
+    if (d) {
+      dc_diag *e = dc_diag_error(
+          d, DC_DIAG_NO_PRECISION,
+          has_pos(x->fp8_sp) ? x->fp8_sp : x->gpu_sp,
+          "%s fp8 needs a GPU with fp8 support; %s has none", x->fp8_key,
+          x->gpu);
+      dc_diag_set_help(e, "use fp16 or bf16 on this GPU, or a GPU with fp8 "
+                          "(H100, H200, B200, L4, L40S, MI300X)");
+    }
+    ok = false;
+  }
   int64_t idx;
   if (!dc_mul_i64(x->batch, x->lookups, &idx) ||
       !dc_mul_i64(idx, 8, &idx)) {
@@ -926,6 +1031,47 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
     ok = false;
   }
   return ok;
+}
+
+/* schema: training.{sparse_optimizer (default: optimizer),
+ * embedding_precision, comm_precision (default fp32)}. fp8 needs a GPU
+ * with fp8 support (a cross-key check: the GPU may be swept). Tables in
+ * anything but fp32 are FBGEMM's (stock DLRM's nn.EmbeddingBag tables
+ * are fp32), so they need embedding_kernel: batched. */
+static void storage(dc_rctx *c, dc_point *p) {
+  p->sparse_optimizer =
+      (dc_optimizer)g_enum(c, "training.sparse_optimizer", p->optimizer);
+  p->embedding_precision =
+      (dc_storage)g_enum(c, "training.embedding_precision", 0);
+  /* comm's list has no int8: map its index onto dc_storage */
+  int cv = g_enum(c, "training.comm_precision", 0);
+  p->comm_precision = cv == 3 ? DC_STORAGE_FP8 : (dc_storage)cv;
+  static const char *const keys[] = {"training.embedding_precision",
+                                     "training.comm_precision"};
+  dc_storage v[] = {p->embedding_precision, p->comm_precision};
+  for (size_t i = 0; i < DC_COUNTOF(keys); i++) {
+    if (v[i] != DC_STORAGE_FP8 || c->x.fp8_key) continue;
+    const dc_node *n = get(c, keys[i]);
+    c->x.fp8_key = keys[i];
+    if (n) c->x.fp8_sp = n->span;
+  }
+  dc_storage e = p->embedding_precision;
+  if (e != DC_STORAGE_FP32 && p->embedding_kernel != DC_EMBEDDING_BATCHED &&
+      !varies(c, "model.embedding_kernel")) {
+    if (c->d) {
+      const dc_node *n = get(c, "training.embedding_precision");
+      dc_diag *g = dc_diag_error(
+          c->d, DC_DIAG_CONFLICT, n ? n->span : missing_span(c, "training"),
+          "training.embedding_precision %s needs model.embedding_kernel: "
+          "batched",
+          dc_storage_name(e));
+      dc_diag_set_help(g, "stock DLRM's nn.EmbeddingBag tables (per_table) "
+                          "are fp32; FBGEMM's table-batched lookup "
+                          "(batched) holds %s rows",
+                       dc_storage_name(e));
+    }
+    fail(c);
+  }
 }
 
 bool dc_resolve(dc_rctx *c, bool fill) {
@@ -944,6 +1090,7 @@ bool dc_resolve(dc_rctx *c, bool fill) {
     c->x.batch_sp = n->span;
   p->precision = (dc_precision)g_enum(c, "training.precision", 0);
   p->optimizer = (dc_optimizer)g_enum(c, "training.optimizer", 0);
+  storage(c, p);
   p->zero_grad_legacy = g_enum(c, "training.zero_grad", 0) == 1;
   p->ddp_bucket_bytes = DEFAULT_BUCKET_BYTES;
   g_int(c, "training.ddp_bucket", &p->ddp_bucket_bytes);

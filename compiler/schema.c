@@ -16,11 +16,16 @@
 
 #include "compiler/study_int.h"
 
-const char *const dc_enum_interaction[] = {"dot", "cat", NULL};
+const char *const dc_enum_interaction[] = {"dot", "cat", "dcn", NULL};
 const char *const dc_enum_loss[] = {"mse", "bce", NULL};
 const char *const dc_enum_embedding_kernel[] = {"per_table", "batched", NULL};
 const char *const dc_enum_precision[] = {"fp32", "tf32", "fp16", "bf16",
                                          NULL};
+/* Same order as dc_storage (point.h); the exchange has no int8 codec. */
+const char *const dc_enum_storage[] = {"fp32", "fp16", "bf16", "int8", "fp8",
+                                       NULL};
+const char *const dc_enum_comm_storage[] = {"fp32", "fp16", "bf16", "fp8",
+                                            NULL};
 const char *const dc_enum_optimizer[] = {"sgd", "adagrad", "rowwise_adagrad",
                                          "adam", NULL};
 const char *const dc_enum_zero_grad[] = {"set_to_none", "legacy", NULL};
@@ -80,12 +85,18 @@ static const dc_skey keys[] = {
     {"model.embedding.tables[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
     {"model.interaction", DC_SK_ENUM, dc_enum_interaction, 0, 0, S},
     {"model.interaction_self", DC_SK_BOOL, NULL, 0, 0, S},
+    {"model.dcn", DC_SK_MAP, NULL, 0, 0, 0},
+    {"model.dcn.layers", DC_SK_INT, NULL, 1, 64, S},
+    {"model.dcn.low_rank", DC_SK_INT, NULL, 1, 1 << 20, S},
     {"model.loss", DC_SK_ENUM, dc_enum_loss, 0, 0, S},
     {"model.embedding_kernel", DC_SK_ENUM, dc_enum_embedding_kernel, 0, 0, S},
     {"training", DC_SK_MAP, NULL, 0, 0, 0},
     {"training.batch_size", DC_SK_INT, NULL, 1, BIG, S},
     {"training.precision", DC_SK_ENUM, dc_enum_precision, 0, 0, S},
     {"training.optimizer", DC_SK_ENUM, dc_enum_optimizer, 0, 0, S},
+    {"training.sparse_optimizer", DC_SK_ENUM, dc_enum_optimizer, 0, 0, S},
+    {"training.embedding_precision", DC_SK_ENUM, dc_enum_storage, 0, 0, S},
+    {"training.comm_precision", DC_SK_ENUM, dc_enum_comm_storage, 0, 0, S},
     {"training.zero_grad", DC_SK_ENUM, dc_enum_zero_grad, 0, 0, S},
     {"training.ddp_bucket", DC_SK_BYTES, NULL, 1, BIG, S},
     {"system", DC_SK_MAP, NULL, 0, 0, 0},

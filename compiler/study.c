@@ -96,15 +96,26 @@ static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
   OV(emb_dim, dim_sp)
   OV(lookups, lookups_sp)
   OV(max_rank, rank_sp)
+  OV(dcn_rank, dcn_rank_sp)
+  OV(gpu_fp8, gpu_sp)
+  OV(fp8_key, fp8_sp)
 #undef OV
   if (v->dot != base0->dot) dst->dot = v->dot;
+  if (v->dcn != base0->dcn) dst->dcn = v->dcn;
+  if (v->gpu != base0->gpu) dst->gpu = v->gpu;
+  if (v->n_tables != base0->n_tables) dst->n_tables = v->n_tables;
+  if (v->sum_dims != base0->sum_dims) dst->sum_dims = v->sum_dims;
 }
 
 static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
   return a->batch != b->batch || a->gpus != b->gpus || a->hosts != b->hosts ||
          a->gph != b->gph || a->bottom_last != b->bottom_last ||
          a->emb_dim != b->emb_dim || a->lookups != b->lookups ||
-         a->max_rank != b->max_rank || a->dot != b->dot;
+         a->max_rank != b->max_rank || a->dot != b->dot ||
+         a->dcn != b->dcn || a->dcn_rank != b->dcn_rank ||
+         a->n_tables != b->n_tables || a->sum_dims != b->sum_dims ||
+         a->gpu != b->gpu || a->gpu_fp8 != b->gpu_fp8 ||
+         a->fp8_key != b->fp8_key;
 }
 
 /* Per digit: the summaries of its values (lists: each; ranges: the ends,

@@ -102,6 +102,8 @@ extern const char *const dc_enum_loss[];
 extern const char *const dc_enum_embedding_kernel[];
 extern const char *const dc_enum_precision[];
 extern const char *const dc_enum_optimizer[];
+extern const char *const dc_enum_storage[];
+extern const char *const dc_enum_comm_storage[];
 extern const char *const dc_enum_zero_grad[];
 extern const char *const dc_enum_plan[];
 extern const char *const dc_enum_table_sharding[];
@@ -207,6 +209,18 @@ typedef struct dc_xkeys {
   dc_span lookups_sp;
   int64_t max_rank;         /* highest explicit rank, -1 none */
   dc_span rank_sp;
+  /* dcn: the low rank against the cross width (bottom_last + Σ dims,
+   * or + n_tables × emb_dim when a dim sweep moves every table) */
+  bool dcn;
+  int64_t dcn_rank;         /* 0: full rank */
+  dc_span dcn_rank_sp;
+  int64_t n_tables, sum_dims;
+  /* fp8 storage asked for (fp8_key names the key) on a GPU without it */
+  const char *gpu;          /* canonical name */
+  bool gpu_fp8;
+  dc_span gpu_sp;
+  const char *fp8_key;      /* NULL: no fp8 */
+  dc_span fp8_sp;
 } dc_xkeys;
 
 typedef struct dc_rctx {

@@ -51,15 +51,32 @@ static void assign_buckets(gg_ctx *c, int32_t *bno) {
                                            : 25 * 1000 * 1000;
   int32_t nb = 0;
   for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;
+  /* the cross net's params in the order their gradients arrive (layer by
+   * layer from the last: bias, W, V), the order DDP rebuilds its buckets
+   * in after the first iteration */
+  int32_t n_cross = 0;
+  int32_t *xq = dc_arena_array(c->b->a, (size_t)c->n_cross * 3 + 1,
+                               sizeof(int32_t));
+  for (int32_t l = c->n_cross - 1; l >= 0; l--) {
+    const gg_cross *x = &c->cross[l];
+    xq[n_cross++] = x->pb;
+    for (int32_t i = x->n_lin - 1; i >= 0; i--) xq[n_cross++] = x->lin[i].pw;
+  }
   for (int32_t pass = 0; pass < 2; pass++) {
     gg_lin *L = pass == 0 ? c->top : c->bot;
     int32_t n = pass == 0 ? c->m : c->k;
     int64_t bytes = 0, elems = 0;
     int32_t last = -1;
-    for (int32_t i = n - 1; i >= 0; i--) {
-      int32_t qs[2] = {L[i].pb, L[i].pw};
+    /* the top group: the top MLP, then the cross net */
+    int32_t nx = pass == 0 ? n_cross : 0;
+    for (int32_t j0 = 0; j0 < n + nx; j0++) {
+      bool cr = j0 >= n;
+      int32_t i = n - 1 - j0; /* the MLP layer, while j0 < n */
+      int32_t qs[2] = {cr ? -1 : L[i].pb,
+                       cr ? xq[j0 - n] : L[i].pw};
       for (int32_t j = 0; j < 2; j++) {
         int32_t q = qs[j];
+        if (q < 0) continue;
         int64_t e = gg_numel(c->b, c->params[q].t);
         bno[q] = nb;
         elems += e;
@@ -80,7 +97,7 @@ static void assign_buckets(gg_ctx *c, int32_t *bno) {
   }
 }
 
-static void accumulate(gg_ctx *c, int32_t q, int32_t g) {
+void gg_accumulate(gg_ctx *c, int32_t q, int32_t g) {
   gg_b *b = c->b;
   gg_param *pq = &c->params[q];
   gg_begin(b, EV("torch::autograd::AccumulateGrad"));
@@ -150,20 +167,22 @@ static int32_t act_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   return o;
 }
 
-/* Returns the input gradient, or -1 when the input needs none. */
-static int32_t addmm_backward(gg_ctx *c, gg_lin *L, int32_t g) {
+/* Returns the input gradient, or -1 when the input needs none. A
+ * bias-free linear's MmBackward0 has the same two GEMMs and no sum. */
+int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   gg_b *b = c->b;
   dc_dtype yt = b->ts[L->y].dtype;
   int es = gg_es(yt);
   int64_t B = c->batch;
+  bool nb = L->no_bias;
   int32_t gx = L->x_grad ? gg_t2(b, yt, B, L->in) : -1;
   int32_t gw = gg_t2(b, yt, L->out, L->in);
-  int32_t gb = gg_t1(b, yt, L->out);
-  gg_begin(b, EV("AddmmBackward0"));
+  int32_t gb = nb ? -1 : gg_t1(b, yt, L->out);
+  gg_begin(b, nb ? EV("MmBackward0") : EV("AddmmBackward0"));
   gg_in(b, g);
   if (gx >= 0) gg_out(b, gx);
   gg_out(b, gw);
-  gg_out(b, gb);
+  if (!nb) gg_out(b, gb);
   if (gx >= 0) {
     gg_begin(b, "aten::mm");
     gg_in(b, g);
@@ -178,29 +197,31 @@ static int32_t addmm_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   gg_out(b, gw);
   gg_gemm(b, L->out, L->in, B, 1, true, false, c->gdt);
   gg_end(b);
-  gg_begin(b, "aten::sum");
-  gg_in(b, g);
-  gg_out(b, gb);
-  gg_ew(b, DC_KERNEL_REDUCE, gg_mul(b, B, L->out), 1, 1.0 * es);
-  gg_end(b);
+  if (!nb) {
+    gg_begin(b, "aten::sum");
+    gg_in(b, g);
+    gg_out(b, gb);
+    gg_ew(b, DC_KERNEL_REDUCE, gg_mul(b, B, L->out), 1, 1.0 * es);
+    gg_end(b);
+  }
   gg_end(b);
 
   int32_t gwt = gg_like(b, gw);
   if (!c->autocast) {
-    accumulate(c, L->pb, gb);
+    if (!nb) gg_accumulate(c, L->pb, gb);
     gg_begin(b, EV("TBackward0"));
     gg_in(b, gw);
     gg_out(b, gwt);
     gg_end(b);
-    accumulate(c, L->pw, gwt);
+    gg_accumulate(c, L->pw, gwt);
     return gx;
   }
   gg_begin(b, EV("TBackward0"));
   gg_in(b, gw);
   gg_out(b, gwt);
   gg_end(b);
-  accumulate(c, L->pb, to_copy_backward(b, gb, F32));
-  accumulate(c, L->pw, to_copy_backward(b, gwt, F32));
+  if (!nb) gg_accumulate(c, L->pb, to_copy_backward(b, gb, F32));
+  gg_accumulate(c, L->pw, to_copy_backward(b, gwt, F32));
   if (gx >= 0 && L->x_cast) gx = to_copy_backward(b, gx, F32);
   return gx;
 }
@@ -216,7 +237,7 @@ static void narrow(gg_b *b, int32_t g, int32_t view) {
 
 /* CatBackward0 of the first cat ([x] + ly): views for every input, plus
  * the add of x's two gradients when x also fed the second cat (gxa). */
-static int32_t cat1_backward(gg_ctx *c, int32_t gcat, int32_t gxa) {
+int32_t gg_cat_backward(gg_ctx *c, int32_t gcat, int32_t gxa) {
   gg_b *b = c->b;
   int64_t B = c->batch, D = c->D;
   int32_t gpart = gg_t2(b, b->ts[c->x_cat].dtype, B, D);
@@ -361,7 +382,7 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   l->k.u.mat.dtype = F32;
   gg_end(b);
   gg_end(b);
-  return cat1_backward(c, gflat, gxa);
+  return gg_cat_backward(c, gflat, gxa);
 }
 
 /* The batched backward of class k: the optimizer is applied in the kernel
@@ -398,7 +419,7 @@ static void batched_backward(gg_ctx *c, int32_t k) {
   gg_end(b);
   if (dense)
     for (int32_t i = lo; i < hi; i++)
-      accumulate(c, c->p_tab[c->local[i]], dg[i - lo]);
+      gg_accumulate(c, c->p_tab[c->local[i]], dg[i - lo]);
 }
 
 static void embedding_backward(gg_ctx *c) {
@@ -429,7 +450,7 @@ static void embedding_backward(gg_ctx *c) {
                   c->cls_batch[k], false);
     gg_end(b);
     gg_end(b);
-    accumulate(c, c->p_tab[t], sg);
+    gg_accumulate(c, c->p_tab[t], sg);
   }
 }
 
@@ -474,12 +495,14 @@ void gg_build_backward(gg_ctx *c) {
 
   for (int32_t i = c->m - 1; i >= 0; i--) {
     g = act_backward(c, &c->top[i], g);
-    g = addmm_backward(c, &c->top[i], g);
+    g = gg_linear_backward(c, &c->top[i], g);
   }
   if (p->interaction == DC_INTERACTION_DOT)
     g = dot_backward(c, g);
+  else if (p->interaction == DC_INTERACTION_DCN)
+    g = gg_cat_backward(c, gg_cross_backward(c, g), -1);
   else
-    g = cat1_backward(c, g, -1);
+    g = gg_cat_backward(c, g, -1);
   if (c->sharded) {
     gg_exchange_backward(c);
   } else {
@@ -489,7 +512,7 @@ void gg_build_backward(gg_ctx *c) {
   embedding_backward(c);
   for (int32_t i = c->k - 1; i >= 0; i--) {
     g = act_backward(c, &c->bot[i], g);
-    g = addmm_backward(c, &c->bot[i], g);
+    g = gg_linear_backward(c, &c->bot[i], g);
   }
   b->thread = 0;
 }

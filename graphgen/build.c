@@ -122,6 +122,7 @@ int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   q->bucket_last = -1;
   q->bucket_elems = 0;
   q->dense = false;
+  q->cross = false;
   return i;
 }
 

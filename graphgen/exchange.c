@@ -26,8 +26,10 @@
  *
  * Byte counts follow kernels/'s convention (graphgen.h): all-to-all, the
  * rank's send buffer; reduce-scatter, its input; all-gather, its output.
- * All fp32 (4 bytes): the tables and pooled outputs stay fp32 under
- * autocast.
+ * The pooled outputs are fp32 (under autocast too, and FBGEMM's lookups
+ * return fp32 whatever the tables' precision); training.comm_precision
+ * sends the all-to-all's payload quantized (see comm_dtype below). The
+ * row-wise reduce-scatters and all-gathers stay fp32.
  *
  * The input side assumes the data loader hands each rank the indices of
  * its own shards for the global batch (as the reference DLRM's loader
@@ -95,6 +97,34 @@ static int32_t hosts_spanned(const gg_ctx *c) {
   return hosts_of(c) < 1 ? 1 : hosts_of(c);
 }
 
+/* training.comm_precision: the all-to-all's payload, as TorchRec's qcomm
+ * codecs send it — FBGEMM quantizes the fp32 pooled embeddings (their
+ * gradients in the backward) before the collective and dequantizes what
+ * arrives, one element-wise kernel each (1 flop, 4 + q bytes). */
+static dc_dtype comm_dtype(const gg_ctx *c) {
+  return dc_storage_dtype(c->p->comm_precision);
+}
+
+static const char *quantize_name(dc_dtype t) {
+  switch (t) {
+  case DC_DTYPE_FP16: return "fbgemm::FloatToFP16Quantized";
+  case DC_DTYPE_BF16: return "fbgemm::FloatToBfloat16Quantized";
+  default: return "fbgemm::FloatToHFP8Quantized";
+  }
+}
+
+static const char *dequantize_name(dc_dtype t) {
+  switch (t) {
+  case DC_DTYPE_FP16: return "fbgemm::FP16QuantizedToFloat";
+  case DC_DTYPE_BF16: return "fbgemm::Bfloat16QuantizedToFloat";
+  default: return "fbgemm::HFP8QuantizedToFloat";
+  }
+}
+
+static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, 1, 4.0 + gg_es(q));
+}
+
 void gg_exchange_forward(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
@@ -135,16 +165,44 @@ void gg_exchange_forward(gg_ctx *c) {
       c->feat_cls[c->n_feat] = GG_CLS_A2A;
       c->feat[c->n_feat++] = gg_t2(b, F32, B, p->tables[t].dim);
     }
+    dc_dtype qt = comm_dtype(c);
+    int32_t q = -1, recv = -1;
+    if (qt != F32) { /* send = elements × 4 so far */
+      q = gg_t1(b, qt, send / 4);
+      gg_begin(b, quantize_name(qt));
+      in_outputs(c, GG_CLS_A2A);
+      if (c->chunk >= 0)
+        gg_in(b, c->chunk);
+      else
+        in_outputs(c, GG_CLS_TWRW);
+      gg_out(b, q);
+      codec_kernel(b, send / 4, qt);
+      gg_end(b);
+      send = gg_mul(b, send / 4, gg_es(qt));
+      recv = gg_t2(b, qt, B, plan_dims(c, GG_CLS_A2A));
+    }
     gg_begin(b, "c10d::alltoall_base_");
-    in_outputs(c, GG_CLS_A2A);
-    if (c->chunk >= 0)
-      gg_in(b, c->chunk);
-    else
-      in_outputs(c, GG_CLS_TWRW);
-    for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+    if (q >= 0) {
+      gg_in(b, q);
+      gg_out(b, recv);
+    } else {
+      in_outputs(c, GG_CLS_A2A);
+      if (c->chunk >= 0)
+        gg_in(b, c->chunk);
+      else
+        in_outputs(c, GG_CLS_TWRW);
+      for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+    }
     gg_coll(c, DC_KERNEL_ALL_TO_ALL, send, c->n_ranks, hosts_spanned(c),
             b->coll_next++);
     gg_end(b);
+    if (q >= 0) {
+      gg_begin(b, dequantize_name(qt));
+      gg_in(b, recv);
+      for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+      codec_kernel(b, gg_numel(b, recv), qt);
+      gg_end(b);
+    }
   }
 
   /* 3. RW: the world reduce-scatter of partial pools */
@@ -221,7 +279,45 @@ void gg_exchange_backward(gg_ctx *c) {
 
   /* 1. the all-to-all returns gradients of A2A shards and TWRW chunks */
   int32_t gchunk = -1;
-  if (has_a2a(c)) {
+  dc_dtype qt = comm_dtype(c);
+  if (has_a2a(c) && qt != F32) {
+    /* quantized: the gradients are packed, sent, and unpacked into the
+     * shards' gradients */
+    int64_t n_send = gg_mul(b, B, plan_dims(c, GG_CLS_A2A));
+    int32_t q = gg_t1(b, qt, n_send);
+    gg_begin(b, quantize_name(qt));
+    in_gfeat(c, GG_CLS_A2A);
+    gg_out(b, q);
+    codec_kernel(b, n_send, qt);
+    gg_end(b);
+    int64_t n_recv = local_cols(c, GG_CLS_A2A) * Bg;
+    if (c->chunk >= 0)
+      n_recv += gg_numel(b, c->chunk);
+    else
+      n_recv += gg_mul(b, local_cols(c, GG_CLS_TWRW), Bg);
+    int32_t recv = gg_t1(b, qt, n_recv);
+    gg_begin(b, EV("All2All_ReqBackward"));
+    gg_in(b, q);
+    gg_out(b, recv);
+    gg_begin(b, "c10d::alltoall_base_");
+    gg_in(b, q);
+    gg_out(b, recv);
+    gg_coll(c, DC_KERNEL_ALL_TO_ALL, gg_mul(b, n_send, gg_es(qt)),
+            c->n_ranks, hosts_spanned(c), b->coll_next++);
+    gg_end(b);
+    gg_end(b);
+    gg_begin(b, dequantize_name(qt));
+    gg_in(b, recv);
+    out_grads(c, GG_CLS_A2A);
+    if (c->chunk >= 0) {
+      gchunk = gg_like(b, c->chunk);
+      gg_out(b, gchunk);
+    } else {
+      out_grads(c, GG_CLS_TWRW);
+    }
+    codec_kernel(b, n_recv, qt);
+    gg_end(b);
+  } else if (has_a2a(c)) {
     gg_begin(b, EV("All2All_ReqBackward"));
     in_gfeat(c, GG_CLS_A2A);
     out_grads(c, GG_CLS_A2A);

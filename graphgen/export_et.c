@@ -33,6 +33,8 @@ static const char *et_type(dc_dtype t) {
   case DC_DTYPE_INT64: return "Tensor(long int)";
   case DC_DTYPE_INT32: return "Tensor(int)";
   case DC_DTYPE_BOOL: return "Tensor(bool)";
+  case DC_DTYPE_INT8: return "Tensor(signed char)";
+  case DC_DTYPE_FP8: return "Tensor(c10::Float8_e4m3fn)";
   }
   return "Tensor(float)";
 }

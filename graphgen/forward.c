@@ -83,6 +83,12 @@ static void declare_params(gg_ctx *c) {
   bool adagrad = p->optimizer == DC_OPTIMIZER_ADAGRAD ||
                  p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD;
   bool adam = p->optimizer == DC_OPTIMIZER_ADAM;
+  /* the tables follow the sparse optimizer, their state stays fp32 */
+  dc_optimizer so = p->sparse_optimizer;
+  bool s_adagrad = so == DC_OPTIMIZER_ADAGRAD ||
+                   so == DC_OPTIMIZER_ROWWISE_ADAGRAD;
+  bool s_adam = so == DC_OPTIMIZER_ADAM;
+  dc_dtype edt = dc_storage_dtype(p->embedding_precision);
   c->w_tab = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
   c->p_tab = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
   c->st_tab[0] = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
@@ -94,16 +100,16 @@ static void declare_params(gg_ctx *c) {
     (void)tb;
     bool dp = c->sharded && i >= c->cls_first[GG_CLS_DP];
     int64_t batch = c->cls_batch[dp ? GG_CLS_DP : GG_CLS_A2A];
-    c->w_tab[t] = gg_t2(b, F32, c->sh_rows[t], c->sh_cols[t]);
+    c->w_tab[t] = gg_t2(b, edt, c->sh_rows[t], c->sh_cols[t]);
     c->n_idx[t] = gg_lookups(b, batch, c->sh_pool[t]);
     int32_t s0 = -1, s1 = -1;
-    if (adagrad) {
-      s0 = p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD
+    if (s_adagrad) {
+      s0 = so == DC_OPTIMIZER_ROWWISE_ADAGRAD
                ? gg_t1(b, F32, c->sh_rows[t])
-               : gg_like(b, c->w_tab[t]);
-    } else if (adam) {
-      s0 = gg_like(b, c->w_tab[t]);
-      s1 = gg_like(b, c->w_tab[t]);
+               : gg_like_dtype(b, c->w_tab[t], F32);
+    } else if (s_adam) {
+      s0 = gg_like_dtype(b, c->w_tab[t], F32);
+      s1 = gg_like_dtype(b, c->w_tab[t], F32);
     }
     c->st_tab[0][t] = s0;
     c->st_tab[1][t] = s1;
@@ -120,25 +126,14 @@ static void declare_params(gg_ctx *c) {
   c->bot = dc_arena_array(b->a, (size_t)c->k, sizeof(gg_lin));
   c->top = dc_arena_array(b->a, (size_t)c->m, sizeof(gg_lin));
   for (int32_t pass = 0; pass < 2; pass++) {
+    if (pass == 1) gg_cross_declare(c);
     int32_t n = pass ? c->m : c->k;
     gg_lin *L = pass ? c->top : c->bot;
     for (int32_t i = 0; i < n; i++) {
       L[i].out = pass ? p->top_mlp[i] : p->bottom_mlp[i + 1];
       L[i].in = pass ? 0 : p->bottom_mlp[i]; /* top[0].in: interaction */
       if (pass && i > 0) L[i].in = p->top_mlp[i - 1];
-      if (pass && i == 0) {
-        int64_t D = p->bottom_mlp[p->n_bottom - 1];
-        int64_t F = T + 1;
-        if (p->interaction == DC_INTERACTION_DOT) {
-          int64_t ni = p->interaction_self ? F * (F + 1) / 2
-                                           : F * (F - 1) / 2;
-          L[i].in = D + ni;
-        } else {
-          int64_t w = D;
-          for (int32_t t = 0; t < T; t++) w += p->tables[t].dim;
-          L[i].in = w;
-        }
-      }
+      if (pass && i == 0) L[i].in = dc_point_top_in(p);
       L[i].w = gg_t2(b, F32, L[i].out, L[i].in);
       L[i].bias = gg_t1(b, F32, L[i].out);
       L[i].pw = gg_param_add(c, L[i].w, -1);
@@ -195,8 +190,9 @@ void gg_build_input(gg_ctx *c) {
   c->dense = h2d(b, c->dense_h);
 }
 
-/* aten::linear (+ autocast casts) → addmm. */
-static void linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad) {
+/* aten::linear (+ autocast casts) → addmm; without a bias, F.linear runs
+ * matmul(x, W.t()): aten::t (a view) then aten::matmul → aten::mm. */
+void gg_linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad) {
   gg_b *b = c->b;
   L->x = x;
   L->x_grad = x_grad;
@@ -206,23 +202,39 @@ static void linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad) {
   gg_begin(b, "aten::linear");
   gg_in(b, x);
   gg_in(b, L->w);
-  gg_in(b, L->bias);
+  if (!L->no_bias) gg_in(b, L->bias);
   gg_out(b, L->y);
   int32_t xg = x, w = L->w, bias = L->bias;
   if (c->autocast) {
     if (L->x_cast) xg = cast_child(b, x, c->adt);
     w = cast_child(b, L->w, c->adt);
-    bias = cast_child(b, L->bias, c->adt);
+    if (!L->no_bias) bias = cast_child(b, L->bias, c->adt);
   }
   L->xg = xg;
-  gg_begin(b, "aten::addmm");
-  gg_in(b, bias);
-  gg_in(b, xg);
-  gg_in(b, w);
+  if (L->no_bias) {
+    int32_t wt = gg_t2(b, b->ts[w].dtype, L->in, L->out);
+    gg_begin(b, "aten::t");
+    gg_in(b, w);
+    gg_out(b, wt);
+    gg_end(b);
+    gg_begin(b, "aten::matmul");
+    gg_in(b, xg);
+    gg_in(b, wt);
+    gg_out(b, L->y);
+    gg_begin(b, "aten::mm");
+    gg_in(b, xg);
+    gg_in(b, wt);
+  } else {
+    gg_begin(b, "aten::addmm");
+    gg_in(b, bias);
+    gg_in(b, xg);
+    gg_in(b, w);
+  }
   gg_out(b, L->y);
   /* out[B, out] = x[B, in] · W[out, in]^T */
   gg_gemm(b, c->batch, L->out, L->in, 1, false, true, c->gdt);
   gg_end(b);
+  if (L->no_bias) gg_end(b);
   gg_end(b);
   L->wg = w; /* the weight as the GEMM saw it (the backward reuses it) */
 }
@@ -268,8 +280,8 @@ void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
   l->k.u.emb.batch = batch;
   l->k.u.emb.n_groups = ng;
   l->k.u.emb.groups = g;
-  l->k.u.emb.dtype = F32;
-  l->k.u.emb.optimizer = p->optimizer;
+  l->k.u.emb.dtype = dc_storage_dtype(p->embedding_precision);
+  l->k.u.emb.optimizer = p->sparse_optimizer;
   l->k.u.emb.fused_optimizer = fused;
   l->k.u.emb.model = p->embedding_model;
 }
@@ -357,7 +369,7 @@ static int32_t index_list(gg_b *b, int64_t ni) {
 
 /* The first cat: [x] + ly. Under autocast a half x is cast to fp32 (cat
  * promotes), so its gradient returns through a ToCopyBackward0. */
-static int32_t cat_features(gg_ctx *c, int64_t width) {
+int32_t gg_cat_features(gg_ctx *c, int64_t width) {
   gg_b *b = c->b;
   c->x_cat_cast = c->autocast && b->ts[c->x_bot].dtype != F32;
   int32_t o = gg_t2(b, F32, c->batch, width);
@@ -387,16 +399,16 @@ static void interaction(gg_ctx *c) {
   int64_t F = p->n_tables + 1;
   c->D = D;
   c->F = F;
-  if (p->interaction == DC_INTERACTION_CAT) {
-    int64_t w = D;
-    for (int32_t t = 0; t < p->n_tables; t++) w += p->tables[t].dim;
-    c->cat1 = cat_features(c, w);
-    c->top_in = c->cat1;
+  if (p->interaction != DC_INTERACTION_DOT) {
+    c->cat1 = gg_cat_features(c, dc_point_x0_width(p));
+    c->top_in = p->interaction == DC_INTERACTION_DCN
+                    ? gg_cross_forward(c, c->cat1)
+                    : c->cat1;
     return;
   }
   int64_t NI = p->interaction_self ? F * (F + 1) / 2 : F * (F - 1) / 2;
   c->NI = NI;
-  c->cat1 = cat_features(c, gg_mul(b, F, D));
+  c->cat1 = gg_cat_features(c, gg_mul(b, F, D));
 
   c->view1 = gg_t3(b, F32, B, F, D);
   gg_begin(b, "aten::view");
@@ -468,7 +480,7 @@ void gg_build_forward(gg_ctx *c) {
   b->phase = DC_PHASE_FORWARD;
   int32_t x = c->dense;
   for (int32_t i = 0; i < c->k; i++) {
-    linear(c, &c->bot[i], x, i > 0);
+    gg_linear(c, &c->bot[i], x, i > 0);
     activation(c, &c->bot[i]);
     x = c->bot[i].act;
   }
@@ -477,7 +489,7 @@ void gg_build_forward(gg_ctx *c) {
   interaction(c);
   x = c->top_in;
   for (int32_t i = 0; i < c->m; i++) {
-    linear(c, &c->top[i], x, true);
+    gg_linear(c, &c->top[i], x, true);
     activation(c, &c->top[i]);
     x = c->top[i].act;
   }

@@ -160,7 +160,20 @@ typedef struct gg_lin {
   int32_t y;          /* linear output */
   int32_t act;        /* relu / sigmoid output, -1 when none */
   bool sigmoid;
+  bool no_bias;       /* a bias-free linear (bias, pb = -1): matmul → mm */
 } gg_lin;
+
+/* One cross layer of the DCNv2 interaction (crossnet.c): low rank, V then
+ * W (lin[0], lin[1]); full rank, one [N, N] kernel (lin[0]). */
+typedef struct gg_cross {
+  gg_lin lin[2];
+  int32_t n_lin;
+  int32_t bias, pb;   /* b_l [N] and its param entry */
+  int32_t x;          /* x_l, the layer's input (fp32 [B, N]) */
+  int32_t s;          /* x_l·W + b (fp32: the bias add promotes) */
+  int32_t m;          /* x0 ⊙ s */
+  int32_t out;        /* m + x_l */
+} gg_cross;
 
 /* One parameter as the optimizer sees it. */
 typedef struct gg_param {
@@ -174,6 +187,7 @@ typedef struct gg_param {
   int32_t bucket_last; /* DDP: this param completes bucket n (else -1) */
   int64_t bucket_elems; /* elements of that bucket */
   bool dense;      /* a data-parallel table: dense gradient, all-reduced */
+  bool cross;      /* a parameter of the DCN cross network */
 } gg_param;
 
 /* How a rank's local shards are looked up and exchanged (one batched op
@@ -217,6 +231,8 @@ typedef struct gg_ctx {
 
   int32_t k, m;
   gg_lin *bot, *top;
+  int32_t n_cross;     /* dcn: cross layers */
+  gg_cross *cross;
 
   /* forward tensors kept for the backward */
   int32_t dense_h, dense;
@@ -261,6 +277,24 @@ void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
 /* exchange.c: the collectives of the pooled embeddings (multi-GPU). */
 void gg_exchange_forward(gg_ctx *c);
 void gg_exchange_backward(gg_ctx *c);
+
+/* forward.c: aten::linear (+ autocast casts) → addmm, or t + matmul → mm
+ * for a bias-free one; backward.c: its AddmmBackward0 / MmBackward0 and
+ * the AccumulateGrads, returning the input's gradient (-1: none). */
+void gg_linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad);
+int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g);
+/* AccumulateGrad of param q with gradient g (DDP's bucket all-reduce when
+ * g completes one; the 1.13 add into the zeroed gradient). */
+void gg_accumulate(gg_ctx *c, int32_t q, int32_t g);
+/* The first cat of the interaction, x = [bottom output] + features, flat
+ * [B, width] fp32; and its backward handing each input its slice. */
+int32_t gg_cat_features(gg_ctx *c, int64_t width);
+int32_t gg_cat_backward(gg_ctx *c, int32_t gcat, int32_t gxa);
+/* crossnet.c: the DCNv2 cross network's parameters (in registration
+ * order, after the bottom MLP), forward from c->cat1, backward to it. */
+void gg_cross_declare(gg_ctx *c);
+int32_t gg_cross_forward(gg_ctx *c, int32_t x0);
+int32_t gg_cross_backward(gg_ctx *c, int32_t g);
 
 void gg_build_input(gg_ctx *c);
 void gg_build_forward(gg_ctx *c);

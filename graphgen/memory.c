@@ -4,20 +4,26 @@
  * and the per-rank `fits` column both come from here).
  *
  * Per rank, with B the local batch, es the activation element size (2
- * under fp16/bf16 autocast, else 4), tables and their state in fp32:
+ * under fp16/bf16 autocast, else 4), ee the tables' storage size
+ * (training.embedding_precision), optimizer state in fp32:
  *
- *   emb_weights     Σ over its shards rows·cols·4 (replicas included)
- *   emb_optimizer   sgd 0; adagrad = weights; rowwise_adagrad rows·4 per
- *                   shard; adam 2 × weights (torch.optim / FBGEMM state)
+ *   emb_weights     Σ over its shards rows·cols·ee (replicas included),
+ *                   int8 rows + 4 bytes (FBGEMM's fp16 scale and bias)
+ *   emb_optimizer   by training.sparse_optimizer: sgd 0; adagrad
+ *                   rows·cols·4; rowwise_adagrad rows·4 per shard; adam
+ *                   2 × rows·cols·4 (torch.optim / FBGEMM state)
  *   emb_grad        data-parallel replicas: a dense rows·cols·4 gradient;
  *                   per_table (sparse) gradients: lookups·cols·4 values +
  *                   lookups·8 indices; batched: none (the update is fused)
- *   dense_weights   Σ MLP weights and biases · 4 (replicated on each rank)
+ *   dense_weights   Σ MLP and cross-net weights and biases · 4 (replicated)
  *   dense_optimizer adagrad and rowwise_adagrad 1×, adam 2× the weights
  *   dense_grad      1× the weights, 2× with DDP (W > 1: flat buckets)
  *   activations     per MLP layer B·out·es twice (linear out, activation);
  *                   dot: B·F·D·4 (cat) + B·F·F·es (bmm) + B·NI·es (index) +
- *                   B·(D+NI)·es (cat); cat: B·(D + Σ dims)·4; the pooled
+ *                   B·(D+NI)·es (cat); cat: B·(D + Σ dims)·4; dcn:
+ *                   that cat, and per cross layer B·N·12 (bias add,
+ *                   product, residual, fp32) + B·N·es + B·R·es (GEMMs);
+ *                   the pooled
  *                   outputs of its shards batch·cols·4; with W > 1 the
  *                   received features B·Σ dims·4
  *   inputs          indices Σ lookups·8, offsets Σ (batch+1)·8 per shard,
@@ -78,6 +84,7 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
               p->precision == DC_PRECISION_BF16;
   int64_t es = half ? 2 : 4;
   bool batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
+  int64_t ees = dc_storage_bytes(p->embedding_precision);
 
   for (int32_t t = 0; t < s->n_tables; t++) {
     const dc_table_plan *tp = &s->tables[t];
@@ -85,15 +92,14 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
       const dc_shard *sh = &tp->shards[i];
       if (sh->rank != rank) continue;
       dc_shard_work w = dc_shard_plan_work(p, s, t, i);
-      int64_t wb = mul(&m, mul(&m, sh->rows, sh->cols), 4);
+      int64_t elems = mul(&m, sh->rows, sh->cols);
+      int64_t wb = mul(&m, elems, ees);
+      if (p->embedding_precision == DC_STORAGE_INT8) /* fp16 scale, bias */
+        wb = add(&m, wb, mul(&m, sh->rows, 4));
       out->emb_weights = add(&m, out->emb_weights, wb);
-      int64_t st = 0;
-      switch (p->optimizer) {
-      case DC_OPTIMIZER_SGD: break;
-      case DC_OPTIMIZER_ADAGRAD: st = wb; break;
-      case DC_OPTIMIZER_ROWWISE_ADAGRAD: st = mul(&m, sh->rows, 4); break;
-      case DC_OPTIMIZER_ADAM: st = mul(&m, wb, 2); break;
-      }
+      int64_t st = dc_optimizer_state_bytes(p->sparse_optimizer, sh->rows,
+                                            elems);
+      if (st == INT64_MAX) m.ovf = true;
       out->emb_optimizer = add(&m, out->emb_optimizer, st);
       int64_t n = lookups(w.batch, w.pooling);
       bool dp = tp->type == DC_SHARDING_DATA_PARALLEL && W > 1;
@@ -117,13 +123,9 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
   int64_t D = p->bottom_mlp[p->n_bottom - 1];
   int64_t F = p->n_tables + 1, sum_dims = 0;
   for (int32_t t = 0; t < p->n_tables; t++) sum_dims += p->tables[t].dim;
-  int64_t top_in;
+  int64_t top_in = dc_point_top_in(p);
   int64_t NI = p->interaction_self ? F * (F + 1) / 2 : F * (F - 1) / 2;
-  if (p->interaction == DC_INTERACTION_DOT)
-    top_in = D + NI;
-  else
-    top_in = D + sum_dims;
-  int64_t params = 0, big = 0;
+  int64_t params = dc_point_cross_params(p), big = 0;
   for (int32_t i = 1; i < p->n_bottom; i++) {
     params = add(&m, params,
                  mul(&m, p->bottom_mlp[i], p->bottom_mlp[i - 1] + 1));
@@ -167,6 +169,15 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
     inter = add(&m, inter, mul(&m, mul(&m, B, D + NI), es));
   } else {
     inter = mul(&m, mul(&m, B, D + sum_dims), 4);
+  }
+  if (p->interaction == DC_INTERACTION_DCN) {
+    /* per cross layer: x·V [B, R] (or x·K [B, N]) and x·V·W [B, N] in
+     * es, the bias add, the product and the residual add [B, N] fp32 */
+    int64_t N = D + sum_dims, R = p->dcn_low_rank;
+    int64_t per = mul(&m, mul(&m, B, N), 12);
+    per = add(&m, per, mul(&m, mul(&m, B, N), es));
+    if (R > 0) per = add(&m, per, mul(&m, mul(&m, B, R), es));
+    inter = add(&m, inter, mul(&m, per, p->dcn_layers));
   }
   out->activations = add(&m, out->activations, inter);
   if (W > 1)

@@ -164,18 +164,28 @@ static int32_t step_target(gg_ctx *c, const gg_param *q, gg_cur *u,
   return -1;
 }
 
-void gg_build_step(gg_ctx *c) {
+/* Which parameters one optimizer step updates: all of them, or, when the
+ * tables have an optimizer of their own (training.sparse_optimizer), the
+ * dense ones and the tables in two steps, dense first. */
+typedef enum { GRP_ALL, GRP_DENSE, GRP_TABLES } gg_group;
+
+static bool in_group(const gg_param *q, gg_group g) {
+  return g == GRP_ALL || (g == GRP_TABLES) == (q->table >= 0);
+}
+
+static void build_step(gg_ctx *c, dc_optimizer opt, gg_group grp) {
   gg_b *b = c->b;
-  const dc_point *p = c->p;
-  b->phase = DC_PHASE_OPTIMIZER;
-  b->thread = 0;
   const gg_step *steps;
   int32_t n_steps;
-  recipe(p->optimizer, &steps, &n_steps);
-  bool counter = p->optimizer != DC_OPTIMIZER_SGD;
-  bool sparse = false;
-  for (int32_t q = 0; q < c->n_params; q++)
+  recipe(opt, &steps, &n_steps);
+  bool counter = opt != DC_OPTIMIZER_SGD;
+  bool sparse = false, any = false;
+  for (int32_t q = 0; q < c->n_params; q++) {
+    if (!in_group(&c->params[q], grp)) continue;
+    any = true;
     if (c->params[q].table >= 0 && !c->params[q].dense) sparse = true;
+  }
+  if (!any && grp != GRP_ALL) return;
   bool foreach = !c->legacy && !sparse;
 
   gg_cur *cur = dc_arena_array(b->a, (size_t)c->n_params + 1, sizeof *cur);
@@ -187,28 +197,31 @@ void gg_build_step(gg_ctx *c) {
   }
 
   gg_leaf(b, "aten::zeros");
-  gg_begin(b, step_name(p->optimizer));
+  gg_begin(b, step_name(opt));
   if (foreach) {
     if (counter) gg_leaf(b, "aten::_foreach_add_"); /* host step counters */
     for (int32_t s = 0; s < n_steps; s++) {
       int64_t elems = 0;
       gg_begin(b, steps[s].foreach_name);
       for (int32_t q = 0; q < c->n_params; q++) {
+        if (!in_group(&c->params[q], grp)) continue;
         step_inputs(b, &c->params[q], &cur[q]);
         elems += gg_numel(b, c->params[q].t);
       }
       for (int32_t q = 0; q < c->n_params; q++)
-        gg_out(b, step_target(c, &c->params[q], &cur[q], steps[s].target,
-                              false));
+        if (in_group(&c->params[q], grp))
+          gg_out(b, step_target(c, &c->params[q], &cur[q], steps[s].target,
+                                false));
       if (elems > 0)
         gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, steps[s].flops,
               steps[s].acc * 4);
       gg_end(b);
     }
   } else {
-    bool rowwise = p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD;
+    bool rowwise = opt == DC_OPTIMIZER_ROWWISE_ADAGRAD;
     for (int32_t q = 0; q < c->n_params; q++) {
       const gg_param *pq = &c->params[q];
+      if (!in_group(pq, grp)) continue;
       if (counter) gg_leaf(b, "aten::add_"); /* host step counter */
       for (int32_t s = 0; s < n_steps; s++) {
         bool row_state = rowwise && pq->table >= 0 &&
@@ -230,4 +243,16 @@ void gg_build_step(gg_ctx *c) {
     }
   }
   gg_end(b);
+}
+
+void gg_build_step(gg_ctx *c) {
+  const dc_point *p = c->p;
+  c->b->phase = DC_PHASE_OPTIMIZER;
+  c->b->thread = 0;
+  if (p->sparse_optimizer == p->optimizer) {
+    build_step(c, p->optimizer, GRP_ALL);
+    return;
+  }
+  build_step(c, p->optimizer, GRP_DENSE);
+  build_step(c, p->sparse_optimizer, GRP_TABLES);
 }

@@ -98,35 +98,6 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return dc_mul_i64(a, b, &r) ? r : INT64_MAX;
 }
 
-/* Weights and biases of an MLP whose widths are w[0..n-1]. */
-static int64_t mlp_params(int64_t in, const int64_t *w, int32_t n) {
-  int64_t total = 0;
-  for (int32_t i = 0; i < n; i++) {
-    total = sat_add(total, sat_add(sat_mul(in, w[i]), w[i]));
-    in = w[i];
-  }
-  return total;
-}
-
-/* Dense parameters of the point: bottom MLP (bottom_mlp[0] is the number of
- * dense features), top MLP with its input width derived from the
- * interaction as in reference/dlrm-op-graph.md. */
-static int64_t dense_params(const dc_point *p) {
-  if (!p || p->n_bottom < 1) return 0;
-  int64_t total = mlp_params(p->bottom_mlp[0], p->bottom_mlp + 1,
-                             p->n_bottom - 1);
-  int64_t d = p->bottom_mlp[p->n_bottom - 1];
-  int64_t f = (int64_t)p->n_tables + 1;
-  int64_t t0;
-  if (p->interaction == DC_INTERACTION_CAT) {
-    t0 = sat_mul(d, f);
-  } else {
-    int64_t ni = f * (f - 1) / 2 + (p->interaction_self ? f : 0);
-    t0 = sat_add(d, ni);
-  }
-  return sat_add(total, mlp_params(t0, p->top_mlp, p->n_top));
-}
-
 static int64_t tensor_bytes(const dc_tensor *t) {
   int64_t n = dc_dtype_bytes(t->dtype);
   for (int32_t i = 0; i < t->ndim; i++) n = sat_mul(n, t->shape[i]);
@@ -166,11 +137,13 @@ int64_t dc_memory_total(const dc_memory *m) {
 /* The graph walk for one rank (see the header comment). */
 static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
   const dc_point *p = g->point;
-  int64_t dense = dense_params(p);
+  int64_t dense = p ? dc_point_dense_params(p) : 0;
   int64_t dense_bytes = sat_mul(dense, 4);
   dc_optimizer opt = p ? p->optimizer : DC_OPTIMIZER_SGD;
+  dc_optimizer sopt = p ? p->sparse_optimizer : DC_OPTIMIZER_SGD;
   {
-    int64_t emb = 0, emb_rows = 0, act = 0, big_bwd = 0, big_coll = 0;
+    int64_t emb = 0, emb_rows = 0, emb_elems = 0, act = 0, big_bwd = 0,
+            big_coll = 0;
     for (int32_t j = g->rank_first[r]; j < g->rank_first[r + 1]; j++) {
       const dc_op *op = &g->ops[j];
       for (int32_t k = 0; k < op->n_launches; k++) {
@@ -181,6 +154,7 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
             const dc_emb_group *gr = &kk->u.emb.groups[i];
             int64_t rows = sat_mul(gr->tables, gr->rows);
             emb_rows = sat_add(emb_rows, rows);
+            emb_elems = sat_add(emb_elems, sat_mul(rows, gr->dim));
             emb = sat_add(emb, sat_mul(sat_mul(rows, gr->dim), eb));
           }
         } else if (kk->kind >= DC_KERNEL_ALL_TO_ALL) {
@@ -209,15 +183,14 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
       }
     }
     int64_t params = sat_add(emb, dense_bytes);
-    int64_t state = 0;
-    switch (opt) {
-    case DC_OPTIMIZER_SGD: state = 0; break;
-    case DC_OPTIMIZER_ADAGRAD: state = params; break;
-    case DC_OPTIMIZER_ROWWISE_ADAGRAD:
-      state = sat_add(sat_mul(emb_rows, 4), dense_bytes);
-      break;
-    case DC_OPTIMIZER_ADAM: state = sat_mul(params, 2); break;
-    }
+    /* the tables' state follows the sparse optimizer (one per row for
+     * row-wise Adagrad), the MLPs' the dense one (row-wise: per value) */
+    dc_optimizer dopt = opt == DC_OPTIMIZER_ROWWISE_ADAGRAD
+                            ? DC_OPTIMIZER_ADAGRAD
+                            : opt;
+    int64_t state =
+        sat_add(dc_optimizer_state_bytes(sopt, emb_rows, emb_elems),
+                dc_optimizer_state_bytes(dopt, dense, dense));
     int64_t ws = sat_add(dense_bytes,
                          sat_add(sat_mul(big_bwd, 2), sat_mul(big_coll, 2)));
     out->params_bytes = params;

@@ -83,8 +83,8 @@ static double emb_price(const pctx *c, dc_kernel_kind kind,
   k.u.emb.batch = w->batch;
   k.u.emb.n_groups = 1;
   k.u.emb.groups = &g;
-  k.u.emb.dtype = DC_DTYPE_FP32;
-  k.u.emb.optimizer = c->p->optimizer;
+  k.u.emb.dtype = dc_storage_dtype(c->p->embedding_precision);
+  k.u.emb.optimizer = c->p->sparse_optimizer;
   k.u.emb.fused_optimizer =
       c->p->embedding_kernel == DC_EMBEDDING_BATCHED;
   k.u.emb.model = c->p->embedding_model;

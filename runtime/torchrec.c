@@ -5,7 +5,8 @@
  *
  * Per shard of a table, with I = L·B the indices per rank (L the pooling
  * factor, B the per-rank batch), O = B the pooled outputs per rank, W the
- * world size, S the GPUs per host, D the shard's columns, e = 4 bytes,
+ * world size, S the GPUs per host, D the shard's columns, e the tables'
+ * element size (training.embedding_precision: 4 for fp32),
  * bw the device bandwidth of the compute kernel and every bandwidth in
  * bytes per ms:
  *
@@ -116,7 +117,8 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   if (S > W) S = W;
   double B = (double)p->batch_size / W;
   double I = tb->pooling * B, O = B;
-  double D = sh->cols, e = 4, ib = c->index_bytes;
+  double D = sh->cols, e = dc_storage_bytes(p->embedding_precision);
+  double ib = c->index_bytes;
   double bw = dc_torchrec_device_bw(c, c->kernel);
   bool one_host = W <= S;
   double bw_coll = one_host ? bpms(c->intra_host_gibps)
@@ -181,7 +183,7 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   r.bwd_compute_ms = c->bwd_compute_mult * r.fwd_compute_ms;
   r.total_ms =
       r.fwd_compute_ms + r.fwd_comms_ms + r.bwd_compute_ms + r.bwd_comms_ms;
-  r.hbm_bytes = table_bytes * (1 + opt_factor(p->optimizer, D)) + in_buf +
+  r.hbm_bytes = table_bytes * (1 + opt_factor(p->sparse_optimizer, D)) + in_buf +
                 out_buf;
   return r;
 }
@@ -252,21 +254,7 @@ void dc_torchrec_estimate_plan(const dc_point *p, const dc_shard_plan *s,
 double dc_torchrec_usable_hbm(const dc_point *p,
                               const dc_torchrec_consts *c) {
   double hbm = c->hbm_gib * GIB * 0.85;
-  double dense = 0;
-  for (int32_t i = 1; i < p->n_bottom; i++)
-    dense += (double)p->bottom_mlp[i] * (double)(p->bottom_mlp[i - 1] + 1);
-  double F = p->n_tables + 1;
-  double D = (double)p->bottom_mlp[p->n_bottom - 1];
-  double in = p->interaction == DC_INTERACTION_DOT
-                  ? D + (p->interaction_self ? F * (F + 1) / 2
-                                             : F * (F - 1) / 2)
-                  : D;
-  if (p->interaction == DC_INTERACTION_CAT)
-    for (int32_t t = 0; t < p->n_tables; t++) in += p->tables[t].dim;
-  for (int32_t i = 0; i < p->n_top; i++) {
-    dense += (double)p->top_mlp[i] * (in + 1);
-    in = (double)p->top_mlp[i];
-  }
+  double dense = (double)dc_point_dense_params(p);
   hbm -= 6 * dense * 4;
   int32_t W = p->gpus < 1 ? 1 : p->gpus;
   double B = (double)p->batch_size / W, inputs = 0;

@@ -53,6 +53,7 @@
   X(UNKNOWN_PRESET, "E0402", "unknown model preset")                        \
   X(UNKNOWN_PROFILE, "E0403", "unknown overhead profile")                   \
   X(BAD_CATALOG, "E0404", "invalid catalog file")                           \
+  X(NO_PRECISION, "E0405", "precision the GPU lacks")                       \
   /* graph building */                                                      \
   X(GRAPH, "E0501", "cannot build the training graph")                      \
   X(SHARDING, "E0502", "invalid sharding plan")                             \

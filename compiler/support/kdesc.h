@@ -22,7 +22,9 @@ typedef enum dc_dtype {
   DC_DTYPE_BF16,
   DC_DTYPE_INT64,
   DC_DTYPE_INT32,
-  DC_DTYPE_BOOL
+  DC_DTYPE_BOOL,
+  DC_DTYPE_INT8, /* row-wise quantised embedding rows */
+  DC_DTYPE_FP8   /* e4m3 storage (embedding rows, exchange payloads) */
 } dc_dtype;
 
 /* Storage bytes per element (tf32 is stored as fp32). Inline: it is asked
@@ -35,11 +37,25 @@ static inline int dc_dtype_bytes(dc_dtype t) {
   case DC_DTYPE_FP16:
   case DC_DTYPE_BF16: return 2;
   case DC_DTYPE_INT64: return 8;
-  case DC_DTYPE_BOOL: return 1;
+  case DC_DTYPE_BOOL:
+  case DC_DTYPE_INT8:
+  case DC_DTYPE_FP8: return 1;
   }
   return 4;
 }
 const char *dc_dtype_name(dc_dtype t); /* "fp32", ... */
+
+/* The dtype a storage precision is held in. */
+static inline dc_dtype dc_storage_dtype(dc_storage s) {
+  switch (s) {
+  case DC_STORAGE_FP32: return DC_DTYPE_FP32;
+  case DC_STORAGE_FP16: return DC_DTYPE_FP16;
+  case DC_STORAGE_BF16: return DC_DTYPE_BF16;
+  case DC_STORAGE_INT8: return DC_DTYPE_INT8;
+  case DC_STORAGE_FP8: return DC_DTYPE_FP8;
+  }
+  return DC_DTYPE_FP32;
+}
 
 #define DC_KERNEL_KINDS(X)                                                  \
   X(GEMM, "gemm")                                                           \

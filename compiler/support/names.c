@@ -30,7 +30,13 @@ const char *dc_sharding_name(dc_sharding s) {
 const char *dc_loss_name(dc_loss l) { return l == DC_LOSS_BCE ? "bce" : "mse"; }
 
 const char *dc_interaction_name(dc_interaction i) {
-  return i == DC_INTERACTION_CAT ? "cat" : "dot";
+  static const char *const n[] = {"dot", "cat", "dcn"};
+  return (size_t)i < DC_COUNTOF(n) ? n[i] : "?";
+}
+
+const char *dc_storage_name(dc_storage s) {
+  static const char *const n[] = {"fp32", "fp16", "bf16", "int8", "fp8"};
+  return (size_t)s < DC_COUNTOF(n) ? n[s] : "?";
 }
 
 const char *dc_embedding_kernel_name(dc_embedding_kernel k) {
@@ -39,7 +45,8 @@ const char *dc_embedding_kernel_name(dc_embedding_kernel k) {
 
 const char *dc_dtype_name(dc_dtype t) {
   static const char *const n[] = {"fp32",  "tf32",  "fp16", "bf16",
-                                  "int64", "int32", "bool"};
+                                  "int64", "int32", "bool", "int8",
+                                  "fp8"};
   return (size_t)t < DC_COUNTOF(n) ? n[t] : "?";
 }
 

@@ -21,7 +21,8 @@
 
 typedef enum dc_interaction {
   DC_INTERACTION_DOT, /* pairwise dot products, lower triangle (default) */
-  DC_INTERACTION_CAT  /* concatenation */
+  DC_INTERACTION_CAT, /* concatenation */
+  DC_INTERACTION_DCN  /* DCNv2 cross network (TorchRec's LowRankCrossNet) */
 } dc_interaction;
 
 typedef enum dc_loss { DC_LOSS_MSE, DC_LOSS_BCE } dc_loss;
@@ -37,6 +38,16 @@ typedef enum dc_precision {
   DC_PRECISION_FP16,
   DC_PRECISION_BF16
 } dc_precision;
+
+/* Storage precision of embedding tables and of the pooled embeddings'
+ * all-to-all payload (training.embedding_precision, comm_precision). */
+typedef enum dc_storage {
+  DC_STORAGE_FP32,
+  DC_STORAGE_FP16,
+  DC_STORAGE_BF16,
+  DC_STORAGE_INT8, /* tables only: row-wise quantised (scale, bias per row) */
+  DC_STORAGE_FP8   /* e4m3 */
+} dc_storage;
 
 typedef enum dc_optimizer {
   DC_OPTIMIZER_SGD,
@@ -112,11 +123,16 @@ typedef struct dc_point {
   bool interaction_self;      /* dot: include the diagonal (default false) */
   dc_loss loss;
   dc_embedding_kernel embedding_kernel;
+  int32_t dcn_layers;         /* dcn: cross layers (>= 1) */
+  int64_t dcn_low_rank;       /* dcn: rank R of W_l·V_l; 0 = full rank */
 
   /* training */
   int64_t batch_size;         /* global batch */
   dc_precision precision;
-  dc_optimizer optimizer;
+  dc_optimizer optimizer;         /* dense parameters */
+  dc_optimizer sparse_optimizer;  /* embedding tables (default: optimizer) */
+  dc_storage embedding_precision; /* table weights (default fp32) */
+  dc_storage comm_precision;      /* pooled-embedding exchange payload */
   bool zero_grad_legacy;      /* PyTorch 1.13 zero_grad (fill kernels) */
   int64_t ddp_bucket_bytes;   /* gradient all-reduce bucket (25 MB) */
 
@@ -170,5 +186,26 @@ const char *dc_sharding_name(dc_sharding s);     /* "table_wise" */
 const char *dc_loss_name(dc_loss l);
 const char *dc_interaction_name(dc_interaction i);
 const char *dc_embedding_kernel_name(dc_embedding_kernel k);
+const char *dc_storage_name(dc_storage s);       /* "int8" */
+
+/* Derived widths, in one place for graphgen, memory and the estimators:
+ * the width of the interaction's input x0 = cat(bottom output, pooled
+ * embeddings) as one flat row (D + Σ dims), and the top MLP's input width
+ * (dot: D + pairs; cat and dcn: the x0 width, a cross net keeps it). */
+int64_t dc_point_x0_width(const dc_point *p);
+int64_t dc_point_top_in(const dc_point *p);
+/* Parameters of the cross network (0 unless dcn): per layer W [N, R],
+ * V [R, N], bias [N]; full rank, one [N, N] kernel and the bias. */
+int64_t dc_point_cross_params(const dc_point *p);
+/* Dense parameters: bottom MLP, cross network, top MLP (weights and
+ * biases). */
+int64_t dc_point_dense_params(const dc_point *p);
+/* fp32 optimizer state of `elems` values in `rows` rows: sgd none,
+ * adagrad one per value, rowwise_adagrad one per row, adam two per value
+ * (torch.optim and FBGEMM keep the state in fp32 whatever the weights). */
+int64_t dc_optimizer_state_bytes(dc_optimizer o, int64_t rows, int64_t elems);
+/* Bytes per element of a storage precision (int8 rows' scale and bias
+ * are counted by the caller). */
+int dc_storage_bytes(dc_storage s);
 
 #endif /* DC_POINT_H */

@@ -417,6 +417,7 @@ static void test_optimizers(void **state) {
   tp_cfg c;
   small(&c);
   c.p.optimizer = DC_OPTIMIZER_ADAGRAD;
+  c.p.sparse_optimizer = DC_OPTIMIZER_ADAGRAD;
   const dc_graph *g = build(&c);
   int32_t st = first_top(g, "Optimizer.step#Adagrad.step");
   assert_true(st >= 0);
@@ -428,6 +429,7 @@ static void test_optimizers(void **state) {
   assert_int_equal(g->ops[st].end - st - 1, 8 * 5);
 
   c.p.optimizer = DC_OPTIMIZER_ADAM;
+  c.p.sparse_optimizer = DC_OPTIMIZER_ADAM;
   g = build(&c);
   st = first_top(g, "Optimizer.step#Adam.step");
   kern = 0;
@@ -436,6 +438,7 @@ static void test_optimizers(void **state) {
 
   /* row-wise Adagrad: a table's state steps touch rows, not rows × D */
   c.p.optimizer = DC_OPTIMIZER_ROWWISE_ADAGRAD;
+  c.p.sparse_optimizer = DC_OPTIMIZER_ROWWISE_ADAGRAD;
   g = build(&c);
   st = first_top(g, "Optimizer.step#RowWiseSparseAdagrad.step");
   assert_true(st >= 0);
@@ -447,6 +450,7 @@ static void test_optimizers(void **state) {
   /* batched + adam: the lookup's backward carries the optimizer; the
    * dense parameters take the multi-tensor path, 7 foreach ops */
   c.p.optimizer = DC_OPTIMIZER_ADAM;
+  c.p.sparse_optimizer = DC_OPTIMIZER_ADAM;
   c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
   g = build(&c);
   k = kernel_in(g, first_top(g, "LookupFunctionBackward"),

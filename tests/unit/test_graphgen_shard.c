@@ -250,6 +250,7 @@ static void test_mixed_batched(void **state) {
   model(&c, 4, 2);
   c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
   c.p.optimizer = DC_OPTIMIZER_ADAM;
+  c.p.sparse_optimizer = DC_OPTIMIZER_ADAM;
   c.p.precision = DC_PRECISION_FP16;
   c.tables[0].sharding = DC_SHARDING_ROW_WISE;
   c.tables[1].sharding = DC_SHARDING_DATA_PARALLEL;
@@ -305,6 +306,7 @@ static void test_memory(void **state) {
   assert_int_equal(m.total, 38556 + 2816);
   /* Adam: 2 × the weights for tables and MLPs */
   c.p.optimizer = DC_OPTIMIZER_ADAM;
+  c.p.sparse_optimizer = DC_OPTIMIZER_ADAM;
   assert_true(dc_shard_plan_memory(&c.p, s, 0, &m));
   assert_int_equal(m.emb_optimizer, 64000);
   assert_int_equal(m.dense_optimizer, 424);

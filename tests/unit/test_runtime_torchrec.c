@@ -128,6 +128,7 @@ static void test_row_wise(void **state) {
   tp_cfg m;
   model(&m, 2, 1, 1, 64);
   m.p.optimizer = DC_OPTIMIZER_ADAM;
+  m.p.sparse_optimizer = DC_OPTIMIZER_ADAM;
   dc_shard_plan *s = plan(&m, DC_SHARDING_ROW_WISE);
   dc_torchrec_consts c;
   dc_torchrec_defaults(&c);

@@ -60,6 +60,7 @@ static inline void tp_init(tp_cfg *c, const int64_t *bot, int nb,
   p->batch_size = batch;
   p->precision = DC_PRECISION_FP32;
   p->optimizer = DC_OPTIMIZER_SGD;
+  p->sparse_optimizer = DC_OPTIMIZER_SGD;
   p->ddp_bucket_bytes = 25 * 1000 * 1000;
   p->gpu = "V100-SXM2-16GB";
   p->gpus = 1;
