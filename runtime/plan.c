@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "runtime/plan.h"
+#include "runtime/runtime.h"
 
 typedef struct cand {
   dc_table_plan tp;
@@ -527,7 +528,7 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_arena *a, dc_diags *d) {
   if (p->gpus <= 1 || p->sharding != DC_SHARDING_AUTO)
     return dc_graph_build(p, a, d);
   dc_device dev;
-  if (!dc_device_lookup(p->gpu, &dev, a, d)) return NULL;
+  if (!dc_device_of_point(p, &dev, a, d)) return NULL;
   dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
   /* When no placement fits, the point still gets a row (fits = false):
    * the greedy default plan, as the capacity question needs. Constraint

@@ -242,6 +242,18 @@ void dc_metrics_sharding(const dc_graph *g, const dc_eval_result *r,
 /* Appends metric `m` of `x` in its fixed output precision. */
 void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out);
 
+/* ---- a point's device (runtime/links.c) -------------------------------- */
+
+/* Applies the point's `system.links` overrides to a device looked up from
+ * the catalog: nvlink → nvlink_gbps; pcie → pcie_gbps, h2d_pageable_gbps
+ * scaled by the same ratio; nic → nic_gbps; latency → link_latency_us and
+ * nic_latency_us. A field the study leaves unset keeps the catalog's. */
+void dc_device_apply_links(dc_device *dev, const dc_point *p);
+/* dc_device_lookup of p->gpu, then dc_device_apply_links: the device every
+ * path that prices a point must use. Strings borrowed as the lookup's. */
+bool dc_device_of_point(const dc_point *p, dc_device *out, dc_arena *a,
+                        dc_diags *d);
+
 /* ---- kernel-time memo cache (runtime/memo.c) ---------------------------- */
 
 /* A per-thread cache of kernel prices keyed by the descriptor's bytes and
@@ -251,7 +263,8 @@ typedef struct dc_memo dc_memo;
 dc_memo *dc_memo_new(void);
 void dc_memo_free(dc_memo *m);
 /* Prices with dc_kernel_time through the cache. `device_id` tells devices
- * apart (an index in the caller's device table). */
+ * apart (an index in the caller's device table): two devices that differ
+ * in any field, links included (dc_device_apply_links), need two ids. */
 double dc_memo_time(dc_memo *m, const dc_kernel *k, int32_t device_id,
                     const dc_device *dev, const dc_kmodels *km);
 /* Hits and misses, for the benchmark. */

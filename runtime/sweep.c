@@ -39,8 +39,13 @@ enum {
   FLUSH_BYTES = 1 << 16
 };
 
+/* A device as a point sees it: the catalog entry `name` with the point's
+ * link overrides applied (runtime/links.c). The overrides are part of the
+ * key, so points that differ only in system.links get different entries,
+ * hence different memo device ids: no price is reused across links. */
 typedef struct dev_entry {
   char *name;
+  double nvlink_gbps, pcie_gbps, nic_gbps, link_latency_us; /* as dc_point */
   dc_device dev;
   const dc_kmodels *km;
 } dev_entry;
@@ -108,25 +113,36 @@ static void worker_free(worker *w) {
   dc_cells_free(&w->cells);
 }
 
-/* The device a point names, looked up once per worker. With more distinct
- * devices than the cache holds, the lookup goes to an arena per point. */
-static bool worker_device(worker *w, const char *name, pricer *out,
+static bool same_links(const dev_entry *e, const dc_point *p) {
+  return e->nvlink_gbps == p->nvlink_gbps && e->pcie_gbps == p->pcie_gbps &&
+         e->nic_gbps == p->nic_gbps &&
+         e->link_latency_us == p->link_latency_us;
+}
+
+/* The device a point names, with its links, looked up once per worker.
+ * With more distinct devices than the cache holds, the lookup goes to an
+ * arena per point and its kernels are priced without the memo. */
+static bool worker_device(worker *w, const dc_point *p, pricer *out,
                           dc_diags *d) {
   for (int i = 0; i < w->n_devs; i++)
-    if (strcmp(w->devs[i].name, name) == 0) {
+    if (strcmp(w->devs[i].name, p->gpu) == 0 && same_links(&w->devs[i], p)) {
       *out = (pricer){&w->devs[i].dev, w->devs[i].km, i, w->memo};
       return true;
     }
   if (w->n_devs == MAX_DEVICES) {
     dc_device *dev = dc_arena_alloc(&w->arena, sizeof *dev);
-    if (!dc_device_lookup(name, dev, &w->arena, d)) return false;
+    if (!dc_device_of_point(p, dev, &w->arena, d)) return false;
     *out = (pricer){dev, dc_kmodels_for(dev), 0, NULL};
     return true;
   }
   dev_entry *e = &w->devs[w->n_devs];
-  if (!dc_device_lookup(name, &e->dev, &w->keep, d)) return false;
+  if (!dc_device_of_point(p, &e->dev, &w->keep, d)) return false;
   e->km = dc_kmodels_for(&e->dev);
-  e->name = dc_xstrdup(name);
+  e->name = dc_xstrdup(p->gpu);
+  e->nvlink_gbps = p->nvlink_gbps;
+  e->pcie_gbps = p->pcie_gbps;
+  e->nic_gbps = p->nic_gbps;
+  e->link_latency_us = p->link_latency_us;
   *out = (pricer){&e->dev, e->km, w->n_devs, w->memo};
   w->n_devs++;
   return true;
@@ -159,7 +175,7 @@ static bool evaluate(worker *w, const dc_graph *g, bool record,
   const dc_point *p = g->point;
   DC_ASSERT(p != NULL);
   pricer pr;
-  if (!worker_device(w, p->gpu, &pr, d)) return false;
+  if (!worker_device(w, p, &pr, d)) return false;
   if (pr_out) *pr_out = pr;
   bool kept;
   const dc_profile *prof = worker_profile(
@@ -185,7 +201,7 @@ bool dc_eval_point(const dc_graph *g, bool record, dc_arena *a,
   const dc_point *p = g->point;
   DC_ASSERT(p != NULL);
   dc_device *dev = dc_arena_alloc(a, sizeof *dev);
-  if (!dc_device_lookup(p->gpu, dev, a, d)) return false;
+  if (!dc_device_of_point(p, dev, a, d)) return false;
   if (!dc_profile_load(p->overheads ? p->overheads : "paper-v100", prof_out,
                        a, d))
     return false;

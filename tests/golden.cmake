@@ -2,7 +2,8 @@
 # through `dlrmc run` and its output compared byte for byte with
 # tests/golden/<study>.csv, once with one thread and once with three (the
 # output must not depend on --jobs). Further checks: the metric invariants
-# on a wide study, and that an interrupted run leaves no output file.
+# on a wide study, that an interrupted run leaves no output file, and that
+# system.links changes the answer (cli_links).
 #
 # Regenerate the goldens after an intended change with
 #   cmake -DDC_REGEN_GOLDEN=ON <build> && ctest -R golden_ ; then turn it off
@@ -64,5 +65,11 @@ add_test(NAME golden_killed_run
   COMMAND sh ${_dc_golden_dir}/check_killed.sh $<TARGET_FILE:dlrmc>
           ${_dc_golden_dir}/invariants.yaml ${_dc_golden_out}
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(golden_invariants golden_killed_run PROPERTIES
+# system.links reaches `run` and `explain`: each key, given two values
+# with -D, moves comm_ms (e2e_ms for pcie) the expected way; no golden.
+add_test(NAME cli_links
+  COMMAND sh ${_dc_golden_dir}/check_links.sh $<TARGET_FILE:dlrmc>
+          ${_dc_golden_out}
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(golden_invariants golden_killed_run cli_links PROPERTIES
   ENVIRONMENT "DLRMC_NO_PROGRESS=1")
