@@ -33,15 +33,45 @@
 #define F32 DC_DTYPE_FP32
 #define EV(x) "autograd::engine::evaluate_function: " x
 
-static int32_t to_copy_backward(gg_b *b, int32_t g, dc_dtype to) {
-  int32_t o = gg_like_dtype(b, g, to);
-  gg_begin(b, EV("ToCopyBackward0"));
+/* acc += g in place (aten::add_, 1 flop, 3 accesses) in the open op: the
+ * engine adding a tensor's second gradient to the first where it arrives;
+ * returns the sum's new version. */
+int32_t gg_accumulate_into(gg_b *b, int32_t acc, int32_t g) {
+  int32_t o = gg_like(b, acc);
+  gg_begin(b, "aten::add_");
+  gg_in(b, acc);
   gg_in(b, g);
   gg_out(b, o);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 0,
-        gg_es(b->ts[g].dtype) + gg_es(to));
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, o), 1,
+        3.0 * gg_es(b->ts[o].dtype));
   gg_end(b);
   return o;
+}
+
+/* ToCopyBackward0; with acc >= 0 the cast gradient is added into acc. */
+static int32_t to_copy_backward_acc(gg_b *b, int32_t g, dc_dtype to,
+                                    int32_t acc) {
+  int32_t o = gg_like_dtype(b, g, to);
+  double bytes = gg_es(b->ts[g].dtype) + gg_es(to);
+  gg_begin(b, EV("ToCopyBackward0"));
+  gg_in(b, g);
+  if (acc < 0) {
+    gg_out(b, o);
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 0, bytes);
+  } else { /* the cast (aten::to), then the sum reads it */
+    gg_begin(b, "aten::to");
+    gg_in(b, g);
+    gg_out(b, o);
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 0, bytes);
+    gg_end(b);
+    o = gg_accumulate_into(b, acc, o);
+  }
+  gg_end(b);
+  return o;
+}
+
+static int32_t to_copy_backward(gg_b *b, int32_t g, dc_dtype to) {
+  return to_copy_backward_acc(b, g, to, -1);
 }
 
 /* DDP buckets: bno[q] is the bucket number of dense param q (-1: none);
@@ -169,7 +199,7 @@ static int32_t act_backward(gg_ctx *c, gg_lin *L, int32_t g) {
 
 /* Returns the input gradient, or -1 when the input needs none. A
  * bias-free linear's MmBackward0 has the same two GEMMs and no sum. */
-int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g) {
+int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g, int32_t acc) {
   gg_b *b = c->b;
   dc_dtype yt = b->ts[L->y].dtype;
   int es = gg_es(yt);
@@ -183,20 +213,25 @@ int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   if (gx >= 0) gg_out(b, gx);
   gg_out(b, gw);
   if (!nb) gg_out(b, gb);
-  if (gx >= 0) {
-    gg_begin(b, "aten::mm");
-    gg_in(b, g);
-    gg_in(b, L->wg);
-    gg_out(b, gx);
-    gg_gemm(b, B, L->in, L->out, 1, false, false, c->gdt);
-    gg_end(b);
+  /* AddmmBackward0 computes the input's gradient first, MmBackward0 the
+   * weight's (as recorded, tests/fixtures/traces/README-dcn.md) */
+  for (int32_t pass = 0; pass < 2; pass++) {
+    if ((pass == 0) == nb) {
+      gg_begin(b, "aten::mm");
+      gg_in(b, gg_t_view(b, g)); /* gᵀ, as autograd passes it */
+      gg_in(b, L->xg);
+      gg_out(b, gw);
+      gg_gemm(b, L->out, L->in, B, 1, true, false, c->gdt);
+      gg_end(b);
+    } else if (gx >= 0) {
+      gg_begin(b, "aten::mm");
+      gg_in(b, g);
+      gg_in(b, L->wg);
+      gg_out(b, gx);
+      gg_gemm(b, B, L->in, L->out, 1, false, false, c->gdt);
+      gg_end(b);
+    }
   }
-  gg_begin(b, "aten::mm");
-  gg_in(b, g);
-  gg_in(b, L->xg);
-  gg_out(b, gw);
-  gg_gemm(b, L->out, L->in, B, 1, true, false, c->gdt);
-  gg_end(b);
   if (!nb) {
     gg_begin(b, "aten::sum");
     gg_in(b, g);
@@ -204,6 +239,8 @@ int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g) {
     gg_ew(b, DC_KERNEL_REDUCE, gg_mul(b, B, L->out), 1, 1.0 * es);
     gg_end(b);
   }
+  if (acc >= 0 && gx >= 0 && !(c->autocast && L->x_cast))
+    gx = gg_accumulate_into(b, acc, gx);
   gg_end(b);
 
   int32_t gwt = gg_like(b, gw);
@@ -222,7 +259,8 @@ int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   gg_end(b);
   if (!nb) gg_accumulate(c, L->pb, to_copy_backward(b, gb, F32));
   gg_accumulate(c, L->pw, to_copy_backward(b, gwt, F32));
-  if (gx >= 0 && L->x_cast) gx = to_copy_backward(b, gx, F32);
+  if (gx >= 0 && L->x_cast) /* the fp32 gradient arrives, and sums, here */
+    gx = to_copy_backward_acc(b, gx, F32, acc);
   return gx;
 }
 
@@ -342,7 +380,7 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_gemm(b, F, D, F, B, false, false, c->gdt);
   gg_end(b);
   gg_begin(b, "aten::bmm");
-  gg_in(b, c->bmm_a);
+  gg_in(b, gg_t_view(b, c->bmm_a)); /* Tᵀ [B, D, F] */
   gg_in(b, gZ2);
   gg_out(b, gB);
   gg_gemm(b, D, F, F, B, true, false, c->gdt);
@@ -495,7 +533,7 @@ void gg_build_backward(gg_ctx *c) {
 
   for (int32_t i = c->m - 1; i >= 0; i--) {
     g = act_backward(c, &c->top[i], g);
-    g = gg_linear_backward(c, &c->top[i], g);
+    g = gg_linear_backward(c, &c->top[i], g, -1);
   }
   if (p->interaction == DC_INTERACTION_DOT)
     g = dot_backward(c, g);
@@ -512,7 +550,7 @@ void gg_build_backward(gg_ctx *c) {
   embedding_backward(c);
   for (int32_t i = c->k - 1; i >= 0; i--) {
     g = act_backward(c, &c->bot[i], g);
-    g = gg_linear_backward(c, &c->bot[i], g);
+    g = gg_linear_backward(c, &c->bot[i], g, -1);
   }
   b->thread = 0;
 }

@@ -117,6 +117,19 @@ int32_t gg_like_dtype(gg_b *b, int32_t like, dc_dtype t) {
   return id;
 }
 
+int32_t gg_t_view(gg_b *b, int32_t t) {
+  dc_tensor src = b->ts[t];
+  DC_ASSERT(src.ndim >= 2);
+  int64_t shape[DC_TENSOR_MAX_DIMS];
+  for (int32_t i = 0; i < src.ndim; i++) shape[i] = src.shape[i];
+  shape[src.ndim - 2] = src.shape[src.ndim - 1];
+  shape[src.ndim - 1] = src.shape[src.ndim - 2];
+  int32_t id = gg_tensor(b, src.dtype, src.ndim, shape);
+  b->ts[id].on_host = src.on_host;
+  b->ts[id].producer = src.producer;
+  return id;
+}
+
 int32_t gg_like(gg_b *b, int32_t like) {
   return gg_like_dtype(b, like, b->ts[like].dtype);
 }

@@ -123,10 +123,9 @@ int32_t gg_cross_forward(gg_ctx *c, int32_t x0) {
   return x;
 }
 
-/* acc + g as one aten::add in the open op (acc < 0: g itself). */
+/* acc += g in the open op, or g itself when acc has no value yet. */
 static int32_t sum_into(gg_b *b, int32_t acc, int32_t g) {
-  if (acc < 0) return g;
-  return binary(b, "aten::add", acc, g, gg_like(b, acc));
+  return acc < 0 ? g : gg_accumulate_into(b, acc, g);
 }
 
 int32_t gg_cross_backward(gg_ctx *c, int32_t g) {
@@ -134,9 +133,11 @@ int32_t gg_cross_backward(gg_ctx *c, int32_t g) {
   int32_t gx0 = -1; /* x0's gradient summed over the layers so far */
   for (int32_t l = c->n_cross - 1; l >= 0; l--) {
     gg_cross *cr = &c->cross[l];
-    /* residual: g reaches m and x_l unchanged */
+    /* residual: g reaches m and x_l unchanged; the first layer's x_l is
+     * x0, whose gradient it joins */
     gg_begin(b, EV("AddBackward0"));
     gg_in(b, g);
+    if (l == 0) gx0 = sum_into(b, gx0, g);
     gg_end(b);
     int32_t gs = gg_like(b, cr->s), gm0 = gg_like(b, cr->m);
     gg_begin(b, EV("MulBackward0"));
@@ -171,14 +172,12 @@ int32_t gg_cross_backward(gg_ctx *c, int32_t g) {
     }
     gg_end(b);
     gg_accumulate(c, cr->pb, gb);
+    /* the GEMMs; the first one's input gradient is x_l's second (the
+     * residual's g was the first), or x0's last */
     int32_t h = gy;
     for (int32_t i = cr->n_lin - 1; i >= 0; i--)
-      h = gg_linear_backward(c, &cr->lin[i], h);
-    /* x_l's gradient: the residual's g plus the GEMM path's, summed by
-     * the engine (a top-level aten::add on its thread) */
-    int32_t gxl = sum_into(b, g, h);
-    if (l == 0) gxl = sum_into(b, gxl, gx0); /* x_0 is the first input */
-    g = gxl;
+      h = gg_linear_backward(c, &cr->lin[i], h, i == 0 ? (l ? g : gx0) : -1);
+    g = h;
   }
   return g;
 }

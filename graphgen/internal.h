@@ -70,6 +70,10 @@ int32_t gg_t0(gg_b *b, dc_dtype t); /* a scalar, shape [] */
 int32_t gg_like(gg_b *b, int32_t like);
 int32_t gg_like_dtype(gg_b *b, int32_t like, dc_dtype t);
 int64_t gg_numel(const gg_b *b, int32_t t);
+/* The transposed view of t (last two dims swapped), as PyTorch records a
+ * `.t()` / `.transpose(1, 2)` operand: no kernel, and the same producer,
+ * so whatever reads it waits for t. */
+int32_t gg_t_view(gg_b *b, int32_t t);
 
 /* gg_begin, gg_end, gg_in and gg_out run a few hundred times per graph, a
  * graph per sweep point: inline, with the rare growth of a pool out of
@@ -282,7 +286,11 @@ void gg_exchange_backward(gg_ctx *c);
  * for a bias-free one; backward.c: its AddmmBackward0 / MmBackward0 and
  * the AccumulateGrads, returning the input's gradient (-1: none). */
 void gg_linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad);
-int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g);
+int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g, int32_t acc);
+/* acc += g (aten::add_) in the open op; returns the new version of acc.
+ * gg_linear_backward adds its input gradient into acc (>= 0) where the
+ * engine would: inside the evaluate_function that produced it. */
+int32_t gg_accumulate_into(gg_b *b, int32_t acc, int32_t g);
 /* AccumulateGrad of param q with gradient g (DDP's bucket all-reduce when
  * g completes one; the 1.13 add into the zeroed gradient). */
 void gg_accumulate(gg_ctx *c, int32_t q, int32_t g);

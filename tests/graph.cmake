@@ -43,3 +43,20 @@ add_test(NAME graph_studies
           -DSTUDIES=${PROJECT_SOURCE_DIR}/studies
           -DWORK=${CMAKE_CURRENT_BINARY_DIR}/graph_studies
           -P ${_dc_graph_dir}/check_studies.cmake)
+
+# DCNv2: the GEMMs of our graph against a real PyTorch execution trace of
+# the same model (tests/fixtures/traces/README-dcn.md: torch 2.14 +
+# TorchRec's LowRankCrossNet / CrossNet, recorded on the CPU).
+find_program(DC_PYTHON3_ET python3)
+if(DC_PYTHON3_ET)
+  foreach(_v lowrank fullrank)
+    add_test(NAME graph_et_gemms_dcn_${_v}
+      COMMAND ${CMAKE_COMMAND} -DDLRMC=$<TARGET_FILE:dlrmc>
+              -DPYTHON=${DC_PYTHON3_ET}
+              -DSTUDY=${PROJECT_SOURCE_DIR}/tests/fixtures/traces/dcn_${_v}.yaml
+              -DTRACE=${PROJECT_SOURCE_DIR}/tests/fixtures/traces/dcn_${_v}.et.json.gz
+              -DTOOL=${PROJECT_SOURCE_DIR}/tests/fixtures/traces/et_gemms.py
+              -DOUT=${CMAKE_CURRENT_BINARY_DIR}/dcn_${_v}.ours.et.json
+              -P ${_dc_graph_dir}/check_et_gemms.cmake)
+  endforeach()
+endif()
