@@ -263,6 +263,20 @@ static void reout_grads(gg_ctx *c, int32_t k) {
     if (c->eg[i] >= 0) gg_out(c->b, c->eg[i]);
 }
 
+/* The all-to-all's gradients as outputs of the open op: the A2A shards'
+ * and the TWRW chunk's (returned; -1 when the TWRW shards get theirs
+ * directly). */
+static int32_t out_a2a_grads(gg_ctx *c) {
+  out_grads(c, GG_CLS_A2A);
+  if (c->chunk < 0) {
+    out_grads(c, GG_CLS_TWRW);
+    return -1;
+  }
+  int32_t gchunk = gg_like(c->b, c->chunk);
+  gg_out(c->b, gchunk);
+  return gchunk;
+}
+
 static void in_gfeat(gg_ctx *c, int32_t cls) {
   for (int32_t i = 0; i < c->n_feat; i++)
     if (c->feat_cls[i] == cls) gg_in(c->b, c->gfeat[i]);
@@ -308,25 +322,13 @@ void gg_exchange_backward(gg_ctx *c) {
     gg_end(b);
     gg_begin(b, dequantize_name(qt));
     gg_in(b, recv);
-    out_grads(c, GG_CLS_A2A);
-    if (c->chunk >= 0) {
-      gchunk = gg_like(b, c->chunk);
-      gg_out(b, gchunk);
-    } else {
-      out_grads(c, GG_CLS_TWRW);
-    }
+    gchunk = out_a2a_grads(c);
     codec_kernel(b, n_recv, qt);
     gg_end(b);
   } else if (has_a2a(c)) {
     gg_begin(b, EV("All2All_ReqBackward"));
     in_gfeat(c, GG_CLS_A2A);
-    out_grads(c, GG_CLS_A2A);
-    if (c->chunk >= 0) {
-      gchunk = gg_like(b, c->chunk);
-      gg_out(b, gchunk);
-    } else {
-      out_grads(c, GG_CLS_TWRW);
-    }
+    gchunk = out_a2a_grads(c);
     gg_begin(b, "c10d::alltoall_base_");
     in_gfeat(c, GG_CLS_A2A);
     /* the same gradient tensors, written by the collective */

@@ -88,19 +88,10 @@ bool dc_metric_parse(const char *name, dc_metric_id *out) {
   return false;
 }
 
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return dc_add_i64(a, b, &r) ? r : INT64_MAX;
-}
-
-static int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  return dc_mul_i64(a, b, &r) ? r : INT64_MAX;
-}
 
 static int64_t tensor_bytes(const dc_tensor *t) {
   int64_t n = dc_dtype_bytes(t->dtype);
-  for (int32_t i = 0; i < t->ndim; i++) n = sat_mul(n, t->shape[i]);
+  for (int32_t i = 0; i < t->ndim; i++) n = dc_sat_mul_i64(n, t->shape[i]);
   return n;
 }
 
@@ -130,15 +121,15 @@ static bool aliases_input(const dc_graph *g, const dc_op *op, int32_t t) {
 }
 
 int64_t dc_memory_total(const dc_memory *m) {
-  return sat_add(sat_add(m->params_bytes, m->optimizer_bytes),
-                 sat_add(m->activations_bytes, m->workspace_bytes));
+  return dc_sat_add_i64(dc_sat_add_i64(m->params_bytes, m->optimizer_bytes),
+                 dc_sat_add_i64(m->activations_bytes, m->workspace_bytes));
 }
 
 /* The graph walk for one rank (see the header comment). */
 static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
   const dc_point *p = g->point;
   int64_t dense = p ? dc_point_dense_params(p) : 0;
-  int64_t dense_bytes = sat_mul(dense, 4);
+  int64_t dense_bytes = dc_sat_mul_i64(dense, 4);
   dc_optimizer opt = p ? p->optimizer : DC_OPTIMIZER_SGD;
   dc_optimizer sopt = p ? p->sparse_optimizer : DC_OPTIMIZER_SGD;
   {
@@ -152,10 +143,10 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
           int64_t eb = dc_dtype_bytes(kk->u.emb.dtype);
           for (int32_t i = 0; i < kk->u.emb.n_groups; i++) {
             const dc_emb_group *gr = &kk->u.emb.groups[i];
-            int64_t rows = sat_mul(gr->tables, gr->rows);
-            emb_rows = sat_add(emb_rows, rows);
-            emb_elems = sat_add(emb_elems, sat_mul(rows, gr->dim));
-            emb = sat_add(emb, sat_mul(sat_mul(rows, gr->dim), eb));
+            int64_t rows = dc_sat_mul_i64(gr->tables, gr->rows);
+            emb_rows = dc_sat_add_i64(emb_rows, rows);
+            emb_elems = dc_sat_add_i64(emb_elems, dc_sat_mul_i64(rows, gr->dim));
+            emb = dc_sat_add_i64(emb, dc_sat_mul_i64(dc_sat_mul_i64(rows, gr->dim), eb));
           }
         } else if (kk->kind >= DC_KERNEL_ALL_TO_ALL) {
           if (kk->u.coll.bytes > big_coll) big_coll = kk->u.coll.bytes;
@@ -177,22 +168,22 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
         if (!fwd && b <= big_bwd) continue;
         if (aliases_input(g, op, t)) continue; /* in place: no new memory */
         if (fwd)
-          act = sat_add(act, b);
+          act = dc_sat_add_i64(act, b);
         else
           big_bwd = b;
       }
     }
-    int64_t params = sat_add(emb, dense_bytes);
+    int64_t params = dc_sat_add_i64(emb, dense_bytes);
     /* the tables' state follows the sparse optimizer (one per row for
      * row-wise Adagrad), the MLPs' the dense one (row-wise: per value) */
     dc_optimizer dopt = opt == DC_OPTIMIZER_ROWWISE_ADAGRAD
                             ? DC_OPTIMIZER_ADAGRAD
                             : opt;
     int64_t state =
-        sat_add(dc_optimizer_state_bytes(sopt, emb_rows, emb_elems),
+        dc_sat_add_i64(dc_optimizer_state_bytes(sopt, emb_rows, emb_elems),
                 dc_optimizer_state_bytes(dopt, dense, dense));
-    int64_t ws = sat_add(dense_bytes,
-                         sat_add(sat_mul(big_bwd, 2), sat_mul(big_coll, 2)));
+    int64_t ws = dc_sat_add_i64(dense_bytes,
+                         dc_sat_add_i64(dc_sat_mul_i64(big_bwd, 2), dc_sat_mul_i64(big_coll, 2)));
     out->params_bytes = params;
     out->optimizer_bytes = state;
     out->activations_bytes = act;
@@ -207,11 +198,11 @@ void dc_memory_rank(const dc_graph *g, int32_t rank, int64_t hbm_bytes,
   if (g->n_ranks > 1 && g->plan && g->point) {
     dc_rank_memory m;
     dc_shard_plan_memory(g->point, g->plan, rank, &m);
-    out->params_bytes = sat_add(m.emb_weights, m.dense_weights);
-    out->optimizer_bytes = sat_add(m.emb_optimizer, m.dense_optimizer);
-    out->activations_bytes = sat_add(m.activations, m.inputs);
+    out->params_bytes = dc_sat_add_i64(m.emb_weights, m.dense_weights);
+    out->optimizer_bytes = dc_sat_add_i64(m.emb_optimizer, m.dense_optimizer);
+    out->activations_bytes = dc_sat_add_i64(m.activations, m.inputs);
     out->workspace_bytes =
-        sat_add(sat_add(m.emb_grad, m.dense_grad), m.workspace);
+        dc_sat_add_i64(dc_sat_add_i64(m.emb_grad, m.dense_grad), m.workspace);
     return;
   }
   walk_rank(g, rank, out);
@@ -263,8 +254,8 @@ void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
   v[DC_METRIC_OPTIMIZER_GIB] = gib(mem->optimizer_bytes);
   v[DC_METRIC_ACTIVATIONS_GIB] = gib(mem->activations_bytes);
   v[DC_METRIC_WORKSPACE_GIB] = gib(mem->workspace_bytes);
-  int64_t total = sat_add(sat_add(mem->params_bytes, mem->optimizer_bytes),
-                          sat_add(mem->activations_bytes,
+  int64_t total = dc_sat_add_i64(dc_sat_add_i64(mem->params_bytes, mem->optimizer_bytes),
+                          dc_sat_add_i64(mem->activations_bytes,
                                   mem->workspace_bytes));
   v[DC_METRIC_FITS] = total <= mem->hbm_bytes ? 1.0 : 0.0;
   v[DC_METRIC_EMB_MS] = emb_max / 1000.0;

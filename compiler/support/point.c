@@ -9,19 +9,10 @@
  */
 #include "compiler/support/point.h"
 
-static int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return dc_add_i64(a, b, &r) ? r : INT64_MAX;
-}
-
-static int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  return dc_mul_i64(a, b, &r) ? r : INT64_MAX;
-}
 
 int64_t dc_point_x0_width(const dc_point *p) {
   int64_t w = p->n_bottom > 0 ? p->bottom_mlp[p->n_bottom - 1] : 0;
-  for (int32_t t = 0; t < p->n_tables; t++) w = sat_add(w, p->tables[t].dim);
+  for (int32_t t = 0; t < p->n_tables; t++) w = dc_sat_add_i64(w, p->tables[t].dim);
   return w;
 }
 
@@ -31,24 +22,24 @@ int64_t dc_point_top_in(const dc_point *p) {
   if (p->interaction != DC_INTERACTION_DOT) return dc_point_x0_width(p);
   int64_t D = p->n_bottom > 0 ? p->bottom_mlp[p->n_bottom - 1] : 0;
   int64_t F = (int64_t)p->n_tables + 1;
-  int64_t pairs = sat_mul(F, p->interaction_self ? F + 1 : F - 1) / 2;
-  return sat_add(D, pairs);
+  int64_t pairs = dc_sat_mul_i64(F, p->interaction_self ? F + 1 : F - 1) / 2;
+  return dc_sat_add_i64(D, pairs);
 }
 
 int64_t dc_point_cross_params(const dc_point *p) {
   if (p->interaction != DC_INTERACTION_DCN || p->dcn_layers < 1) return 0;
   int64_t N = dc_point_x0_width(p);
   int64_t per = p->dcn_low_rank > 0
-                    ? sat_add(sat_mul(2, sat_mul(N, p->dcn_low_rank)), N)
-                    : sat_add(sat_mul(N, N), N);
-  return sat_mul(per, p->dcn_layers);
+                    ? dc_sat_add_i64(dc_sat_mul_i64(2, dc_sat_mul_i64(N, p->dcn_low_rank)), N)
+                    : dc_sat_add_i64(dc_sat_mul_i64(N, N), N);
+  return dc_sat_mul_i64(per, p->dcn_layers);
 }
 
 /* Σ in·out + out over the layers of an MLP of widths w[0..n-1]. */
 static int64_t mlp_params(int64_t in, const int64_t *w, int32_t n) {
   int64_t total = 0;
   for (int32_t i = 0; i < n; i++) {
-    total = sat_add(total, sat_add(sat_mul(in, w[i]), w[i]));
+    total = dc_sat_add_i64(total, dc_sat_add_i64(dc_sat_mul_i64(in, w[i]), w[i]));
     in = w[i];
   }
   return total;
@@ -58,17 +49,17 @@ int64_t dc_point_dense_params(const dc_point *p) {
   if (!p || p->n_bottom < 1) return 0;
   int64_t total =
       mlp_params(p->bottom_mlp[0], p->bottom_mlp + 1, p->n_bottom - 1);
-  total = sat_add(total, dc_point_cross_params(p));
-  return sat_add(total, mlp_params(dc_point_top_in(p), p->top_mlp, p->n_top));
+  total = dc_sat_add_i64(total, dc_point_cross_params(p));
+  return dc_sat_add_i64(total, mlp_params(dc_point_top_in(p), p->top_mlp, p->n_top));
 }
 
 int64_t dc_optimizer_state_bytes(dc_optimizer o, int64_t rows,
                                  int64_t elems) {
   switch (o) {
   case DC_OPTIMIZER_SGD: return 0;
-  case DC_OPTIMIZER_ADAGRAD: return sat_mul(elems, 4);
-  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return sat_mul(rows, 4);
-  case DC_OPTIMIZER_ADAM: return sat_mul(elems, 8);
+  case DC_OPTIMIZER_ADAGRAD: return dc_sat_mul_i64(elems, 4);
+  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return dc_sat_mul_i64(rows, 4);
+  case DC_OPTIMIZER_ADAM: return dc_sat_mul_i64(elems, 8);
   }
   return 0;
 }

@@ -46,6 +46,16 @@ static inline bool dc_mul_i64(int64_t a, int64_t b, int64_t *out) {
 static inline bool dc_add_i64(int64_t a, int64_t b, int64_t *out) {
   return !__builtin_add_overflow(a, b, out);
 }
+/* Saturating forms, for sums that only need a bound (INT64_MAX on
+ * overflow): memory estimates and parameter counts. */
+static inline int64_t dc_sat_add_i64(int64_t a, int64_t b) {
+  int64_t r;
+  return dc_add_i64(a, b, &r) ? r : INT64_MAX;
+}
+static inline int64_t dc_sat_mul_i64(int64_t a, int64_t b) {
+  int64_t r;
+  return dc_mul_i64(a, b, &r) ? r : INT64_MAX;
+}
 
 /* ---- arena -------------------------------------------------------------- */
 

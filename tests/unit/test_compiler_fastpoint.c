@@ -60,6 +60,11 @@ static void same_point(const dc_point *a, const dc_point *b) {
   }
   assert_int_equal(a->interaction, b->interaction);
   assert_int_equal(a->interaction_self, b->interaction_self);
+  assert_int_equal(a->dcn_layers, b->dcn_layers);
+  assert_int_equal(a->dcn_low_rank, b->dcn_low_rank);
+  assert_int_equal(a->sparse_optimizer, b->sparse_optimizer);
+  assert_int_equal(a->embedding_precision, b->embedding_precision);
+  assert_int_equal(a->comm_precision, b->comm_precision);
   assert_int_equal(a->loss, b->loss);
   assert_int_equal(a->embedding_kernel, b->embedding_kernel);
   assert_int_equal(a->batch_size, b->batch_size);
@@ -152,6 +157,19 @@ static void crossed_and_zipped(void **st) {
            "  system.gpus: [1, 2]\n",
            NULL, 0);
   check_all(s);
+  dc_study_free(s);
+  /* the modern keys (issue #14) through templates and batch patching */
+  s = load("study: t\n"
+           "model: {preset: dlrm_dcnv2}\n"
+           "system: {gpu: H100, gpus: 8}\n"
+           "sweep:\n"
+           "  model.dcn.low_rank: [64, 512]\n"
+           "  training.embedding_precision: [fp32, fp16, fp8]\n"
+           "  training.sparse_optimizer: [sgd, rowwise_adagrad]\n"
+           "  training.comm_precision: [fp32, bf16]\n"
+           "  training.batch_size: [8192, 65536]\n",
+           NULL, 0);
+  assert_true(check_all(s));
   dc_study_free(s);
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/runtime.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
+#include "tests/unit/eval_fixture.h"
 
 /* The model of tests/fixtures/traces/dcn_lowrank.yaml: bottom 13-64-16,
  * 4 tables of dim 16 (N = 80), 2 cross layers of rank 8, top 64-32-1. */
@@ -91,17 +92,9 @@ typedef struct outcome {
 } outcome;
 
 static outcome evaluate(const dc_point *p) {
-  dc_diags d = {0};
-  const dc_graph *g = dc_plan_build_graph(p, &arena, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
   dc_eval_result r;
   dc_metrics m;
-  dc_profile prof;
-  bool ok = dc_eval_point(g, true, &arena, &r, &m, &prof, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
-  dc_diags_free(&d);
+  evaluate_point(p, &r, &m);
   /* GiB are bytes / 2^30: exact in a double, so exact back */
   outcome o = {r.e2e_us,
                m.v[DC_METRIC_EMB_MS] * 1000,

@@ -25,6 +25,7 @@
 #include "runtime/runtime.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
+#include "tests/unit/eval_fixture.h"
 
 /* A small DLRM, table-wise on `hosts` × `per_host` V100s (a fixed plan,
  * so only the links change between the points a test compares). */
@@ -49,17 +50,9 @@ typedef struct outcome {
 /* Builds and evaluates `p` as `dlrmc run` does (dc_plan_build_graph, then
  * dc_eval_point with the point's device). */
 static outcome evaluate(const dc_point *p) {
-  dc_diags d = {0};
-  const dc_graph *g = dc_plan_build_graph(p, &arena, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
   dc_eval_result r;
   dc_metrics m;
-  dc_profile prof;
-  bool ok = dc_eval_point(g, true, &arena, &r, &m, &prof, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
-  dc_diags_free(&d);
+  const dc_graph *g = evaluate_point(p, &r, &m);
   outcome o = {r.e2e_us, m.v[DC_METRIC_COMM_MS] * 1000, 0};
   for (size_t i = 0; i < r.n_kernels; i++) {
     const dc_eval_kernel *k = &r.kernels[i];
