@@ -407,27 +407,18 @@ static bool varies(const dc_rctx *c, const char *path) {
   return false;
 }
 
-/* A key that applies to one interaction only, written (by the user, not a
- * preset) where another is chosen, is an error: it would be ignored. */
-static void only_for(dc_rctx *c, const char *path, const char *what,
+/* A model key that applies to one interaction only, written (by the user,
+ * not a preset) where another is chosen, is an error: it would be
+ * ignored. The caret goes on the key where the user's model: has it. */
+static void only_for(dc_rctx *c, const char *key, const char *what,
                      bool applies) {
+  char path[64];
+  snprintf(path, sizeof path, "model.%s", key);
   const dc_node *n = get(c, path);
   if (!n || applies || varies(c, "model.interaction")) return;
   if (n->span.src && !strncmp(n->span.src->path, "builtin:", 8)) return;
   if (c->d) {
-    const dc_node *k = NULL;
-    const char *dot = strrchr(path, '.');
-    const dc_node *parent = NULL;
-    if (dot) {
-      char sect[64];
-      size_t l = (size_t)(dot - path);
-      if (l < sizeof sect) {
-        memcpy(sect, path, l);
-        sect[l] = '\0';
-        parent = get(c, sect);
-        if (parent) k = dc_node_key(parent, dot + 1);
-      }
-    }
+    const dc_node *k = dc_node_key(get(c, "model"), key);
     dc_diag *g = dc_diag_error(
         c->d, DC_DIAG_CONFLICT, k ? k->span : n->span,
         "'%s' applies only to interaction '%s', and this model's "
@@ -443,9 +434,8 @@ static void only_for(dc_rctx *c, const char *path, const char *what,
  * to dot. low_rank against the cross width is a cross-key check
  * (dc_xcheck: the width depends on the MLP and the tables). */
 static void interaction_keys(dc_rctx *c, dc_point *p) {
-  only_for(c, "model.interaction_self", "dot",
-           p->interaction == DC_INTERACTION_DOT);
-  only_for(c, "model.dcn", "dcn", p->interaction == DC_INTERACTION_DCN);
+  only_for(c, "interaction_self", "dot", p->interaction == DC_INTERACTION_DOT);
+  only_for(c, "dcn", "dcn", p->interaction == DC_INTERACTION_DCN);
   p->dcn_layers = 0;
   p->dcn_low_rank = 0;
   c->x.dcn = p->interaction == DC_INTERACTION_DCN;
@@ -1043,9 +1033,10 @@ static void storage(dc_rctx *c, dc_point *p) {
       (dc_optimizer)g_enum(c, "training.sparse_optimizer", p->optimizer);
   p->embedding_precision =
       (dc_storage)g_enum(c, "training.embedding_precision", 0);
-  /* comm's list has no int8: map its index onto dc_storage */
-  int cv = g_enum(c, "training.comm_precision", 0);
-  p->comm_precision = cv == 3 ? DC_STORAGE_FP8 : (dc_storage)cv;
+  /* comm's list (dc_enum_comm_storage) has no int8 */
+  static const dc_storage comm[] = {DC_STORAGE_FP32, DC_STORAGE_FP16,
+                                    DC_STORAGE_BF16, DC_STORAGE_FP8};
+  p->comm_precision = comm[g_enum(c, "training.comm_precision", 0)];
   static const char *const keys[] = {"training.embedding_precision",
                                      "training.comm_precision"};
   dc_storage v[] = {p->embedding_precision, p->comm_precision};

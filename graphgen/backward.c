@@ -197,6 +197,30 @@ static int32_t act_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   return o;
 }
 
+/* The weight's gradient gW[out, in] = gᵀ·x (autograd passes gᵀ). */
+static void grad_weight_mm(gg_ctx *c, const gg_lin *L, int32_t g,
+                           int32_t gw) {
+  gg_b *b = c->b;
+  gg_begin(b, "aten::mm");
+  gg_in(b, gg_t_view(b, g));
+  gg_in(b, L->xg);
+  gg_out(b, gw);
+  gg_gemm(b, L->out, L->in, c->batch, 1, true, false, c->gdt);
+  gg_end(b);
+}
+
+/* The input's gradient gx[B, in] = g·W. */
+static void grad_input_mm(gg_ctx *c, const gg_lin *L, int32_t g,
+                          int32_t gx) {
+  gg_b *b = c->b;
+  gg_begin(b, "aten::mm");
+  gg_in(b, g);
+  gg_in(b, L->wg);
+  gg_out(b, gx);
+  gg_gemm(b, c->batch, L->in, L->out, 1, false, false, c->gdt);
+  gg_end(b);
+}
+
 /* Returns the input gradient, or -1 when the input needs none. A
  * bias-free linear's MmBackward0 has the same two GEMMs and no sum. */
 int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g, int32_t acc) {
@@ -215,23 +239,9 @@ int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g, int32_t acc) {
   if (!nb) gg_out(b, gb);
   /* AddmmBackward0 computes the input's gradient first, MmBackward0 the
    * weight's (as recorded, tests/fixtures/traces/README-dcn.md) */
-  for (int32_t pass = 0; pass < 2; pass++) {
-    if ((pass == 0) == nb) {
-      gg_begin(b, "aten::mm");
-      gg_in(b, gg_t_view(b, g)); /* gᵀ, as autograd passes it */
-      gg_in(b, L->xg);
-      gg_out(b, gw);
-      gg_gemm(b, L->out, L->in, B, 1, true, false, c->gdt);
-      gg_end(b);
-    } else if (gx >= 0) {
-      gg_begin(b, "aten::mm");
-      gg_in(b, g);
-      gg_in(b, L->wg);
-      gg_out(b, gx);
-      gg_gemm(b, B, L->in, L->out, 1, false, false, c->gdt);
-      gg_end(b);
-    }
-  }
+  if (nb) grad_weight_mm(c, L, g, gw);
+  if (gx >= 0) grad_input_mm(c, L, g, gx);
+  if (!nb) grad_weight_mm(c, L, g, gw);
   if (!nb) {
     gg_begin(b, "aten::sum");
     gg_in(b, g);
@@ -239,7 +249,7 @@ int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g, int32_t acc) {
     gg_ew(b, DC_KERNEL_REDUCE, gg_mul(b, B, L->out), 1, 1.0 * es);
     gg_end(b);
   }
-  if (acc >= 0 && gx >= 0 && !(c->autocast && L->x_cast))
+  if (acc >= 0 && gx >= 0 && !L->x_cast)
     gx = gg_accumulate_into(b, acc, gx);
   gg_end(b);
 

@@ -102,6 +102,17 @@ static bool check_point(const dc_point *p, dc_diags *d) {
   return ok;
 }
 
+int32_t gg_param_dense(gg_ctx *c, int32_t t) {
+  dc_optimizer o = c->p->optimizer;
+  bool adam = o == DC_OPTIMIZER_ADAM;
+  bool one = adam || o == DC_OPTIMIZER_ADAGRAD ||
+             o == DC_OPTIMIZER_ROWWISE_ADAGRAD;
+  int32_t q = gg_param_add(c, t, -1);
+  c->params[q].state[0] = one ? gg_like(c->b, t) : -1;
+  c->params[q].state[1] = adam ? gg_like(c->b, t) : -1;
+  return q;
+}
+
 int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   if (c->n_params == c->cap_params) {
     int32_t nc = c->cap_params ? c->cap_params * 2 : 64;

@@ -39,23 +39,22 @@
 #define F32 DC_DTYPE_FP32
 #define EV(x) "autograd::engine::evaluate_function: " x
 
+/* A cross-net parameter: dense, with the dense optimizer's state. */
+static int32_t cross_param(gg_ctx *c, int32_t t) {
+  int32_t q = gg_param_dense(c, t);
+  c->params[q].cross = true;
+  return q;
+}
+
 static void lin_param(gg_ctx *c, gg_lin *L, int64_t in, int64_t out) {
-  gg_b *b = c->b;
-  bool adagrad = c->p->optimizer == DC_OPTIMIZER_ADAGRAD ||
-                 c->p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD;
-  bool adam = c->p->optimizer == DC_OPTIMIZER_ADAM;
   memset(L, 0, sizeof *L);
   L->in = in;
   L->out = out;
   L->no_bias = true;
   L->bias = L->pb = -1;
   L->act = -1;
-  L->w = gg_t2(b, F32, out, in);
-  L->pw = gg_param_add(c, L->w, -1);
-  gg_param *q = &c->params[L->pw];
-  q->cross = true;
-  q->state[0] = adagrad || adam ? gg_like(b, L->w) : -1;
-  q->state[1] = adam ? gg_like(b, L->w) : -1;
+  L->w = gg_t2(c->b, F32, out, in);
+  L->pw = cross_param(c, L->w);
 }
 
 void gg_cross_declare(gg_ctx *c) {
@@ -65,9 +64,6 @@ void gg_cross_declare(gg_ctx *c) {
   if (c->n_cross <= 0) return;
   int64_t N = dc_point_x0_width(p), R = p->dcn_low_rank;
   c->cross = dc_arena_array(b->a, (size_t)c->n_cross, sizeof(gg_cross));
-  bool adagrad = p->optimizer == DC_OPTIMIZER_ADAGRAD ||
-                 p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD;
-  bool adam = p->optimizer == DC_OPTIMIZER_ADAM;
   /* W (or the full-rank kernel) of every layer, then V, then the biases */
   for (int32_t l = 0; l < c->n_cross; l++) {
     gg_cross *x = &c->cross[l];
@@ -83,11 +79,7 @@ void gg_cross_declare(gg_ctx *c) {
   for (int32_t l = 0; l < c->n_cross; l++) {
     gg_cross *x = &c->cross[l];
     x->bias = gg_t1(b, F32, N);
-    x->pb = gg_param_add(c, x->bias, -1);
-    gg_param *q = &c->params[x->pb];
-    q->cross = true;
-    q->state[0] = adagrad || adam ? gg_like(b, x->bias) : -1;
-    q->state[1] = adam ? gg_like(b, x->bias) : -1;
+    x->pb = cross_param(c, x->bias);
   }
 }
 

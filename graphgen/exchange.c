@@ -93,6 +93,16 @@ static void in_outputs(gg_ctx *c, int32_t k) {
     gg_in(c->b, c->emb_out[i]);
 }
 
+/* What this rank sends in the forward all-to-all, as inputs of the open
+ * op: its A2A shards' outputs and its TWRW chunk (or TWRW outputs). */
+static void in_a2a_sends(gg_ctx *c) {
+  in_outputs(c, GG_CLS_A2A);
+  if (c->chunk >= 0)
+    gg_in(c->b, c->chunk);
+  else
+    in_outputs(c, GG_CLS_TWRW);
+}
+
 static int32_t hosts_spanned(const gg_ctx *c) {
   return hosts_of(c) < 1 ? 1 : hosts_of(c);
 }
@@ -151,13 +161,12 @@ void gg_exchange_forward(gg_ctx *c) {
 
   /* 2. the world all-to-all of pooled embeddings */
   if (has_a2a(c)) {
-    int64_t send = 0;
+    int64_t n_send = 0; /* elements */
     for (int32_t i = c->cls_first[GG_CLS_A2A];
          i < c->cls_first[GG_CLS_A2A + 1]; i++)
-      send += gg_mul3(b, Bg, c->sh_cols[c->local[i]], 4);
+      n_send += gg_mul(b, Bg, c->sh_cols[c->local[i]]);
     if (n_class(c, GG_CLS_TWRW) > 0)
-      send += gg_mul3(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW),
-                      4);
+      n_send += gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
     int32_t f0 = c->n_feat;
     for (int32_t t = 0; t < T; t++) {
       int32_t cls = gg_class_of(c->plan->tables[t].type);
@@ -167,18 +176,13 @@ void gg_exchange_forward(gg_ctx *c) {
     }
     dc_dtype qt = comm_dtype(c);
     int32_t q = -1, recv = -1;
-    if (qt != F32) { /* send = elements × 4 so far */
-      q = gg_t1(b, qt, send / 4);
+    if (qt != F32) {
+      q = gg_t1(b, qt, n_send);
       gg_begin(b, quantize_name(qt));
-      in_outputs(c, GG_CLS_A2A);
-      if (c->chunk >= 0)
-        gg_in(b, c->chunk);
-      else
-        in_outputs(c, GG_CLS_TWRW);
+      in_a2a_sends(c);
       gg_out(b, q);
-      codec_kernel(b, send / 4, qt);
+      codec_kernel(b, n_send, qt);
       gg_end(b);
-      send = gg_mul(b, send / 4, gg_es(qt));
       recv = gg_t2(b, qt, B, plan_dims(c, GG_CLS_A2A));
     }
     gg_begin(b, "c10d::alltoall_base_");
@@ -186,15 +190,11 @@ void gg_exchange_forward(gg_ctx *c) {
       gg_in(b, q);
       gg_out(b, recv);
     } else {
-      in_outputs(c, GG_CLS_A2A);
-      if (c->chunk >= 0)
-        gg_in(b, c->chunk);
-      else
-        in_outputs(c, GG_CLS_TWRW);
+      in_a2a_sends(c);
       for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
     }
-    gg_coll(c, DC_KERNEL_ALL_TO_ALL, send, c->n_ranks, hosts_spanned(c),
-            b->coll_next++);
+    gg_coll(c, DC_KERNEL_ALL_TO_ALL, gg_mul(b, n_send, gg_es(qt)),
+            c->n_ranks, hosts_spanned(c), b->coll_next++);
     gg_end(b);
     if (q >= 0) {
       gg_begin(b, dequantize_name(qt));

@@ -73,16 +73,13 @@ static int32_t host_tensor1(gg_b *b, dc_dtype t, int64_t d0) {
   return x;
 }
 
-/* Parameters in registration order: tables (emb_l), bottom MLP, top MLP,
- * as DLRM_Net.__init__ creates them; that order drives zero_grad and the
- * optimizer loop. */
+/* Parameters in registration order: tables (emb_l), bottom MLP, the cross
+ * net (dcn), top MLP, as DLRM_Net.__init__ (DLRM_DCN) creates them; that
+ * order drives zero_grad and the optimizer loop. */
 static void declare_params(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   int32_t T = p->n_tables;
-  bool adagrad = p->optimizer == DC_OPTIMIZER_ADAGRAD ||
-                 p->optimizer == DC_OPTIMIZER_ROWWISE_ADAGRAD;
-  bool adam = p->optimizer == DC_OPTIMIZER_ADAM;
   /* the tables follow the sparse optimizer, their state stays fp32 */
   dc_optimizer so = p->sparse_optimizer;
   bool s_adagrad = so == DC_OPTIMIZER_ADAGRAD ||
@@ -136,14 +133,8 @@ static void declare_params(gg_ctx *c) {
       if (pass && i == 0) L[i].in = dc_point_top_in(p);
       L[i].w = gg_t2(b, F32, L[i].out, L[i].in);
       L[i].bias = gg_t1(b, F32, L[i].out);
-      L[i].pw = gg_param_add(c, L[i].w, -1);
-      L[i].pb = gg_param_add(c, L[i].bias, -1);
-      for (int32_t s = 0; s < 2; s++) {
-        gg_param *qw = &c->params[L[i].pw], *qb = &c->params[L[i].pb];
-        bool want = s == 0 ? (adagrad || adam) : adam;
-        qw->state[s] = want ? gg_like(b, L[i].w) : -1;
-        qb->state[s] = want ? gg_like(b, L[i].bias) : -1;
-      }
+      L[i].pw = gg_param_dense(c, L[i].w);
+      L[i].pb = gg_param_dense(c, L[i].bias);
       L[i].sigmoid = pass && i == c->m - 1;
       L[i].act = -1;
     }

@@ -270,6 +270,9 @@ typedef struct gg_ctx {
 } gg_ctx;
 
 int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table);
+/* A dense parameter (MLP, cross net) with the dense optimizer's state:
+ * Adagrad one tensor like it, Adam two. */
+int32_t gg_param_dense(gg_ctx *c, int32_t t);
 
 /* An embedding kernel over local tables `tabs` (this rank's shards),
  * identical shards grouped. */

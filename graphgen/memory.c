@@ -84,7 +84,7 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
               p->precision == DC_PRECISION_BF16;
   int64_t es = half ? 2 : 4;
   bool batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
-  int64_t ees = dc_storage_bytes(p->embedding_precision);
+  int64_t ees = dc_dtype_bytes(dc_storage_dtype(p->embedding_precision));
 
   for (int32_t t = 0; t < s->n_tables; t++) {
     const dc_table_plan *tp = &s->tables[t];

@@ -122,7 +122,8 @@ static bool aliases_input(const dc_graph *g, const dc_op *op, int32_t t) {
 
 int64_t dc_memory_total(const dc_memory *m) {
   return dc_sat_add_i64(dc_sat_add_i64(m->params_bytes, m->optimizer_bytes),
-                 dc_sat_add_i64(m->activations_bytes, m->workspace_bytes));
+                        dc_sat_add_i64(m->activations_bytes,
+                                       m->workspace_bytes));
 }
 
 /* The graph walk for one rank (see the header comment). */
@@ -145,8 +146,9 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
             const dc_emb_group *gr = &kk->u.emb.groups[i];
             int64_t rows = dc_sat_mul_i64(gr->tables, gr->rows);
             emb_rows = dc_sat_add_i64(emb_rows, rows);
-            emb_elems = dc_sat_add_i64(emb_elems, dc_sat_mul_i64(rows, gr->dim));
-            emb = dc_sat_add_i64(emb, dc_sat_mul_i64(dc_sat_mul_i64(rows, gr->dim), eb));
+            int64_t elems = dc_sat_mul_i64(rows, gr->dim);
+            emb_elems = dc_sat_add_i64(emb_elems, elems);
+            emb = dc_sat_add_i64(emb, dc_sat_mul_i64(elems, eb));
           }
         } else if (kk->kind >= DC_KERNEL_ALL_TO_ALL) {
           if (kk->u.coll.bytes > big_coll) big_coll = kk->u.coll.bytes;
@@ -181,9 +183,10 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
                             : opt;
     int64_t state =
         dc_sat_add_i64(dc_optimizer_state_bytes(sopt, emb_rows, emb_elems),
-                dc_optimizer_state_bytes(dopt, dense, dense));
-    int64_t ws = dc_sat_add_i64(dense_bytes,
-                         dc_sat_add_i64(dc_sat_mul_i64(big_bwd, 2), dc_sat_mul_i64(big_coll, 2)));
+                       dc_optimizer_state_bytes(dopt, dense, dense));
+    int64_t bufs = dc_sat_add_i64(dc_sat_mul_i64(big_bwd, 2),
+                                  dc_sat_mul_i64(big_coll, 2));
+    int64_t ws = dc_sat_add_i64(dense_bytes, bufs);
     out->params_bytes = params;
     out->optimizer_bytes = state;
     out->activations_bytes = act;
@@ -254,9 +257,7 @@ void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
   v[DC_METRIC_OPTIMIZER_GIB] = gib(mem->optimizer_bytes);
   v[DC_METRIC_ACTIVATIONS_GIB] = gib(mem->activations_bytes);
   v[DC_METRIC_WORKSPACE_GIB] = gib(mem->workspace_bytes);
-  int64_t total = dc_sat_add_i64(dc_sat_add_i64(mem->params_bytes, mem->optimizer_bytes),
-                          dc_sat_add_i64(mem->activations_bytes,
-                                  mem->workspace_bytes));
+  int64_t total = dc_memory_total(mem);
   v[DC_METRIC_FITS] = total <= mem->hbm_bytes ? 1.0 : 0.0;
   v[DC_METRIC_EMB_MS] = emb_max / 1000.0;
   double mean = r->n_ranks ? emb_sum / r->n_ranks : 0.0;

@@ -117,7 +117,8 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   if (S > W) S = W;
   double B = (double)p->batch_size / W;
   double I = tb->pooling * B, O = B;
-  double D = sh->cols, e = dc_storage_bytes(p->embedding_precision);
+  double D = sh->cols;
+  double e = dc_dtype_bytes(dc_storage_dtype(p->embedding_precision));
   double ib = c->index_bytes;
   double bw = dc_torchrec_device_bw(c, c->kernel);
   bool one_host = W <= S;
@@ -183,8 +184,8 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   r.bwd_compute_ms = c->bwd_compute_mult * r.fwd_compute_ms;
   r.total_ms =
       r.fwd_compute_ms + r.fwd_comms_ms + r.bwd_compute_ms + r.bwd_comms_ms;
-  r.hbm_bytes = table_bytes * (1 + opt_factor(p->sparse_optimizer, D)) + in_buf +
-                out_buf;
+  r.hbm_bytes = table_bytes * (1 + opt_factor(p->sparse_optimizer, D)) +
+                in_buf + out_buf;
   return r;
 }
 

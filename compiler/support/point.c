@@ -9,10 +9,10 @@
  */
 #include "compiler/support/point.h"
 
-
 int64_t dc_point_x0_width(const dc_point *p) {
   int64_t w = p->n_bottom > 0 ? p->bottom_mlp[p->n_bottom - 1] : 0;
-  for (int32_t t = 0; t < p->n_tables; t++) w = dc_sat_add_i64(w, p->tables[t].dim);
+  for (int32_t t = 0; t < p->n_tables; t++)
+    w = dc_sat_add_i64(w, p->tables[t].dim);
   return w;
 }
 
@@ -29,9 +29,10 @@ int64_t dc_point_top_in(const dc_point *p) {
 int64_t dc_point_cross_params(const dc_point *p) {
   if (p->interaction != DC_INTERACTION_DCN || p->dcn_layers < 1) return 0;
   int64_t N = dc_point_x0_width(p);
-  int64_t per = p->dcn_low_rank > 0
-                    ? dc_sat_add_i64(dc_sat_mul_i64(2, dc_sat_mul_i64(N, p->dcn_low_rank)), N)
-                    : dc_sat_add_i64(dc_sat_mul_i64(N, N), N);
+  int64_t R = p->dcn_low_rank;
+  int64_t kernels = R > 0 ? dc_sat_mul_i64(2, dc_sat_mul_i64(N, R))
+                          : dc_sat_mul_i64(N, N);
+  int64_t per = dc_sat_add_i64(kernels, N); /* + the bias */
   return dc_sat_mul_i64(per, p->dcn_layers);
 }
 
@@ -39,7 +40,8 @@ int64_t dc_point_cross_params(const dc_point *p) {
 static int64_t mlp_params(int64_t in, const int64_t *w, int32_t n) {
   int64_t total = 0;
   for (int32_t i = 0; i < n; i++) {
-    total = dc_sat_add_i64(total, dc_sat_add_i64(dc_sat_mul_i64(in, w[i]), w[i]));
+    int64_t layer = dc_sat_add_i64(dc_sat_mul_i64(in, w[i]), w[i]);
+    total = dc_sat_add_i64(total, layer);
     in = w[i];
   }
   return total;
@@ -50,7 +52,8 @@ int64_t dc_point_dense_params(const dc_point *p) {
   int64_t total =
       mlp_params(p->bottom_mlp[0], p->bottom_mlp + 1, p->n_bottom - 1);
   total = dc_sat_add_i64(total, dc_point_cross_params(p));
-  return dc_sat_add_i64(total, mlp_params(dc_point_top_in(p), p->top_mlp, p->n_top));
+  int64_t top = mlp_params(dc_point_top_in(p), p->top_mlp, p->n_top);
+  return dc_sat_add_i64(total, top);
 }
 
 int64_t dc_optimizer_state_bytes(dc_optimizer o, int64_t rows,
@@ -62,15 +65,4 @@ int64_t dc_optimizer_state_bytes(dc_optimizer o, int64_t rows,
   case DC_OPTIMIZER_ADAM: return dc_sat_mul_i64(elems, 8);
   }
   return 0;
-}
-
-int dc_storage_bytes(dc_storage s) {
-  switch (s) {
-  case DC_STORAGE_FP32: return 4;
-  case DC_STORAGE_FP16:
-  case DC_STORAGE_BF16: return 2;
-  case DC_STORAGE_INT8:
-  case DC_STORAGE_FP8: return 1;
-  }
-  return 4;
 }

@@ -204,8 +204,5 @@ int64_t dc_point_dense_params(const dc_point *p);
  * adagrad one per value, rowwise_adagrad one per row, adam two per value
  * (torch.optim and FBGEMM keep the state in fp32 whatever the weights). */
 int64_t dc_optimizer_state_bytes(dc_optimizer o, int64_t rows, int64_t elems);
-/* Bytes per element of a storage precision (int8 rows' scale and bias
- * are counted by the caller). */
-int dc_storage_bytes(dc_storage s);
 
 #endif /* DC_POINT_H */
