@@ -84,7 +84,7 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
               p->precision == DC_PRECISION_BF16;
   int64_t es = half ? 2 : 4;
   bool batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
-  int64_t ees = dc_dtype_bytes(dc_storage_dtype(p->embedding_precision));
+  dc_dtype edt = dc_storage_dtype(p->embedding_precision);
 
   for (int32_t t = 0; t < s->n_tables; t++) {
     const dc_table_plan *tp = &s->tables[t];
@@ -93,9 +93,7 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
       if (sh->rank != rank) continue;
       dc_shard_work w = dc_shard_plan_work(p, s, t, i);
       int64_t elems = mul(&m, sh->rows, sh->cols);
-      int64_t wb = mul(&m, elems, ees);
-      if (p->embedding_precision == DC_STORAGE_INT8) /* fp16 scale, bias */
-        wb = add(&m, wb, mul(&m, sh->rows, 4));
+      int64_t wb = mul(&m, sh->rows, dc_emb_row_bytes(edt, sh->cols));
       out->emb_weights = add(&m, out->emb_weights, wb);
       int64_t st = dc_optimizer_state_bytes(p->sparse_optimizer, sh->rows,
                                             elems);

@@ -30,9 +30,12 @@ static inline double tmax(double a, double b) { return a > b ? a : b; }
  * The paper §III-B1a, on Tulloch's table-batched kernel: one WARP per
  * (sample, table) output vector, B·T warps. Per-warp traffic:
  *   table_offsets 32 B, offsets 64 B, indices ceil32(4·L),
- *   weights L·ceil32(s·D)   (the paper prints ceil32(4·D) and drops the L:
- *                            each of the L looked-up rows is read),
- *   outputs ceil32(s·D)     (s: bytes per weight element)
+ *   weights L·ceil32(r)     (the paper prints ceil32(4·D) and drops the L:
+ *                            each of the L looked-up rows is read; r is
+ *                            the row's bytes, dc_emb_row_bytes: s·D, and
+ *                            + 4 for int8's scale and bias),
+ *   outputs ceil32(4·D)     (pooled rows are fp32 whatever the tables hold:
+ *                            FBGEMM's output dtype, and the graph's)
  * Plain:    t = B·T·(sum) / dram_bw.
  * Enhanced: rows_per_block = max(256/D, 1) (the kernel's launch argument),
  *   tables_resident = ceil(#SM · rows_per_block / B),
@@ -43,7 +46,7 @@ static inline double tmax(double a, double b) { return a > b ? a : b; }
  *   t = B·T·(tr_DRAM/dram_bw + tr_L2/l2_bw)   (the paper's sum; the
  *   authors' code uses max() of the two terms instead).
  * Backward with the optimizer fused in (the paper: "with SGD"): weights
- * become read + write of L rows, 2·L·ceil32(s·D), the output term reads the
+ * become read + write of L rows, 2·L·ceil32(r), the output term reads the
  * incoming gradient, and the optimizer state adds per looked-up row:
  *   sgd: nothing; adagrad: read + write of an fp32 [rows, D] state row,
  *   2·ceil32(4·D); rowwise_adagrad: one fp32 per row, a 32 B sector read and
@@ -154,7 +157,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   bool bwd = k->kind == DC_KERNEL_EMBEDDING_BWD;
   bool fused = bwd && k->u.emb.fused_optimizer;
   bool enhanced = k->u.emb.model == DC_EMBMODEL_ENHANCED;
-  double s = dc_dtype_bytes(k->u.emb.dtype);
+  dc_dtype et = k->u.emb.dtype;
   double B = (double)k->u.emb.batch;
   /* µs per byte (xfer_us's division, taken once per kernel, not per
    * group) */
@@ -167,9 +170,13 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   double x_rows = 0; /* emb_l2_rows of the last (dim, row bytes) */
   for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
     const dc_emb_group *g = &k->u.emb.groups[i];
-    double L = g->pooling, T = g->tables, row = ceil32(s * g->dim);
+    double L = g->pooling, T = g->tables;
+    double row = ceil32((double)dc_emb_row_bytes(et, g->dim));
     double warps = B * T;
-    double idx = ceil32(4.0 * L), out = row, offs = 32.0 + 64.0;
+    /* the pooled row written (forward) or its gradient read (backward)
+     * is fp32 whatever the tables hold, as FBGEMM's lookups return it */
+    double idx = ceil32(4.0 * L), out = ceil32(4.0 * g->dim);
+    double offs = 32.0 + 64.0;
     double per_row = row, state = 0;
     if (bwd) {
       per_row = fused ? 2 * row : row;

@@ -141,14 +141,15 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
       for (int32_t k = 0; k < op->n_launches; k++) {
         const dc_kernel *kk = &op->launches[k].k;
         if (kk->kind == DC_KERNEL_EMBEDDING_FWD) {
-          int64_t eb = dc_dtype_bytes(kk->u.emb.dtype);
+          dc_dtype et = kk->u.emb.dtype;
           for (int32_t i = 0; i < kk->u.emb.n_groups; i++) {
             const dc_emb_group *gr = &kk->u.emb.groups[i];
             int64_t rows = dc_sat_mul_i64(gr->tables, gr->rows);
             emb_rows = dc_sat_add_i64(emb_rows, rows);
             int64_t elems = dc_sat_mul_i64(rows, gr->dim);
             emb_elems = dc_sat_add_i64(emb_elems, elems);
-            emb = dc_sat_add_i64(emb, dc_sat_mul_i64(elems, eb));
+            emb = dc_sat_add_i64(
+                emb, dc_sat_mul_i64(rows, dc_emb_row_bytes(et, gr->dim)));
           }
         } else if (kk->kind >= DC_KERNEL_ALL_TO_ALL) {
           if (kk->u.coll.bytes > big_coll) big_coll = kk->u.coll.bytes;

@@ -45,6 +45,13 @@ static inline int dc_dtype_bytes(dc_dtype t) {
 }
 const char *dc_dtype_name(dc_dtype t); /* "fp32", ... */
 
+/* Bytes of one embedding row of `dim` values stored as t: int8 rows
+ * carry FBGEMM's row-wise fp16 scale and bias (4 bytes). The one
+ * definition for the lookup kernels' traffic and the memory estimates. */
+static inline int64_t dc_emb_row_bytes(dc_dtype t, int64_t dim) {
+  return dim * dc_dtype_bytes(t) + (t == DC_DTYPE_INT8 ? 4 : 0);
+}
+
 /* The dtype a storage precision is held in. */
 static inline dc_dtype dc_storage_dtype(dc_storage s) {
   switch (s) {

@@ -157,6 +157,25 @@ static void test_comm_precision(void **state) {
   assert_true(a.comm_bytes - b.comm_bytes == 2 * (b.comm_bytes - f.comm_bytes));
 }
 
+/* int8 rows carry FBGEMM's 4-byte scale and bias, on one GPU (the graph
+ * walk) as on eight (the per-rank formula the planner uses). */
+static void test_int8_rows(void **state) {
+  (void)state;
+  tp_cfg c;
+  dcn(&c, 8);
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c.p.embedding_precision = DC_STORAGE_INT8;
+  outcome one = evaluate(&c.p);
+  int64_t dense = dc_point_dense_params(&c.p) * 4;
+  assert_int_equal(one.params_bytes - dense, 4 * 1000 * (16 + 4));
+  sharded(&c);
+  c.p.embedding_precision = DC_STORAGE_INT8;
+  outcome eight = evaluate(&c.p);
+  /* table-wise, 16 tables on 8 ranks: the fullest rank holds 2 */
+  dense = dc_point_dense_params(&c.p) * 4;
+  assert_int_equal(eight.params_bytes - dense, 2 * 4000000LL * (128 + 4));
+}
+
 /* The tables' optimizer apart from the dense one: Adagrad's state on the
  * tables (memory) and in the fused backward (time), SGD on the MLPs. */
 static void test_sparse_optimizer(void **state) {
@@ -202,6 +221,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_embedding_precision, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_comm_precision, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_int8_rows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sparse_optimizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dcn_memory, setup, teardown),
   };
