@@ -547,6 +547,23 @@ static void system_(dc_rctx *c, dc_point *p, bool fill) {
   double f8v = 0;
   if (f8 && dc_leaf_num(f8, "fp8_tflops", NULL, &f8v, NULL) && f8v > 0)
     c->x.gpu_fp8 = true;
+  /* what the fused style's kernels need (dc_xcheck): an NVIDIA GPU,
+   * tensor cores for half precision, Ampere or later for DCN */
+  c->x.gpu_nvidia = c->x.gpu_tc = c->x.gpu_sm80 = false;
+  if (r && r->root) {
+    const dc_node *v = dc_node_get(r->root, "vendor");
+    const dc_node *ar = dc_node_get(r->root, "arch");
+    const dc_node *tc = dc_node_get(r->root, "tensor_cores");
+    c->x.gpu_nvidia = v && v->kind == DC_NODE_SCALAR &&
+                      !strcmp(v->text, "nvidia");
+    c->x.gpu_tc = tc && tc->kind == DC_NODE_SCALAR && !strcmp(tc->text, "true");
+    static const char *const sm80[] = {"ampere", "ada", "hopper",
+                                       "blackwell"};
+    for (size_t i = 0; ar && ar->kind == DC_NODE_SCALAR &&
+                       i < DC_COUNTOF(sm80); i++)
+      if (!strcmp(ar->text, sm80[i])) c->x.gpu_sm80 = true;
+    c->x.gpu_arch = ar && ar->kind == DC_NODE_SCALAR ? ar->text : NULL;
+  }
   const dc_node *gn = get(c, "system.gpu");
   c->x.gpu_sp = gn ? gn->span : (dc_span){0};
   r = g_catalog(c, "system.overheads", "overheads", DEFAULT_OVERHEADS, fill);
@@ -898,6 +915,47 @@ static void derive(const dc_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
  *   dot interaction: last bottom_mlp width = embedding dim;
  *   explicit ranks < gpus;
  *   batch_size × lookups per sample × 8 bytes of indices fits 64 bits. */
+/* The fused style follows NVIDIA's kernels (spec/frameworks.md): CUDA
+ * only; its half-precision interaction runs on tensor cores; HugeCTR's
+ * fused cross layer (the MLPerf DLRM-DCNv2 submissions) is built for
+ * Ampere and later. Each refusal names the kernel and the GPU. */
+static bool fused_runs(const dc_xkeys *x, dc_diags *d) {
+  dc_span at = has_pos(x->gpu_sp) ? x->gpu_sp : x->fw_sp;
+  const char *arch = x->gpu_arch ? x->gpu_arch : "an older architecture";
+  bool ok = x->gpu_nvidia && !(x->dcn && !x->gpu_sm80) &&
+            !(x->half && !x->gpu_tc);
+  if (ok || !d) return ok;
+  dc_diag *e;
+  if (!x->gpu_nvidia) {
+    e = dc_diag_error(d, DC_DIAG_CONFLICT, at,
+                      "framework 'fused' runs NVIDIA's fused kernels "
+                      "(HugeCTR, DeepLearningExamples) and CUDA graphs; %s "
+                      "is not an NVIDIA GPU",
+                      x->gpu);
+    dc_diag_set_help(e, "use system.framework: pytorch or torchrec on this "
+                        "GPU");
+  } else if (x->dcn && !x->gpu_sm80) {
+    e = dc_diag_error(d, DC_DIAG_CONFLICT, at,
+                      "framework 'fused' with interaction 'dcn' needs "
+                      "HugeCTR's fused cross layer, which ships for Ampere "
+                      "and later; %s is %s",
+                      x->gpu, arch);
+    dc_diag_set_help(e, "use system.framework: torchrec for DCN on this "
+                        "GPU, or an Ampere or later GPU (A100, H100, H200, "
+                        "B200, L4, L40S)");
+  } else {
+    e = dc_diag_error(d, DC_DIAG_CONFLICT,
+                      has_pos(x->half_sp) ? x->half_sp : at,
+                      "framework 'fused' in fp16/bf16 runs the fused "
+                      "interaction on tensor cores; %s (%s) has none",
+                      x->gpu, arch);
+    dc_diag_set_help(e, "use training.precision: fp32 with the fused style "
+                        "on this GPU");
+  }
+  (void)e;
+  return false;
+}
+
 bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
   bool ok = true;
   int64_t G = x->gpus, H = x->hosts, Q = x->gph, prod;
@@ -1009,6 +1067,7 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
     }
     ok = false;
   }
+  if (x->fused && x->gpu && !fused_runs(x, d)) ok = false;
   int64_t idx;
   if (!dc_mul_i64(x->batch, x->lookups, &idx) ||
       !dc_mul_i64(idx, 8, &idx)) {
@@ -1021,6 +1080,54 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
     ok = false;
   }
   return ok;
+}
+
+/* schema: system.framework: pytorch | torchrec | fused (default pytorch);
+ * system.pipeline (torchrec only, default true). TorchRec and the fused
+ * style look every table up with one table-batched kernel (FBGEMM's TBE,
+ * a vendor's fused lookup): they imply model.embedding_kernel: batched,
+ * and a written per_table conflicts. Whether the GPU can run the fused
+ * kernels is a cross-key check (dc_xcheck: the GPU may be swept). */
+static void framework(dc_rctx *c, dc_point *p) {
+  p->framework = (dc_framework)g_enum(c, "system.framework", 0);
+  const dc_node *fn = get(c, "system.framework");
+  bool fw_varies = varies(c, "system.framework");
+  c->x.fused = p->framework == DC_FRAMEWORK_FUSED;
+  c->x.fw_sp = fn ? fn->span : (dc_span){0};
+  const dc_node *pn = get(c, "system.pipeline");
+  p->pipeline = g_bool(c, "system.pipeline", true) &&
+                p->framework == DC_FRAMEWORK_TORCHREC;
+  if (pn && p->framework != DC_FRAMEWORK_TORCHREC && !fw_varies) {
+    if (c->d) {
+      const dc_node *k = dc_node_key(get(c, "system"), "pipeline");
+      dc_diag *g = dc_diag_error(
+          c->d, DC_DIAG_CONFLICT, k ? k->span : pn->span,
+          "'system.pipeline' applies only to framework 'torchrec', and "
+          "this study's framework is '%s'",
+          dc_framework_name(p->framework));
+      dc_diag_set_help(g, "remove it, or set system.framework: torchrec");
+    }
+    fail(c);
+  }
+  if (p->framework == DC_FRAMEWORK_PYTORCH) return;
+  const dc_node *kn = get(c, "model.embedding_kernel");
+  bool builtin = kn && kn->span.src &&
+                 !strncmp(kn->span.src->path, "builtin:", 8);
+  if (kn && !builtin && p->embedding_kernel == DC_EMBEDDING_PER_TABLE &&
+      !fw_varies && !varies(c, "model.embedding_kernel")) {
+    if (c->d) {
+      dc_diag *g = dc_diag_error(
+          c->d, DC_DIAG_CONFLICT, kn->span,
+          "model.embedding_kernel per_table cannot run under framework "
+          "'%s': it looks every table up with one table-batched kernel",
+          dc_framework_name(p->framework));
+      dc_diag_set_help(g, "remove model.embedding_kernel (the framework "
+                          "implies batched), or use system.framework: "
+                          "pytorch");
+    }
+    fail(c);
+  }
+  p->embedding_kernel = DC_EMBEDDING_BATCHED;
 }
 
 /* schema: training.{sparse_optimizer (default: optimizer),
@@ -1080,7 +1187,11 @@ bool dc_resolve(dc_rctx *c, bool fill) {
   if ((n = g_int(c, "training.batch_size", &c->x.batch)))
     c->x.batch_sp = n->span;
   p->precision = (dc_precision)g_enum(c, "training.precision", 0);
+  c->x.half = p->precision == DC_PRECISION_FP16 ||
+              p->precision == DC_PRECISION_BF16;
+  if ((n = get(c, "training.precision"))) c->x.half_sp = n->span;
   p->optimizer = (dc_optimizer)g_enum(c, "training.optimizer", 0);
+  framework(c, p);
   storage(c, p);
   p->zero_grad_legacy = g_enum(c, "training.zero_grad", 0) == 1;
   p->ddp_bucket_bytes = DEFAULT_BUCKET_BYTES;

@@ -19,6 +19,7 @@
 const char *const dc_enum_interaction[] = {"dot", "cat", "dcn", NULL};
 const char *const dc_enum_loss[] = {"mse", "bce", NULL};
 const char *const dc_enum_embedding_kernel[] = {"per_table", "batched", NULL};
+const char *const dc_enum_framework[] = {"pytorch", "torchrec", "fused", NULL};
 const char *const dc_enum_precision[] = {"fp32", "tf32", "fp16", "bf16",
                                          NULL};
 /* Same order as dc_storage (point.h); the exchange has no int8 codec. */
@@ -105,6 +106,8 @@ static const dc_skey keys[] = {
     {"system.hosts", DC_SK_INT, NULL, 1, 65536, S},
     {"system.gpus_per_host", DC_SK_INT, NULL, 1, 1024, S},
     {"system.overheads", DC_SK_NAME, NULL, 0, 0, S},
+    {"system.framework", DC_SK_ENUM, dc_enum_framework, 0, 0, S},
+    {"system.pipeline", DC_SK_BOOL, NULL, 0, 0, S},
     {"system.links", DC_SK_MAP, NULL, 0, 0, S},
     {"system.links.nvlink", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
     {"system.links.pcie", DC_SK_GBPS, NULL, 1e-6, 1e6, S},

@@ -99,7 +99,13 @@ static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
   OV(dcn_rank, dcn_rank_sp)
   OV(gpu_fp8, gpu_sp)
   OV(fp8_key, fp8_sp)
+  OV(fused, fw_sp)
+  OV(half, half_sp)
 #undef OV
+  if (v->gpu_nvidia != base0->gpu_nvidia) dst->gpu_nvidia = v->gpu_nvidia;
+  if (v->gpu_tc != base0->gpu_tc) dst->gpu_tc = v->gpu_tc;
+  if (v->gpu_sm80 != base0->gpu_sm80) dst->gpu_sm80 = v->gpu_sm80;
+  if (v->gpu_arch != base0->gpu_arch) dst->gpu_arch = v->gpu_arch;
   if (v->dot != base0->dot) dst->dot = v->dot;
   if (v->dcn != base0->dcn) dst->dcn = v->dcn;
   if (v->gpu != base0->gpu) dst->gpu = v->gpu;
@@ -115,7 +121,10 @@ static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
          a->dcn != b->dcn || a->dcn_rank != b->dcn_rank ||
          a->n_tables != b->n_tables || a->sum_dims != b->sum_dims ||
          a->gpu != b->gpu || a->gpu_fp8 != b->gpu_fp8 ||
-         a->fp8_key != b->fp8_key;
+         a->fp8_key != b->fp8_key || a->fused != b->fused ||
+         a->half != b->half || a->gpu_nvidia != b->gpu_nvidia ||
+         a->gpu_tc != b->gpu_tc || a->gpu_sm80 != b->gpu_sm80 ||
+         a->gpu_arch != b->gpu_arch;
 }
 
 /* Per digit: the summaries of its values (lists: each; ranges: the ends,

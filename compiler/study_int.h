@@ -100,6 +100,7 @@ const char *dc_node_describe(const dc_node *n, char *buf, size_t cap);
 extern const char *const dc_enum_interaction[];
 extern const char *const dc_enum_loss[];
 extern const char *const dc_enum_embedding_kernel[];
+extern const char *const dc_enum_framework[];
 extern const char *const dc_enum_precision[];
 extern const char *const dc_enum_optimizer[];
 extern const char *const dc_enum_storage[];
@@ -221,6 +222,13 @@ typedef struct dc_xkeys {
   dc_span gpu_sp;
   const char *fp8_key;      /* NULL: no fp8 */
   dc_span fp8_sp;
+  /* framework: fused on a GPU its kernels do not ship for */
+  bool fused;
+  dc_span fw_sp;
+  bool gpu_nvidia, gpu_tc, gpu_sm80;
+  const char *gpu_arch;     /* catalog arch ("volta"), NULL unknown */
+  bool half;                /* training.precision fp16 or bf16 */
+  dc_span half_sp;
 } dc_xkeys;
 
 typedef struct dc_rctx {

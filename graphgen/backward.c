@@ -470,7 +470,7 @@ static void batched_backward(gg_ctx *c, int32_t k) {
       gg_accumulate(c, c->p_tab[c->local[i]], dg[i - lo]);
 }
 
-static void embedding_backward(gg_ctx *c) {
+void gg_embedding_backward(gg_ctx *c) {
   gg_b *b = c->b;
   if (c->n_local == 0) return;
   if (c->batched) {
@@ -557,7 +557,7 @@ void gg_build_backward(gg_ctx *c) {
     /* one GPU: the lookups' gradients come straight from the interaction */
     c->eg = c->gfeat;
   }
-  embedding_backward(c);
+  gg_embedding_backward(c);
   for (int32_t i = c->k - 1; i >= 0; i--) {
     g = act_backward(c, &c->bot[i], g);
     g = gg_linear_backward(c, &c->bot[i], g, -1);

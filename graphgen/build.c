@@ -137,6 +137,28 @@ int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   return i;
 }
 
+void gg_prefetched(gg_b *b, int32_t first) {
+  for (int32_t j = first; j < b->n_ops; j++) {
+    int32_t ln = b->opx[j].ln_off;
+    for (int32_t i = ln; i < ln + b->ops[j].n_launches; i++) {
+      b->lns[i].stream = GG_STREAM_COPY;
+      if (b->lns[i].k.kind == DC_KERNEL_MEMCPY_H2D)
+        b->lns[i].k.u.copy.pinned = true; /* pinned staging buffers */
+    }
+    /* the op fills the next batch's buffer; this batch's was filled in
+     * the previous iteration: resident, like a parameter */
+    int32_t o = b->opx[j].out_off, n = b->ops[j].n_outputs;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t cur = b->outs[o + i], next = gg_like(b, cur);
+      b->ts[cur].producer = -1;
+      b->ts[next].producer = j;
+      b->outs[o + i] = next;
+    }
+  }
+  if (b->n_lns > 0 && GG_STREAM_COPY >= b->n_streams)
+    b->n_streams = GG_STREAM_COPY + 1;
+}
+
 int32_t gg_class_of(dc_sharding type) {
   switch (type) {
   case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
@@ -199,6 +221,10 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   b->rank = rank;
   b->thread = 0;
   b->coll_next = 0;
+  if (p->framework == DC_FRAMEWORK_FUSED) {
+    gg_build_fused(&c);
+    return;
+  }
   gg_build_input(&c);
   gg_build_forward(&c);
   gg_build_loss(&c);

@@ -100,6 +100,8 @@ void gg_put_kernel(const dc_kernel *k, dc_buf *out) {
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
     dc_buf_printf(out, " batch=%lld m=%lld n=%lld", (long long)k->u.mat.batch,
                   (long long)k->u.mat.m, (long long)k->u.mat.n);
     if (k->kind != DC_KERNEL_TRANSPOSE)
@@ -146,6 +148,9 @@ void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out) {
                   p->gpus > 1 ? "hybrid parallel" : "1 GPU",
                   dc_embedding_kernel_name(p->embedding_kernel),
                   p->zero_grad_legacy ? "1.13" : "set_to_none");
+  if (p && p->framework != DC_FRAMEWORK_PYTORCH)
+    dc_buf_printf(out, "# framework %s%s\n", dc_framework_name(p->framework),
+                  p->pipeline ? ", pipelined input distribution" : "");
   dc_buf_printf(out,
                 "# ranks %d, streams %d, ops %d (top-level %d), tensors %d, "
                 "kernels %d\n",
@@ -159,8 +164,9 @@ void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out) {
       for (int32_t s = 0; s < d + 1; s++) dc_buf_puts(out, "  ");
       dc_buf_printf(out, "%d %s", i, o->name);
       if (o->parent < 0)
-        dc_buf_printf(out, " [%s, thread %d%s]", dc_phase_name(o->phase),
-                      o->thread, o->host_sync ? ", sync" : "");
+        dc_buf_printf(out, " [%s, thread %d%s%s]", dc_phase_name(o->phase),
+                      o->thread, o->host_sync ? ", sync" : "",
+                      o->captured ? ", cuda graph" : "");
       if (o->n_inputs) {
         dc_buf_puts(out, " (");
         for (int32_t k = 0; k < o->n_inputs; k++) {

@@ -287,7 +287,7 @@ void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
   l->k.u.coll.coll_id = id;
 }
 
-static void embeddings(gg_ctx *c) {
+void gg_embeddings(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   int32_t T = p->n_tables;
@@ -476,7 +476,7 @@ void gg_build_forward(gg_ctx *c) {
     x = c->bot[i].act;
   }
   c->x_bot = x;
-  embeddings(c);
+  gg_embeddings(c);
   interaction(c);
   x = c->top_in;
   for (int32_t i = 0; i < c->m; i++) {

@@ -87,6 +87,9 @@ typedef struct dc_op {
   int32_t n_launches;
   dc_launch *launches;
   bool host_sync;    /* blocks the host until the GPU is idle (.cpu()) */
+  bool captured;     /* replayed from a CUDA graph: no host overhead of its
+                        own; a run of captured top-level ops costs one
+                        cudaGraphLaunch (runtime/eval.c) */
 } dc_op;
 
 /* ---- sharding plans (issue #7) -----------------------------------------

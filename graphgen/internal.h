@@ -21,6 +21,8 @@
 /* Streams: compute work runs on the default stream, NCCL on its own. */
 #define GG_STREAM_COMPUTE 0
 #define GG_STREAM_COMM 1
+/* The next batch's host-to-device copies (fused, torchrec: prefetched). */
+#define GG_STREAM_COPY 2
 
 typedef struct gg_opx {
   int32_t in_off, out_off, ln_off;
@@ -50,6 +52,7 @@ typedef struct gg_b {
   int32_t rank;
   int32_t thread;
   dc_phase phase;
+  bool captured;     /* inside a CUDA-graph capture */
 
   int32_t coll_next; /* collective ids, restarted on every rank */
   int32_t n_streams;
@@ -93,6 +96,7 @@ static inline int32_t gg_begin(gg_b *b, const char *name) {
                       .rank = b->rank,
                       .thread = b->thread,
                       .parent = b->depth ? b->stack[b->depth - 1] : -1,
+                      .captured = b->captured,
                       .end = i + 1};
   b->opx[i].in_off = b->n_ins;
   b->opx[i].out_off = b->n_outs;
@@ -306,6 +310,22 @@ int32_t gg_cat_backward(gg_ctx *c, int32_t gcat, int32_t gxa);
 void gg_cross_declare(gg_ctx *c);
 int32_t gg_cross_forward(gg_ctx *c, int32_t x0);
 int32_t gg_cross_backward(gg_ctx *c, int32_t g);
+
+/* The table-batched lookups (and, multi-GPU, the exchange) of the
+ * forward; the lookups' backward (backward.c). */
+void gg_embeddings(gg_ctx *c);
+void gg_embedding_backward(gg_ctx *c);
+/* The sum over an optimizer's element-wise steps of (flops, accesses)
+ * per element (optim.c's recipes), for a multi-tensor fused update. */
+void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc);
+/* Ops [first, n_ops) copy the *next* batch while this one computes:
+ * their launches move to the copy stream from pinned host buffers, they
+ * write the next batch's tensors, and this batch's (the ones the
+ * iteration reads) are resident from the start (no producer), as a
+ * prefetching loader leaves them. */
+void gg_prefetched(gg_b *b, int32_t first);
+/* The iteration in the fused style (fused.c). */
+void gg_build_fused(gg_ctx *c);
 
 void gg_build_input(gg_ctx *c);
 void gg_build_forward(gg_ctx *c);

@@ -128,6 +128,17 @@ static void recipe(dc_optimizer o, const gg_step **s, int32_t *n) {
   *n = 1;
 }
 
+void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc) {
+  const gg_step *s;
+  int32_t n;
+  recipe(o, &s, &n);
+  *flops = *acc = 0;
+  for (int32_t i = 0; i < n; i++) {
+    *flops += s[i].flops;
+    *acc += s[i].acc;
+  }
+}
+
 /* Current versions of one parameter's tensors during the step. */
 typedef struct gg_cur {
   int32_t p, s0, s1, tmp;

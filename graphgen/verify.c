@@ -172,6 +172,8 @@ static void check_kernel(vctx *v, int32_t i, const dc_launch *l) {
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
     if (k->u.mat.batch < 1 || k->u.mat.m < 1 || k->u.mat.n < 1)
       bad(v, i, "matrix kernel with a non-positive size");
     break;
@@ -204,7 +206,7 @@ static void check_collectives(vctx *v) {
   size_t n = 0;
   for (int32_t i = 0; i < g->n_ops; i++)
     for (int32_t l = 0; l < g->ops[i].n_launches; l++)
-      n += g->ops[i].launches[l].k.kind >= DC_KERNEL_ALL_TO_ALL;
+      n += dc_kernel_is_collective(g->ops[i].launches[l].k.kind);
   if (n == 0) return;
   vcoll *c = dc_xmalloc(n * sizeof *c);
   size_t k = 0;

@@ -62,7 +62,7 @@ static const gemm_shape gemm_shapes[] = {
 #define GEMM_TILES 11
 
 /* Achievable FLOP/s for the dtype, in flops per µs. */
-static double gemm_peak(const dc_device *dev, dc_dtype t) {
+double dc_k_math_flops_per_us(const dc_device *dev, dc_dtype t) {
   double clock = 1.0;
   if (dev->sustained_mhz > 0 && dev->sustained_mhz < dev->boost_mhz)
     clock = dev->sustained_mhz / dev->boost_mhz;
@@ -388,7 +388,7 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.sms = dev->sms > 0 ? dev->sms : 1;
   c.inv_sms = 1.0 / (double)c.sms;
   double sms = (double)c.sms;
-  c.inv_peak_sm = sms / gemm_peak(dev, k->u.gemm.dtype); /* µs per flop */
+  c.inv_peak_sm = sms / dc_k_math_flops_per_us(dev, k->u.gemm.dtype); /* µs per flop */
   c.inv_l2_sm = sms / (dev->l2_gbps * 1e3);             /* µs per byte */
   double dram_bps = dc_k_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;

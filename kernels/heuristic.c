@@ -269,6 +269,27 @@ double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
   return dev->kernel_floor_us + xfer_us(B * elems * s, dc_k_dram_gbps(dev));
 }
 
+/* ---- fused dot interaction -----------------------------------------------
+ * One kernel per direction (NVIDIA's dot-based interaction, spec/
+ * frameworks.md): per sample, m features of width n in dtype s; the
+ * forward computes the m×m Gram matrix on the math units of the dtype
+ * (2·m²·n flops) and writes the bottom output and the e pairs below the
+ * diagonal (tril_elems); the backward reads the output gradient and the
+ * features and writes the features' gradient, 2·m²·n flops again:
+ *   fwd bytes = s·(m·n + n + e), bwd bytes = s·(n + e + 2·m·n),
+ *   t = latency + max(flops / math rate, bytes / dram). */
+double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
+  double s = dc_dtype_bytes(k->u.mat.dtype), B = (double)k->u.mat.batch;
+  double m = (double)k->u.mat.m, n = (double)k->u.mat.n;
+  double e = tril_elems(k->u.mat.m, k->u.mat.m, k->u.mat.diag);
+  double per = k->kind == DC_KERNEL_INTERACTION_FWD ? m * n + n + e
+                                                    : n + e + 2 * m * n;
+  double flops = 2.0 * B * m * m * n;
+  double c = flops / dc_k_math_flops_per_us(dev, k->u.mat.dtype);
+  double mem = xfer_us(B * per * s, dc_k_dram_gbps(dev));
+  return dev->kernel_floor_us + tmax(c, mem);
+}
+
 /* ---- collectives -----------------------------------------------------------
  * NCCL-style ring algorithms; `bytes` is the collective's buffer (the
  * all-reduce buffer, the all-to-all send buffer, the reduce-scatter input,

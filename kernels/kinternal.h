@@ -17,6 +17,10 @@ static inline double dc_k_fp32_flops_per_us(const dc_device *dev) {
 double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_copy_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev);
+/* Achievable math rate of a dtype (tensor cores for tf32/fp16/bf16 where
+ * the GPU has them, else SIMT fp32), flops per µs. */
+double dc_k_math_flops_per_us(const dc_device *dev, dc_dtype t);
+double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev);
 double dc_k_collective_us(const dc_kernel *k, const dc_device *dev);
 
 /* A deterministic generator (splitmix64) for splits and initialisation. */

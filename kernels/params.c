@@ -50,6 +50,8 @@ void dc_kernel_params_init(dc_kernel *k, dc_kernel_kind kind, dc_arena *a) {
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
     k->u.mat.batch = 1;
     k->u.mat.dtype = DC_DTYPE_FP32;
     break;
@@ -160,7 +162,9 @@ static bool unknown(const dc_kernel *k, const char *key, dc_span sp,
   case DC_KERNEL_MEMCPY_D2D: c = copy_keys, n = DC_COUNTOF(copy_keys); break;
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
-  case DC_KERNEL_TRIL_BWD: c = mat_keys, n = DC_COUNTOF(mat_keys); break;
+  case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD: c = mat_keys, n = DC_COUNTOF(mat_keys); break;
   default: c = coll_keys, n = DC_COUNTOF(coll_keys); break;
   }
   if (known) {
@@ -279,6 +283,8 @@ bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
     if (strcmp(key, "batch") == 0)
       return size_val(key, v, sp, 0, &k->u.mat.batch, d);
     if (strcmp(key, "m") == 0) return size_val(key, v, sp, 0, &k->u.mat.m, d);
@@ -343,6 +349,8 @@ bool dc_kernel_params_check(const dc_kernel *k, dc_span sp, dc_diags *d) {
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
     bad += !positive(k->u.mat.batch, "batch", sp, d);
     bad += !positive(k->u.mat.m, "m", sp, d);
     bad += !positive(k->u.mat.n, "n", sp, d);

@@ -151,6 +151,10 @@ double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
   case DC_KERNEL_EMBEDDING_BWD:
     t = dc_kernel_embedding_us(k, dev);
     break;
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
+    t = dc_k_interaction_us(k, dev);
+    break;
   case DC_KERNEL_ELEMENTWISE:
   case DC_KERNEL_REDUCE:
     t = dc_k_elementwise_us(k, dev);

@@ -35,6 +35,13 @@
  *   that reaches a collective whose group is incomplete waits until the
  *   others arrive. The iteration time is the slowest rank's.
  *
+ * - CUDA graphs (dc_op.captured, the fused style): a captured top-level op
+ *   has no T1..T5 and its launches no T4; the host pays the T4 of one
+ *   `cudaGraphLaunch` (the profile's runtime entry, else its default T4)
+ *   when a run of captured ops begins, and every kernel of the run is
+ *   ready to start from then on (the stream gap and data dependencies
+ *   still apply).
+ *
  * Alongside, the same schedule is replayed with no host at all (cpu = 0,
  * gap 0): that "kernel only" critical path is the paper's sum-of-kernels
  * baseline on one stream and stays ≤ e2e on any graph because every start
@@ -48,10 +55,6 @@
 
 static double dmax(double a, double b) { return a > b ? a : b; }
 
-static bool is_collective(dc_kernel_kind k) {
-  return k == DC_KERNEL_ALL_TO_ALL || k == DC_KERNEL_ALL_REDUCE ||
-         k == DC_KERNEL_REDUCE_SCATTER || k == DC_KERNEL_ALL_GATHER;
-}
 
 static bool is_embedding(dc_kernel_kind k) {
   return k == DC_KERNEL_EMBEDDING_FWD || k == DC_KERNEL_EMBEDDING_BWD;
@@ -96,6 +99,7 @@ typedef struct rank_state {
   int32_t dep_sub;    /* op whose input readiness is cached below */
   double dep, dep_shadow;
   double cpu;
+  bool in_graph;      /* the previous top-level op was captured */
   double *stream, *shadow; /* [n_streams] */
   dc_eval_op *rec;    /* record of `top` (when recording) */
   dc_eval_rank *out;
@@ -274,6 +278,11 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
     const dc_op *top = &g->ops[rs->top];
     if (!rs->in_op) {
       rs->cost = op_cost(ev, top->name);
+      if (top->captured) {
+        memset(&rs->cost, 0, sizeof rs->cost);
+        if (!rs->in_graph) rs->cpu += call_t4(ev, "cudaGraphLaunch");
+      }
+      rs->in_graph = top->captured;
       rs->rec = NULL;
       if (ev->o->record) {
         DC_ASSERT(ev->res->n_ops < ev->cap_ops);
@@ -321,13 +330,13 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       input_ready(ev, rs->sub, &rs->dep, &rs->dep_shadow);
       rs->dep_sub = rs->sub;
     }
-    double t4 = call_t4(ev, l->runtime);
+    double t4 = top->captured ? 0.0 : call_t4(ev, l->runtime);
     /* Line 11 of Algorithm 1, with the stream's data dependencies. */
     double start = dmax(dmax(rs->stream[s] + ev->gap, rs->cpu + t4 / 2.0),
                         rs->dep);
     double shadow_start = dmax(rs->shadow[s], rs->dep_shadow);
     double kt;
-    if (is_collective(l->k.kind)) {
+    if (dc_kernel_is_collective(l->k.kind)) {
       coll_group *cg = coll_find(&ev->colls, l->k.u.coll.coll_id, false);
       DC_ASSERT(cg != NULL);
       if (!rs->blocked) {
@@ -369,7 +378,7 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
     dc_eval_rank *out = rs->out;
     out->kernel_sum_us += kt;
     if (is_embedding(l->k.kind)) out->emb_us += kt;
-    if (is_collective(l->k.kind)) {
+    if (dc_kernel_is_collective(l->k.kind)) {
       out->comm_us += kt;
       out->comm_bytes += l->k.u.coll.bytes;
     }
@@ -458,7 +467,7 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
     if (g->ops[j].parent < 0) n_top++;
     n_launches += (size_t)g->ops[j].n_launches;
     for (int32_t k = 0; k < g->ops[j].n_launches; k++)
-      if (is_collective(g->ops[j].launches[k].k.kind)) n_coll++;
+      if (dc_kernel_is_collective(g->ops[j].launches[k].k.kind)) n_coll++;
   }
   ev.colls.cap = 16;
   while (ev.colls.cap < 2 * n_coll) ev.colls.cap *= 2;
@@ -466,7 +475,7 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
   for (int32_t j = 0; j < g->n_ops; j++)
     for (int32_t k = 0; k < g->ops[j].n_launches; k++) {
       const dc_kernel *kk = &g->ops[j].launches[k].k;
-      if (is_collective(kk->kind))
+      if (dc_kernel_is_collective(kk->kind))
         coll_find(&ev.colls, kk->u.coll.coll_id, true)->expected++;
     }
   if (o->record) {

@@ -110,6 +110,8 @@ static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
+  case DC_KERNEL_INTERACTION_FWD:
+  case DC_KERNEL_INTERACTION_BWD:
     w[n++] = (uint64_t)k->u.mat.batch;
     w[n++] = (uint64_t)k->u.mat.m;
     w[n++] = (uint64_t)k->u.mat.n;

@@ -151,7 +151,7 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
             emb = dc_sat_add_i64(
                 emb, dc_sat_mul_i64(rows, dc_emb_row_bytes(et, gr->dim)));
           }
-        } else if (kk->kind >= DC_KERNEL_ALL_TO_ALL) {
+        } else if (dc_kernel_is_collective(kk->kind)) {
           if (kk->u.coll.bytes > big_coll) big_coll = kk->u.coll.bytes;
         }
       }

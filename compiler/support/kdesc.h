@@ -80,7 +80,9 @@ static inline dc_dtype dc_storage_dtype(dc_storage s) {
   X(ALL_TO_ALL, "all_to_all")                                               \
   X(ALL_REDUCE, "all_reduce")                                               \
   X(REDUCE_SCATTER, "reduce_scatter")                                       \
-  X(ALL_GATHER, "all_gather")
+  X(ALL_GATHER, "all_gather")                                               \
+  X(INTERACTION_FWD, "interaction_fwd")                                     \
+  X(INTERACTION_BWD, "interaction_bwd")
 
 typedef enum dc_kernel_kind {
 #define DC_KK_ENUM(sym, name) DC_KERNEL_##sym,
@@ -90,6 +92,10 @@ typedef enum dc_kernel_kind {
 } dc_kernel_kind;
 
 const char *dc_kernel_kind_name(dc_kernel_kind k);
+/* all_to_all, all_reduce, reduce_scatter, all_gather. */
+static inline bool dc_kernel_is_collective(dc_kernel_kind k) {
+  return k >= DC_KERNEL_ALL_TO_ALL && k <= DC_KERNEL_ALL_GATHER;
+}
 /* Case-sensitive; false when unknown. */
 bool dc_kernel_kind_parse(const char *name, dc_kernel_kind *out);
 
@@ -128,7 +134,8 @@ typedef struct dc_kernel {
       int64_t bytes;
       bool pinned; /* H2D/D2H: pinned host memory (else pageable) */
     } copy;
-    struct { /* TRANSPOSE: batch × [m, n] → [n, m]; TRIL: batch × [m, n] */
+    struct { /* TRANSPOSE: batch × [m, n] → [n, m]; TRIL: batch × [m, n];
+              * INTERACTION: batch samples of m features of width n */
       int64_t batch, m, n;
       bool diag; /* TRIL: diagonal kept */
       dc_dtype dtype;

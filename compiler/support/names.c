@@ -39,6 +39,11 @@ const char *dc_storage_name(dc_storage s) {
   return (size_t)s < DC_COUNTOF(n) ? n[s] : "?";
 }
 
+const char *dc_framework_name(dc_framework f) {
+  static const char *const n[] = {"pytorch", "torchrec", "fused"};
+  return (size_t)f < DC_COUNTOF(n) ? n[f] : "?";
+}
+
 const char *dc_embedding_kernel_name(dc_embedding_kernel k) {
   return k == DC_EMBEDDING_BATCHED ? "batched" : "per_table";
 }

@@ -32,6 +32,13 @@ typedef enum dc_embedding_kernel {
   DC_EMBEDDING_BATCHED    /* one table-batched op, backward fused with opt */
 } dc_embedding_kernel;
 
+/* How the iteration is run (system.framework; spec/frameworks.md). */
+typedef enum dc_framework {
+  DC_FRAMEWORK_PYTORCH, /* stock PyTorch, facebookresearch/dlrm (2019) */
+  DC_FRAMEWORK_TORCHREC, /* TorchRec + FBGEMM (DistributedModelParallel) */
+  DC_FRAMEWORK_FUSED     /* vendor kernels and CUDA-graph replay */
+} dc_framework;
+
 typedef enum dc_precision {
   DC_PRECISION_FP32,
   DC_PRECISION_TF32,
@@ -146,6 +153,8 @@ typedef struct dc_point {
   double pcie_gbps;           /* 0: from the GPU catalog */
   double nic_gbps;            /* per GPU; 0: default */
   double link_latency_us;     /* < 0: default */
+  dc_framework framework;     /* execution style (default pytorch) */
+  bool pipeline;              /* torchrec: TrainPipelineSparseDist overlap */
 
   /* sharding */
   dc_sharding sharding;
@@ -187,6 +196,7 @@ const char *dc_loss_name(dc_loss l);
 const char *dc_interaction_name(dc_interaction i);
 const char *dc_embedding_kernel_name(dc_embedding_kernel k);
 const char *dc_storage_name(dc_storage s);       /* "int8" */
+const char *dc_framework_name(dc_framework f);   /* "torchrec" */
 
 /* Derived widths, in one place for graphgen, memory and the estimators:
  * the width of the interaction's input x0 = cat(bottom output, pooled

@@ -167,7 +167,7 @@ static void test_batched_multi_host(void **state) {
     for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++) {
       for (int32_t l = 0; l < g->ops[i].n_launches; l++) {
         const dc_kernel *k = &g->ops[i].launches[l].k;
-        if (k->kind >= DC_KERNEL_ALL_TO_ALL)
+        if (dc_kernel_is_collective(k->kind))
           assert_int_equal(k->u.coll.hosts, 2);
         if (k->kind == DC_KERNEL_ALL_TO_ALL && k->u.coll.coll_id == 0)
           assert_int_equal(k->u.coll.bytes, 16 * 4 * 4); /* one table */

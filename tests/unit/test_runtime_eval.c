@@ -20,7 +20,7 @@
 static double fake_time(void *ctx, const dc_launch *l, int32_t rank) {
   (void)ctx;
   (void)rank;
-  if (l->k.kind >= DC_KERNEL_ALL_TO_ALL) return (double)l->k.u.coll.bytes;
+  if (dc_kernel_is_collective(l->k.kind)) return (double)l->k.u.coll.bytes;
   return (double)l->k.u.ew.elements;
 }
 
