@@ -360,22 +360,26 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_in(b, c->lj);
   gg_in(b, gzf);
   gg_out(b, gZ);
-  gg_tril(b, DC_KERNEL_TRIL_BWD, B, F, NI, p->interaction_self, zt);
+  gg_tril(b, DC_KERNEL_TRIL_BWD, B, F, NI, p->interaction_self, zt,
+          !c->trec);
   gg_end(b);
   gg_end(b);
 
-  /* slice_backward: zeros of the input's size, then a copy into the slice */
-  int32_t gZ2 = gg_like(b, gZ);
-  gg_begin(b, EV("SliceBackward0"));
-  gg_in(b, gZ);
-  gg_out(b, gZ2);
-  gg_begin(b, "aten::slice_backward");
-  gg_in(b, gZ);
-  gg_out(b, gZ2);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
-  gg_end(b);
-  gg_end(b);
+  /* slice_backward: zeros of the input's size, then a copy into the slice
+   * (TorchRec indexes the bmm's output directly: no slice) */
+  int32_t gZ2 = c->trec ? gZ : gg_like(b, gZ);
+  if (!c->trec) {
+    gg_begin(b, EV("SliceBackward0"));
+    gg_in(b, gZ);
+    gg_out(b, gZ2);
+    gg_begin(b, "aten::slice_backward");
+    gg_in(b, gZ);
+    gg_out(b, gZ2);
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, bff, 0, 2.0 * es);
+    gg_end(b);
+    gg_end(b);
+  }
 
   int32_t gA = gg_t3(b, zt, B, F, D);
   int32_t gB = gg_t3(b, zt, B, D, F);
@@ -441,7 +445,8 @@ static void batched_backward(gg_ctx *c, int32_t k) {
   int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
   if (lo == hi) return;
   bool dense = c->sharded && k == GG_CLS_DP;
-  gg_begin(b, EV("LookupFunctionBackward"));
+  gg_begin(b, c->trec ? gg_tbe_name(c->p->sparse_optimizer, true)
+                      : EV("LookupFunctionBackward"));
   gg_in(b, c->eg[k]);
   gg_in(b, c->idx_cls[k]);
   gg_in(b, c->offs_cls[k]);
@@ -502,9 +507,8 @@ void gg_embedding_backward(gg_ctx *c) {
   }
 }
 
-void gg_build_backward(gg_ctx *c) {
+int32_t gg_backward_seed(gg_ctx *c) {
   gg_b *b = c->b;
-  const dc_point *p = c->p;
   b->phase = DC_PHASE_BACKWARD;
   b->thread = 0;
   int32_t seed = gg_t0(b, F32);
@@ -513,6 +517,17 @@ void gg_build_backward(gg_ctx *c) {
   gg_out(b, seed);
   gg_ew(b, DC_KERNEL_ELEMENTWISE, 1, 0, 2.0 * 4);
   gg_end(b);
+  return seed;
+}
+
+void gg_build_backward(gg_ctx *c) {
+  gg_build_backward_from(c, gg_backward_seed(c));
+}
+
+void gg_build_backward_from(gg_ctx *c, int32_t seed) {
+  gg_b *b = c->b;
+  const dc_point *p = c->p;
+  b->phase = DC_PHASE_BACKWARD;
 
   b->thread = 1; /* the autograd engine's device thread */
   int32_t *bno = dc_arena_array(b->a, (size_t)c->n_params, sizeof(int32_t));
@@ -521,13 +536,16 @@ void gg_build_backward(gg_ctx *c) {
     for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;
   c->bno = bno;
 
-  bool mse = p->loss == DC_LOSS_MSE;
+  bool mse = p->loss == DC_LOSS_MSE, logits = c->trec && !mse;
   int32_t gz = gg_like(b, c->z_loss);
-  gg_begin(b, mse ? EV("MseLossBackward0") : EV("BinaryCrossEntropyBackward0"));
+  gg_begin(b, mse      ? EV("MseLossBackward0")
+              : logits ? EV("BinaryCrossEntropyWithLogitsBackward0")
+                       : EV("BinaryCrossEntropyBackward0"));
   gg_in(b, seed);
   gg_out(b, gz);
-  gg_begin(b, mse ? "aten::mse_loss_backward"
-                  : "aten::binary_cross_entropy_backward");
+  gg_begin(b, mse      ? "aten::mse_loss_backward"
+              : logits ? "aten::binary_cross_entropy_with_logits_backward"
+                       : "aten::binary_cross_entropy_backward");
   gg_in(b, seed);
   gg_in(b, c->z_loss);
   gg_in(b, c->target);
@@ -542,7 +560,7 @@ void gg_build_backward(gg_ctx *c) {
   if (c->z_cast) g = to_copy_backward(b, gz, b->ts[c->z].dtype);
 
   for (int32_t i = c->m - 1; i >= 0; i--) {
-    g = act_backward(c, &c->top[i], g);
+    if (!(c->trec && i == c->m - 1)) g = act_backward(c, &c->top[i], g);
     g = gg_linear_backward(c, &c->top[i], g, -1);
   }
   if (p->interaction == DC_INTERACTION_DOT)

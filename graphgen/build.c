@@ -137,10 +137,11 @@ int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   return i;
 }
 
-void gg_prefetched(gg_b *b, int32_t first) {
+void gg_prefetched(gg_b *b, int32_t first, bool copy_stream) {
   for (int32_t j = first; j < b->n_ops; j++) {
     int32_t ln = b->opx[j].ln_off;
     for (int32_t i = ln; i < ln + b->ops[j].n_launches; i++) {
+      if (!copy_stream) continue;
       b->lns[i].stream = GG_STREAM_COPY;
       if (b->lns[i].k.kind == DC_KERNEL_MEMCPY_H2D)
         b->lns[i].k.u.copy.pinned = true; /* pinned staging buffers */
@@ -155,7 +156,7 @@ void gg_prefetched(gg_b *b, int32_t first) {
       b->outs[o + i] = next;
     }
   }
-  if (b->n_lns > 0 && GG_STREAM_COPY >= b->n_streams)
+  if (copy_stream && b->n_lns > 0 && GG_STREAM_COPY >= b->n_streams)
     b->n_streams = GG_STREAM_COPY + 1;
 }
 
@@ -221,8 +222,13 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   b->rank = rank;
   b->thread = 0;
   b->coll_next = 0;
+  c.trec = p->framework == DC_FRAMEWORK_TORCHREC;
   if (p->framework == DC_FRAMEWORK_FUSED) {
     gg_build_fused(&c);
+    return;
+  }
+  if (c.trec) {
+    gg_build_torchrec(&c);
     return;
   }
   gg_build_input(&c);

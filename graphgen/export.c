@@ -163,7 +163,9 @@ void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out) {
       int32_t d = depth_of(g, i);
       for (int32_t s = 0; s < d + 1; s++) dc_buf_puts(out, "  ");
       dc_buf_printf(out, "%d %s", i, o->name);
-      if (o->parent < 0)
+      if (o->annotation)
+        dc_buf_puts(out, " [annotation]");
+      else if (dc_op_is_unit(g, i))
         dc_buf_printf(out, " [%s, thread %d%s%s]", dc_phase_name(o->phase),
                       o->thread, o->host_sync ? ", sync" : "",
                       o->captured ? ", cuda graph" : "");

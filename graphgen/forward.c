@@ -49,7 +49,7 @@ static int32_t cast_child(gg_b *b, int32_t t, dc_dtype to) {
 }
 
 /* Host-to-device copy of a host tensor: aten::to with one memcpy. */
-static int32_t h2d(gg_b *b, int32_t host) {
+int32_t gg_h2d(gg_b *b, int32_t host) {
   int32_t dev = gg_like(b, host);
   b->ts[dev].on_host = false;
   gg_begin(b, "aten::to");
@@ -61,13 +61,13 @@ static int32_t h2d(gg_b *b, int32_t host) {
   return dev;
 }
 
-static int32_t host_tensor2(gg_b *b, dc_dtype t, int64_t d0, int64_t d1) {
+int32_t gg_host_t2(gg_b *b, dc_dtype t, int64_t d0, int64_t d1) {
   int32_t x = gg_t2(b, t, d0, d1);
   b->ts[x].on_host = true;
   return x;
 }
 
-static int32_t host_tensor1(gg_b *b, dc_dtype t, int64_t d0) {
+int32_t gg_host_t1(gg_b *b, dc_dtype t, int64_t d0) {
   int32_t x = gg_t1(b, t, d0);
   b->ts[x].on_host = true;
   return x;
@@ -76,7 +76,7 @@ static int32_t host_tensor1(gg_b *b, dc_dtype t, int64_t d0) {
 /* Parameters in registration order: tables (emb_l), bottom MLP, the cross
  * net (dcn), top MLP, as DLRM_Net.__init__ (DLRM_DCN) creates them; that
  * order drives zero_grad and the optimizer loop. */
-static void declare_params(gg_ctx *c) {
+void gg_declare_params(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   int32_t T = p->n_tables;
@@ -144,7 +144,7 @@ static void declare_params(gg_ctx *c) {
 void gg_build_input(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
-  declare_params(c);
+  gg_declare_params(c);
   b->phase = DC_PHASE_INPUT;
   int32_t T = p->n_tables;
   c->idx = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
@@ -160,15 +160,15 @@ void gg_build_input(gg_ctx *c) {
     if (c->batched) {
       int64_t total = 0;
       for (int32_t i = lo; i < hi; i++) total += c->n_idx[c->local[i]];
-      c->idx_cls[k] = h2d(b, host_tensor1(b, I64, total));
+      c->idx_cls[k] = gg_h2d(b, gg_host_t1(b, I64, total));
       c->offs_cls[k] =
-          h2d(b, host_tensor1(b, I64, gg_mul(b, hi - lo, batch) + 1));
+          gg_h2d(b, gg_host_t1(b, I64, gg_mul(b, hi - lo, batch) + 1));
     } else {
       for (int32_t i = lo; i < hi; i++) {
         int32_t t = c->local[i];
-        c->idx[i] = h2d(b, host_tensor1(b, I64, c->n_idx[t]));
+        c->idx[i] = gg_h2d(b, gg_host_t1(b, I64, c->n_idx[t]));
       }
-      c->offs_cls[k] = h2d(b, host_tensor2(b, I64, hi - lo, batch));
+      c->offs_cls[k] = gg_h2d(b, gg_host_t2(b, I64, hi - lo, batch));
       /* lS_o[k]: a [B] view of the stacked offsets per table */
       for (int32_t i = lo; i < hi; i++) {
         c->offs_t[i] = gg_t1(b, I64, batch);
@@ -177,8 +177,8 @@ void gg_build_input(gg_ctx *c) {
     }
     if (c->offs < 0) c->offs = c->offs_cls[k];
   }
-  c->dense_h = host_tensor2(b, F32, c->batch, p->bottom_mlp[0]);
-  c->dense = h2d(b, c->dense_h);
+  c->dense_h = gg_host_t2(b, F32, c->batch, p->bottom_mlp[0]);
+  c->dense = gg_h2d(b, c->dense_h);
 }
 
 /* aten::linear (+ autocast casts) → addmm; without a bias, F.linear runs
@@ -301,7 +301,8 @@ void gg_embeddings(gg_ctx *c) {
       int64_t w = 0;
       for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];
       int32_t o = gg_t2(b, F32, batch, w);
-      gg_begin(b, "LookupFunction");
+      gg_begin(b, c->trec ? gg_tbe_name(p->sparse_optimizer, false)
+                          : "LookupFunction");
       for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
       gg_in(b, c->idx_cls[k]);
       gg_in(b, c->offs_cls[k]);
@@ -341,7 +342,7 @@ void gg_embeddings(gg_ctx *c) {
 }
 
 static int32_t index_list(gg_b *b, int64_t ni) {
-  int32_t t0 = host_tensor1(b, I64, ni);
+  int32_t t0 = gg_host_t1(b, I64, ni);
   gg_begin(b, "aten::empty");
   gg_out(b, t0);
   gg_end(b);
@@ -435,14 +436,21 @@ static void interaction(gg_ctx *c) {
   if (c->autocast) gg_end(b);
   gg_end(b);
 
-  c->li = index_list(b, NI);
-  c->lj = index_list(b, NI);
-
-  c->sl = gg_like(b, c->bmm_out);
-  gg_begin(b, "aten::slice");
-  gg_in(b, c->bmm_out);
-  gg_out(b, c->sl);
-  gg_end(b);
+  if (c->trec) {
+    /* TorchRec's InteractionArch indexes with its triu_indices buffer,
+     * resident on the device, and without a slice */
+    c->li = gg_t1(b, I64, NI);
+    c->lj = gg_t1(b, I64, NI);
+    c->sl = c->bmm_out;
+  } else {
+    c->li = index_list(b, NI);
+    c->lj = index_list(b, NI);
+    c->sl = gg_like(b, c->bmm_out);
+    gg_begin(b, "aten::slice");
+    gg_in(b, c->bmm_out);
+    gg_out(b, c->sl);
+    gg_end(b);
+  }
 
   c->idx_out = gg_t2(b, zt, B, NI);
   gg_begin(b, "aten::index");
@@ -450,7 +458,8 @@ static void interaction(gg_ctx *c) {
   gg_in(b, c->li);
   gg_in(b, c->lj);
   gg_out(b, c->idx_out);
-  gg_tril(b, DC_KERNEL_TRIL_FWD, B, F, NI, p->interaction_self, zt);
+  gg_tril(b, DC_KERNEL_TRIL_FWD, B, F, NI, p->interaction_self, zt,
+          !c->trec);
   gg_end(b);
 
   /* cat([x, Zflat]): both half under autocast, so no promotion */
@@ -481,6 +490,10 @@ void gg_build_forward(gg_ctx *c) {
   x = c->top_in;
   for (int32_t i = 0; i < c->m; i++) {
     gg_linear(c, &c->top[i], x, true);
+    if (c->trec && i == c->m - 1) { /* TorchRec's OverArch: logits */
+      x = c->top[i].y;
+      break;
+    }
     activation(c, &c->top[i]);
     x = c->top[i].act;
   }
@@ -492,16 +505,20 @@ void gg_build_loss(gg_ctx *c) {
   const dc_point *p = c->p;
   b->phase = DC_PHASE_INPUT;
   int64_t out = p->top_mlp[p->n_top - 1];
-  c->target = h2d(b, host_tensor2(b, F32, c->batch, out));
+  /* TorchRec: the labels came with the batch (copy_batch_to_gpu) */
+  if (!c->trec) c->target = gg_h2d(b, gg_host_t2(b, F32, c->batch, out));
   b->phase = DC_PHASE_LOSS;
   bool mse = p->loss == DC_LOSS_MSE;
+  bool logits = c->trec && !mse;
   if (mse) {
     gg_begin(b, "aten::broadcast_tensors");
     gg_in(b, c->z);
     gg_in(b, c->target);
     gg_end(b);
   }
-  const char *name = mse ? "aten::mse_loss" : "aten::binary_cross_entropy";
+  const char *name = mse      ? "aten::mse_loss"
+                     : logits ? "aten::binary_cross_entropy_with_logits"
+                              : "aten::binary_cross_entropy";
   c->loss = gg_t0(b, F32);
   c->z_cast = b->ts[c->z].dtype != F32;
   gg_begin(b, name);
@@ -519,10 +536,11 @@ void gg_build_loss(gg_ctx *c) {
   int64_t n = gg_numel(b, c->z);
   if (mse)
     gg_ew(b, DC_KERNEL_REDUCE, n, 3, 3.0 * 4);
-  else
-    gg_ew(b, DC_KERNEL_REDUCE, n, 7, 3.0 * 4);
+  else /* with logits: the sigmoid's 4 flops more */
+    gg_ew(b, DC_KERNEL_REDUCE, n, logits ? 11 : 7, 3.0 * 4);
   if (c->z_cast) gg_end(b);
   gg_end(b);
+  if (c->trec) return; /* the pipeline returns the loss; no .cpu() */
 
   /* L = E.detach().cpu(): a blocking 4-byte copy */
   int32_t det = gg_like(b, c->loss);
@@ -541,9 +559,11 @@ void gg_build_loss(gg_ctx *c) {
 }
 
 void gg_tril(gg_b *b, dc_kernel_kind kind, int64_t batch, int64_t F,
-             int64_t NI, bool diag, dc_dtype t) {
-  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
-  gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+             int64_t NI, bool diag, dc_dtype t, bool copy_idx) {
+  if (copy_idx) {
+    gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+    gg_copy(b, DC_KERNEL_MEMCPY_H2D, gg_mul(b, NI, 8), false);
+  }
   dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);
   l->k.u.mat.batch = batch;
   l->k.u.mat.m = F;

@@ -275,7 +275,7 @@ void gg_build_fused(gg_ctx *c) {
   const dc_point *p = c->p;
   int32_t first = b->n_ops;
   gg_build_input(c);
-  gg_prefetched(b, first);
+  gg_prefetched(b, first, true);
 
   b->captured = true;
   b->phase = DC_PHASE_FORWARD;

@@ -87,6 +87,9 @@ typedef struct dc_op {
   int32_t n_launches;
   dc_launch *launches;
   bool host_sync;    /* blocks the host until the GPU is idle (.cpu()) */
+  bool annotation;   /* a record_function scope ("## forward ##"): no
+                        cost of its own; its children are priced as
+                        top-level ops (runtime/eval.c) */
   bool captured;     /* replayed from a CUDA graph: no host overhead of its
                         own; a run of captured top-level ops costs one
                         cudaGraphLaunch (runtime/eval.c) */
@@ -215,6 +218,14 @@ typedef struct dc_graph {
    * together otherwise leaves it false. */
   bool literal_names;
 } dc_graph;
+
+/* Whether op j is priced as a unit (the paper's top-level op): not an
+ * annotation, and its parent is none or an annotation. */
+static inline bool dc_op_is_unit(const dc_graph *g, int32_t j) {
+  const dc_op *o = &g->ops[j];
+  return !o->annotation &&
+         (o->parent < 0 || g->ops[o->parent].annotation);
+}
 
 /* Builds (and applies the point's transforms). Returns NULL with a
  * diagnostic when the configuration cannot be built. */

@@ -144,11 +144,12 @@ void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
            double bytes_per_elem);
 void gg_copy(gg_b *b, dc_kernel_kind kind, int64_t bytes, bool pinned);
 /* The dot interaction's lower-triangle gather (TRIL_FWD, in aten::index) or
- * its scatter (TRIL_BWD, in IndexBackward0): the host-built li and lj index
- * lists ([NI] int64 each) are copied to the device first, then the kernel
- * runs over batch × [F, F] in dtype `t`. */
+ * its scatter (TRIL_BWD, in IndexBackward0): with `copy_idx` the
+ * host-built li and lj index lists ([NI] int64 each) are copied to the
+ * device first (stock DLRM; TorchRec keeps them in a device buffer), then
+ * the kernel runs over batch × [F, F] in dtype `t`. */
 void gg_tril(gg_b *b, dc_kernel_kind kind, int64_t batch, int64_t F,
-             int64_t NI, bool diag, dc_dtype t);
+             int64_t NI, bool diag, dc_dtype t, bool copy_idx);
 
 /* Pooled index count of a table for `batch` samples: round(batch·L),
  * at least 1. */
@@ -217,6 +218,7 @@ typedef struct gg_ctx {
   dc_dtype gdt;        /* GEMM math dtype */
   bool batched;        /* embedding_kernel: batched */
   bool legacy;         /* PyTorch 1.13 zero_grad / AccumulateGrad / loops */
+  bool trec;           /* the torchrec style (torchrec.c) */
   bool sharded;        /* embeddings exchanged by all-to-all */
 
   int32_t n_local;
@@ -318,14 +320,32 @@ void gg_embedding_backward(gg_ctx *c);
 /* The sum over an optimizer's element-wise steps of (flops, accesses)
  * per element (optim.c's recipes), for a multi-tensor fused update. */
 void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc);
-/* Ops [first, n_ops) copy the *next* batch while this one computes:
- * their launches move to the copy stream from pinned host buffers, they
+/* Ops [first, n_ops) work on the *next* batch while this one computes:
+ * with `copy_stream` their launches move to the copy stream from pinned
+ * host buffers (else they keep their streams: the input all-to-all); they
  * write the next batch's tensors, and this batch's (the ones the
  * iteration reads) are resident from the start (no producer), as a
  * prefetching loader leaves them. */
-void gg_prefetched(gg_b *b, int32_t first);
+void gg_prefetched(gg_b *b, int32_t first, bool copy_stream);
 /* The iteration in the fused style (fused.c). */
 void gg_build_fused(gg_ctx *c);
+
+/* A host tensor (a loader's batch) and its host-to-device copy: aten::to
+ * with one pageable memcpy (forward.c). */
+int32_t gg_host_t1(gg_b *b, dc_dtype t, int64_t d0);
+int32_t gg_host_t2(gg_b *b, dc_dtype t, int64_t d0, int64_t d1);
+int32_t gg_h2d(gg_b *b, int32_t host);
+/* Parameters in registration order (forward.c; gg_build_input calls it). */
+void gg_declare_params(gg_ctx *c);
+/* FBGEMM's table-batched lookup op for the tables' optimizer, forward
+ * (fbgemm::split_embedding_codegen_lookup_<opt>_function) or its
+ * backward's autograd node (torchrec.c). */
+const char *gg_tbe_name(dc_optimizer o, bool backward);
+/* The iteration in the torchrec style (torchrec.c). */
+void gg_build_torchrec(gg_ctx *c);
+/* The backward's seed (aten::ones_like of the loss) and the rest. */
+int32_t gg_backward_seed(gg_ctx *c);
+void gg_build_backward_from(gg_ctx *c, int32_t seed);
 
 void gg_build_input(gg_ctx *c);
 void gg_build_forward(gg_ctx *c);

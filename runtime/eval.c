@@ -35,6 +35,8 @@
  *   that reaches a collective whose group is incomplete waits until the
  *   others arrive. The iteration time is the slowest rank's.
  *
+ * - record_function annotations (dc_op.annotation, TorchRec's "## forward
+ *   ##"): cost nothing; the ops inside are the units Algorithm 1 walks;
  * - CUDA graphs (dc_op.captured, the fused style): a captured top-level op
  *   has no T1..T5 and its launches no T4; the host pays the T4 of one
  *   `cudaGraphLaunch` (the profile's runtime entry, else its default T4)
@@ -276,6 +278,11 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
   bool progress = false;
   while (rs->top < rs->last) {
     const dc_op *top = &g->ops[rs->top];
+    if (!rs->in_op && top->annotation) {
+      rs->top++; /* its children (pre-order) are the units */
+      progress = true;
+      continue;
+    }
     if (!rs->in_op) {
       rs->cost = op_cost(ev, top->name);
       if (top->captured) {
@@ -464,7 +471,7 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
   /* Count launches and collective participants. */
   size_t n_launches = 0, n_top = 0, n_coll = 0;
   for (int32_t j = 0; j < g->n_ops; j++) {
-    if (g->ops[j].parent < 0) n_top++;
+    if (dc_op_is_unit(g, j)) n_top++;
     n_launches += (size_t)g->ops[j].n_launches;
     for (int32_t k = 0; k < g->ops[j].n_launches; k++)
       if (dc_kernel_is_collective(g->ops[j].launches[k].k.kind)) n_coll++;
