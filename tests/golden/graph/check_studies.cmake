@@ -47,7 +47,7 @@ foreach(s ${studies})
       endif()
       if(fmt STREQUAL "et" AND PYTHON3)
         execute_process(COMMAND ${PYTHON3} -c
-          "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='1.0.1'; assert any(n['name']=='aten::linear' for n in d['nodes'])"
+          "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='1.0.1'; assert any(n['name'] in ('aten::linear','fused::linear_relu') for n in d['nodes'])"
           ${out} RESULT_VARIABLE rc ERROR_VARIABLE err)
         if(NOT rc EQUAL 0)
           message(FATAL_ERROR "ET of ${s} point ${pt} is not valid:\n${err}")
