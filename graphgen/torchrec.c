@@ -47,8 +47,8 @@
 const char *gg_tbe_name(dc_optimizer o, bool backward) {
 #define TBE(x)                                                               \
   (backward ? "autograd::engine::evaluate_function: "                        \
-              "torch::autograd::CppNode<SplitLookupFunction_" x "_Op>"       \
-            : "fbgemm::split_embedding_codegen_lookup_" x "_function")
+              "torch::autograd::CppNode<SplitLookupFunction_" x "_Op_pt2>"   \
+            : "fbgemm::split_embedding_codegen_lookup_" x "_function_pt2")
   switch (o) {
   case DC_OPTIMIZER_SGD: return TBE("sgd");
   case DC_OPTIMIZER_ADAGRAD: return TBE("adagrad");

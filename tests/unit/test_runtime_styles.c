@@ -171,7 +171,7 @@ static void test_torchrec_graph(void **state) {
     assert_true(at < g->rank_first[1]); /* present, and in this order */
   }
   const char *tbe = "fbgemm::split_embedding_codegen_lookup_rowwise_"
-                    "adagrad_function";
+                    "adagrad_function_pt2";
   assert_int_equal(count_named(g, 0, tbe), 1);
   assert_int_equal(count_named(g, 0, "aten::binary_cross_entropy"), 0);
   /* the KJT: splits, lengths, values; the pooled embeddings each way */
@@ -211,7 +211,7 @@ static void test_torchrec_pipeline(void **state) {
   const dc_graph *h = evaluate_point(&c.p, &off, &m);
   assert_true(on.e2e_us < off.e2e_us);
   const char *tbe = "fbgemm::split_embedding_codegen_lookup_rowwise_"
-                    "adagrad_function";
+                    "adagrad_function_pt2";
   for (int pass = 0; pass < 2; pass++) {
     const dc_graph *x = pass ? h : g;
     for (int32_t j = 0; j < x->rank_first[1]; j++) {
