@@ -130,7 +130,7 @@ static int cmd_run(int argc, char **argv) {
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
   const char *study_path = NULL, *out_path = NULL, *timeline = NULL;
   const char *format = NULL;
-  int64_t jobs = 1, shard_k = 1, shard_n = 1;
+  int64_t jobs = 1, shard_k = 1, shard_n = 1, digits = 0;
   dc_rows rows = DC_ROWS_POINT;
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
@@ -179,6 +179,13 @@ static int cmd_run(int argc, char **argv) {
         goto done;
       }
       rows = want;
+    } else if (TAKE("--digits")) {
+      if (!val) goto missing;
+      if (!dc_cli_parse_int(val, 1, 17, &digits)) {
+        rc = dc_cli_usage_error(cmd, "--digits wants a number from 1 to 17, "
+                                     "not '%s'", val);
+        goto done;
+      }
     } else if (TAKE("--timeline")) {
       if (!val) goto missing;
       timeline = val;
@@ -277,6 +284,7 @@ static int cmd_run(int argc, char **argv) {
   o.sink = sink_write;
   o.sink_ctx = &of;
   o.rows = rows;
+  o.digits = (int)digits;
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
@@ -300,7 +308,8 @@ done:
 const dc_command dc_cmd_run_def = {
     "run", cmd_run,
     "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl] [-D path=value]... "
-    "[--jobs N] [--shard K/N] [--timeline DIR] [--per-rank | --per-shard]",
+    "[--jobs N] [--shard K/N] [--timeline DIR] [--per-rank | --per-shard] "
+    "[--digits N]",
     "Predict every point of a study and write the comparison table.",
     "Compiles every point of the study into one training iteration's graph,\n"
     "evaluates it (kernel models + host overheads, the paper's Algorithm 1\n"
@@ -330,6 +339,9 @@ const dc_command dc_cmd_run_def = {
     "                     rank, sharding, rows, cols, emb_fwd_ms, emb_bwd_ms,\n"
     "                     weights_gib (with sharding.estimator: torchrec,\n"
     "                     both add TorchRec's torchrec_* figures)\n"
+    "  --digits N         print numbers with N significant digits (1..17;\n"
+    "                     17 round-trips a double) instead of each column's\n"
+    "                     fixed decimals: for comparing with another tool\n"
     "\n"
     "metrics: e2e_ms gpu_active_ms gpu_idle_ms gpu_util cpu_ms kernel_only_ms\n"
     "  samples_per_s params_gib optimizer_gib activations_gib workspace_gib\n"

@@ -194,8 +194,8 @@ static void close_row(dc_format f, dc_buf *b) {
 }
 
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
-                 const dc_point *p, const dc_metrics *m, dc_buf *b,
-                 dc_buf *scratch) {
+                 const dc_point *p, const dc_metrics *m, int digits,
+                 dc_buf *b, dc_buf *scratch) {
   open_row(f, b);
   for (size_t i = 0; i < n; i++) {
     const dc_emit_col *c = &cols[i];
@@ -206,7 +206,13 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
     } else {
       dc_buf_clear(scratch);
       dc_buf_puts(scratch, "");
-      dc_metric_format(c->metric, m, scratch);
+      bool sig = digits > 0 && c->metric != DC_METRIC_FITS &&
+                 c->metric != DC_METRIC_COMM_BYTES &&
+                 !(c->metric == DC_METRIC_SPEEDUP && !m->has_speedup);
+      if (sig)
+        dc_emit_put_sig(scratch, m->v[c->metric], digits);
+      else
+        dc_metric_format(c->metric, m, scratch);
       text = scratch->data ? scratch->data : "";
       if (c->metric == DC_METRIC_FITS)
         as = JSON_RAW;
@@ -301,7 +307,10 @@ void dc_cells_text(dc_cells *c, const char *s) {
 
 void dc_cells_num(dc_cells *c, double v, int decimals) {
   cells_next(c);
-  dc_emit_put_double(&c->buf, v, decimals);
+  if (c->digits > 0)
+    dc_emit_put_sig(&c->buf, v, c->digits);
+  else
+    dc_emit_put_double(&c->buf, v, decimals);
   dc_buf_putc(&c->buf, '\0');
 }
 
@@ -344,6 +353,14 @@ void dc_emit_put_int(dc_buf *b, int64_t v) {
   char *s = put_u64(end, u);
   if (v < 0) *--s = '-';
   dc_buf_append(b, s, (size_t)(end - s));
+}
+
+void dc_emit_put_sig(dc_buf *b, double v, int digits) {
+  if (!isfinite(v) || v == 0.0) {
+    dc_buf_put_double(b, v == 0.0 ? 0.0 : v, 0); /* nan, inf, 0 (not -0) */
+    return;
+  }
+  dc_buf_printf(b, "%.*g", digits < 1 ? 1 : digits > 17 ? 17 : digits, v);
 }
 
 void dc_emit_put_double(dc_buf *b, double v, int decimals) {

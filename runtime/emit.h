@@ -20,9 +20,11 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
                      dc_emit_col **cols, size_t *n, dc_diags *d);
 void dc_emit_header(dc_format f, const dc_emit_col *cols, size_t n,
                     dc_buf *b);
+/* digits > 0: every metric but fits and comm_bytes printed with that many
+ * significant digits (dc_emit_put_sig) instead of its fixed decimals. */
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
-                 const dc_point *p, const dc_metrics *m, dc_buf *b,
-                 dc_buf *scratch);
+                 const dc_point *p, const dc_metrics *m, int digits,
+                 dc_buf *b, dc_buf *scratch);
 
 /* ---- the row modes of issue #7 (--per-rank, --per-shard, capacity) ----
  * A mode's table is the study's swept parameters, then a fixed list of
@@ -48,6 +50,7 @@ typedef struct dc_cells {
   dc_buf buf;  /* the texts, each NUL-terminated */
   size_t *off; /* start of each text in buf */
   size_t n, cap;
+  int digits;  /* > 0: dc_cells_num prints significant digits instead */
 } dc_cells;
 
 void dc_cells_clear(dc_cells *c);
@@ -70,6 +73,9 @@ void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
  * to zero printed as zero, else printf "%.*f"), without printf for the
  * common case: |v| < 1e9 and 0..9 decimals (see emit.c). */
 void dc_emit_put_double(dc_buf *b, double v, int decimals);
+/* printf "%.*g" with `digits` significant digits (1..17; 17 round-trips
+ * every double), the nan/inf words, and -0 printed as 0. */
+void dc_emit_put_sig(dc_buf *b, double v, int digits);
 /* The same bytes as printf "%lld". */
 void dc_emit_put_int(dc_buf *b, int64_t v);
 

@@ -325,6 +325,9 @@ typedef struct dc_sweep_opts {
   void *timeline_ctx;
   bool progress;            /* a progress bar on stderr */
   dc_rows rows;             /* DC_ROWS_POINT unless asked */
+  /* > 0 (--digits): numbers with this many significant digits instead of
+   * each column's fixed decimals, for comparisons with other tools */
+  int digits;
   int64_t memo_hits, memo_misses; /* out: cache statistics */
 } dc_sweep_opts;
 

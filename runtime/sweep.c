@@ -468,8 +468,8 @@ static bool point_row(worker *w, const run *R, int64_t i) {
   else if (R->o->rows == DC_ROWS_SHARD)
     shard_rows(w, R, g, &pr);
   else
-    dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, &w->row,
-                &w->scratch);
+    dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, R->o->digits,
+                &w->row, &w->scratch);
   if (record) {
     dc_buf_clear(&w->timeline);
     dc_timeline_write(g, &r, &w->timeline);
@@ -658,7 +658,10 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   }
   progress prog = {o->progress && R.n_local > 0, 0.0, R.n_local};
   worker *ws = dc_xcalloc((size_t)jobs, sizeof *ws);
-  for (int i = 0; i < jobs; i++) worker_init(&ws[i]);
+  for (int i = 0; i < jobs; i++) {
+    worker_init(&ws[i]);
+    ws[i].cells.digits = o->digits;
+  }
 
   if (jobs == 1) {
     for (int64_t j = 0; j < R.n_local && ok; j++) {

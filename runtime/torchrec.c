@@ -4,7 +4,9 @@
  * torchrec/distributed/planner/shard_estimators.py as of 2025).
  *
  * Per shard of a table, with I = L·B the indices per rank (L the pooling
- * factor, B the per-rank batch), O = B the pooled outputs per rank, W the
+ * factor, B the per-rank batch), O = min(1, L)·B the pooled outputs per
+ * rank (TorchRec's batch_outputs: a feature present in a fraction L < 1
+ * of the samples outputs that fraction of the rows), W the
  * world size, S the GPUs per host, D the shard's columns, e the tables'
  * element size (training.embedding_precision: 4 for fp32),
  * bw the device bandwidth of the compute kernel and every bandwidth in
@@ -32,7 +34,8 @@
  * cross-host (per GPU); no latency, no algorithm factor.
  *
  * Storage per shard: weights rows·cols·e; optimizer state weights × {sgd
- * 0, adam 2, rowwise_adagrad 1/D, adagrad 1}; input buffer I·W·8 and
+ * 0, adam 2, rowwise_adagrad 1/D_table, adagrad 1} (D_table the whole
+ * table's dim, also for a column shard, as TorchRec); input buffer I·W·8 and
  * output buffer O·W·D·e (table/column-wise; row-wise (I/W)·W·8 and
  * O·W·D·e, table-row-wise (I/S)·W·8 and O·W·D·e, data-parallel I·8 and
  * O·D·e). All in HBM for the fused kernel. The UVM kernels' prefetch term
@@ -116,7 +119,9 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   double S = s->gpus_per_host < 1 ? 1 : s->gpus_per_host;
   if (S > W) S = W;
   double B = (double)p->batch_size / W;
-  double I = tb->pooling * B, O = B;
+  /* TorchRec's batch_outputs for a pooled feature: min(1, L)·B — a
+   * feature read less than once per sample (L < 1) outputs fewer rows */
+  double I = tb->pooling * B, O = (tb->pooling < 1 ? tb->pooling : 1) * B;
   double D = sh->cols;
   double e = dc_dtype_bytes(dc_storage_dtype(p->embedding_precision));
   double ib = c->index_bytes;
@@ -184,8 +189,12 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   r.bwd_compute_ms = c->bwd_compute_mult * r.fwd_compute_ms;
   r.total_ms =
       r.fwd_compute_ms + r.fwd_comms_ms + r.bwd_compute_ms + r.bwd_comms_ms;
-  r.hbm_bytes = table_bytes * (1 + opt_factor(p->sparse_optimizer, D)) +
-                in_buf + out_buf;
+  /* The optimizer factor takes the whole table's dim, as TorchRec's
+   * _get_optimizer_multipler does (sharding_option.tensor.shape[-1]): a
+   * column shard's row-wise Adagrad state is rows·cols·e / dim. */
+  r.hbm_bytes =
+      table_bytes * (1 + opt_factor(p->sparse_optimizer, (double)tb->dim)) +
+      in_buf + out_buf;
   return r;
 }
 

@@ -114,6 +114,47 @@ static void test_column_wise(void **state) {
   NEAR(x.bwd_compute_ms, 2 * 0.002649449717373885);
 }
 
+/* A feature read in half the samples (L = 0.5): TorchRec's batch_outputs
+ * is min(1, L)·B, not B (tests/fixtures/planner: dlrmc had O = B and
+ * doubled every output term of such a table). Table-wise, D = 64, W = 2:
+ *   I = 0.5·512 = 256, O = 0.5·512 = 256;
+ *   input_read = 256·2·8 = 4 096; lookup = 256·2·64·4 = 131 072;
+ *   fwd_out = 256·2·64·4 = 131 072; sum 266 240 × 1.15 = 306 176;
+ *   fwd_compute = 306 176 / 963 146 416.128 = 0.00031789139…;
+ *   fwd_comms = 131 072 / 644 245 094.4 = 0.00020345052083333 ms.
+ * Row-wise Adagrad on a 256-dim table cut in two 128-column shards: the
+ * state is the shard's bytes / 256 (the whole table's dim, TorchRec's
+ * _get_optimizer_multipler), 1000·128·4 / 256 = 2 000 B, not / 128. */
+static void test_fractional_pooling_and_rowwise_state(void **state) {
+  (void)state;
+  tp_cfg m;
+  model(&m, 2, 1, 1, 64);
+  m.tables[0].pooling = 0.5;
+  dc_shard_plan *s = plan(&m, DC_SHARDING_TABLE_WISE);
+  dc_torchrec_consts c;
+  dc_torchrec_defaults(&c);
+  dc_torchrec_shard x = dc_torchrec_price_shard(&m.p, s, 0, 0, &c);
+  NEAR(x.fwd_compute_ms, 306176 / 963146416.128);
+  NEAR(x.fwd_comms_ms, 0.00020345052083333333);
+  NEAR(x.bwd_comms_ms, 0.00020345052083333333);
+  NEAR(x.hbm_bytes, 256000 + 4096 + 131072);
+
+  tp_cfg w;
+  model(&w, 2, 1, 1, 256);
+  w.p.sparse_optimizer = DC_OPTIMIZER_ROWWISE_ADAGRAD;
+  w.ranks[0] = 0;
+  w.ranks[1] = 1;
+  w.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
+  w.tables[0].n_ranks = 2;
+  w.tables[0].ranks = w.ranks;
+  dc_shard_plan *cw = plan(&w, DC_SHARDING_EXPLICIT);
+  assert_int_equal(cw->tables[0].shards[0].cols, 128);
+  x = dc_torchrec_price_shard(&w.p, cw, 0, 0, &c);
+  /* weights 512 000 + state 2 000 + input 5120·2·8 = 81 920 + output
+   * 512·2·128·4 = 524 288 */
+  NEAR(x.hbm_bytes, 512000 + 2000 + 81920 + 524288);
+}
+
 /* Row-wise on 2 GPUs: I/W = 2560 per shard;
  *   input_read = 2560·2·8 = 40 960; lookup = 2560·2·64·4 = 1 310 720;
  *   out = 512·2·64·4 = 262 144; sum 1 613 824 (no penalty) →
@@ -281,6 +322,8 @@ int main(void) {
       cmocka_unit_test(test_constants),
       cmocka_unit_test_setup_teardown(test_table_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_column_wise, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fractional_pooling_and_rowwise_state,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_row_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_table_row_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_data_parallel, setup, teardown),
