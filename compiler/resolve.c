@@ -407,6 +407,11 @@ static bool varies(const dc_rctx *c, const char *path) {
   return false;
 }
 
+/* Whether a span points into a built-in preset (not the user's text). */
+static bool in_preset(dc_span s) {
+  return s.src && !strncmp(s.src->path, "builtin:", 8);
+}
+
 /* A model key that applies to one interaction only, written (by the user,
  * not a preset) where another is chosen, is an error: it would be
  * ignored. The caret goes on the key where the user's model: has it. */
@@ -416,7 +421,7 @@ static void only_for(dc_rctx *c, const char *key, const char *what,
   snprintf(path, sizeof path, "model.%s", key);
   const dc_node *n = get(c, path);
   if (!n || applies || varies(c, "model.interaction")) return;
-  if (n->span.src && !strncmp(n->span.src->path, "builtin:", 8)) return;
+  if (in_preset(n->span)) return;
   if (c->d) {
     const dc_node *k = dc_node_key(get(c, "model"), key);
     dc_diag *g = dc_diag_error(
@@ -549,7 +554,8 @@ static void system_(dc_rctx *c, dc_point *p, bool fill) {
     c->x.gpu_fp8 = true;
   /* what the fused style's kernels need (dc_xcheck): an NVIDIA GPU,
    * tensor cores for half precision, Ampere or later for DCN */
-  c->x.gpu_nvidia = c->x.gpu_tc = c->x.gpu_sm80 = false;
+  c->x.gpu_nvidia = c->x.gpu_tc = false;
+  c->x.gpu_arch = NULL;
   if (r && r->root) {
     const dc_node *v = dc_node_get(r->root, "vendor");
     const dc_node *ar = dc_node_get(r->root, "arch");
@@ -557,11 +563,6 @@ static void system_(dc_rctx *c, dc_point *p, bool fill) {
     c->x.gpu_nvidia = v && v->kind == DC_NODE_SCALAR &&
                       !strcmp(v->text, "nvidia");
     c->x.gpu_tc = tc && tc->kind == DC_NODE_SCALAR && !strcmp(tc->text, "true");
-    static const char *const sm80[] = {"ampere", "ada", "hopper",
-                                       "blackwell"};
-    for (size_t i = 0; ar && ar->kind == DC_NODE_SCALAR &&
-                       i < DC_COUNTOF(sm80); i++)
-      if (!strcmp(ar->text, sm80[i])) c->x.gpu_sm80 = true;
     c->x.gpu_arch = ar && ar->kind == DC_NODE_SCALAR ? ar->text : NULL;
   }
   const dc_node *gn = get(c, "system.gpu");
@@ -886,8 +887,7 @@ static bool has_pos(dc_span s) { return s.src && s.line > 0; }
 
 /* a when it points into the user's own text (not a built-in preset). */
 static dc_span user_span(dc_span a, dc_span b) {
-  bool ua = a.src && strncmp(a.src->path, "builtin:", 8) != 0;
-  bool ub = b.src && strncmp(b.src->path, "builtin:", 8) != 0;
+  bool ua = a.src && !in_preset(a), ub = b.src && !in_preset(b);
   return ua || !ub ? a : b;
 }
 
@@ -919,10 +919,18 @@ static void derive(const dc_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
  * only; its half-precision interaction runs on tensor cores; HugeCTR's
  * fused cross layer (the MLPerf DLRM-DCNv2 submissions) is built for
  * Ampere and later. Each refusal names the kernel and the GPU. */
+static bool ampere_or_later(const char *arch) {
+  static const char *const sm80[] = {"ampere", "ada", "hopper", "blackwell"};
+  for (size_t i = 0; arch && i < DC_COUNTOF(sm80); i++)
+    if (!strcmp(arch, sm80[i])) return true;
+  return false;
+}
+
 static bool fused_runs(const dc_xkeys *x, dc_diags *d) {
+  bool sm80 = ampere_or_later(x->gpu_arch);
   dc_span at = has_pos(x->gpu_sp) ? x->gpu_sp : x->fw_sp;
   const char *arch = x->gpu_arch ? x->gpu_arch : "an older architecture";
-  bool ok = x->gpu_nvidia && !(x->dcn && !x->gpu_sm80) &&
+  bool ok = x->gpu_nvidia && !(x->dcn && !sm80) &&
             !(x->half && !x->gpu_tc);
   if (ok || !d) return ok;
   dc_diag *e;
@@ -934,7 +942,7 @@ static bool fused_runs(const dc_xkeys *x, dc_diags *d) {
                       x->gpu);
     dc_diag_set_help(e, "use system.framework: pytorch or torchrec on this "
                         "GPU");
-  } else if (x->dcn && !x->gpu_sm80) {
+  } else if (x->dcn && !sm80) {
     e = dc_diag_error(d, DC_DIAG_CONFLICT, at,
                       "framework 'fused' with interaction 'dcn' needs "
                       "HugeCTR's fused cross layer, which ships for Ampere "
@@ -1111,10 +1119,9 @@ static void framework(dc_rctx *c, dc_point *p) {
   }
   if (p->framework == DC_FRAMEWORK_PYTORCH) return;
   const dc_node *kn = get(c, "model.embedding_kernel");
-  bool builtin = kn && kn->span.src &&
-                 !strncmp(kn->span.src->path, "builtin:", 8);
-  if (kn && !builtin && p->embedding_kernel == DC_EMBEDDING_PER_TABLE &&
-      !fw_varies && !varies(c, "model.embedding_kernel")) {
+  if (kn && !in_preset(kn->span) &&
+      p->embedding_kernel == DC_EMBEDDING_PER_TABLE && !fw_varies &&
+      !varies(c, "model.embedding_kernel")) {
     if (c->d) {
       dc_diag *g = dc_diag_error(
           c->d, DC_DIAG_CONFLICT, kn->span,

@@ -104,7 +104,6 @@ static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
 #undef OV
   if (v->gpu_nvidia != base0->gpu_nvidia) dst->gpu_nvidia = v->gpu_nvidia;
   if (v->gpu_tc != base0->gpu_tc) dst->gpu_tc = v->gpu_tc;
-  if (v->gpu_sm80 != base0->gpu_sm80) dst->gpu_sm80 = v->gpu_sm80;
   if (v->gpu_arch != base0->gpu_arch) dst->gpu_arch = v->gpu_arch;
   if (v->dot != base0->dot) dst->dot = v->dot;
   if (v->dcn != base0->dcn) dst->dcn = v->dcn;
@@ -123,8 +122,7 @@ static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
          a->gpu != b->gpu || a->gpu_fp8 != b->gpu_fp8 ||
          a->fp8_key != b->fp8_key || a->fused != b->fused ||
          a->half != b->half || a->gpu_nvidia != b->gpu_nvidia ||
-         a->gpu_tc != b->gpu_tc || a->gpu_sm80 != b->gpu_sm80 ||
-         a->gpu_arch != b->gpu_arch;
+         a->gpu_tc != b->gpu_tc || a->gpu_arch != b->gpu_arch;
 }
 
 /* Per digit: the summaries of its values (lists: each; ranges: the ends,

@@ -225,7 +225,7 @@ typedef struct dc_xkeys {
   /* framework: fused on a GPU its kernels do not ship for */
   bool fused;
   dc_span fw_sp;
-  bool gpu_nvidia, gpu_tc, gpu_sm80;
+  bool gpu_nvidia, gpu_tc;
   const char *gpu_arch;     /* catalog arch ("volta"), NULL unknown */
   bool half;                /* training.precision fp16 or bf16 */
   dc_span half_sp;

@@ -157,7 +157,7 @@ void gg_accumulate(gg_ctx *c, int32_t q, int32_t g) {
     dc_launch *l = gg_launch(b, DC_KERNEL_ALL_REDUCE, GG_STREAM_COMM);
     l->k.u.coll.bytes = gg_mul(b, pq->bucket_elems, 4);
     l->k.u.coll.ranks = c->n_ranks;
-    l->k.u.coll.hosts = c->p->hosts < 1 ? 1 : c->p->hosts;
+    l->k.u.coll.hosts = gg_world_hosts(c);
     l->k.u.coll.coll_id = b->coll_next++;
     gg_end(b);
     for (int32_t r = 0; r < c->n_params; r++)
@@ -169,7 +169,7 @@ void gg_accumulate(gg_ctx *c, int32_t q, int32_t g) {
     gg_in(b, pq->grad);
     gg_out(b, red);
     gg_coll(c, DC_KERNEL_ALL_REDUCE, gg_mul(b, gg_numel(b, pq->grad), 4),
-            c->n_ranks, c->p->hosts < 1 ? 1 : c->p->hosts, b->coll_next++);
+            c->n_ranks, gg_world_hosts(c), b->coll_next++);
     gg_end(b);
     pq->bucket = red;
   }

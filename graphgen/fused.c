@@ -80,6 +80,24 @@ static int32_t linear_backward(gg_ctx *c, gg_lin *L, int32_t g) {
   return gx;
 }
 
+/* The interaction kernel (forward or backward) for the open op. */
+static void interaction_kernel(gg_ctx *c, dc_kernel_kind kind) {
+  dc_launch *l = gg_launch(c->b, kind, GG_STREAM_COMPUTE);
+  l->k.u.mat.batch = c->batch;
+  l->k.u.mat.m = c->F;
+  l->k.u.mat.n = c->D;
+  l->k.u.mat.diag = c->p->interaction_self;
+  l->k.u.mat.dtype = c->gdt;
+}
+
+/* The features' gradients, outputs of the open op. */
+static void out_feature_grads(gg_ctx *c) {
+  for (int32_t i = 0; i < c->n_feat; i++) {
+    c->gfeat[i] = gg_like(c->b, c->feat[i]);
+    gg_out(c->b, c->gfeat[i]);
+  }
+}
+
 /* The dot interaction as one kernel: reads the bottom output and the F−1
  * pooled features, writes [B, D + NI] (the bottom output and the pairs). */
 static void dot_forward(gg_ctx *c) {
@@ -95,12 +113,7 @@ static void dot_forward(gg_ctx *c) {
   gg_in(b, c->x_bot);
   for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->feat[i]);
   gg_out(b, o);
-  dc_launch *l = gg_launch(b, DC_KERNEL_INTERACTION_FWD, GG_STREAM_COMPUTE);
-  l->k.u.mat.batch = c->batch;
-  l->k.u.mat.m = F;
-  l->k.u.mat.n = D;
-  l->k.u.mat.diag = p->interaction_self;
-  l->k.u.mat.dtype = c->gdt;
+  interaction_kernel(c, DC_KERNEL_INTERACTION_FWD);
   gg_end(b);
   c->top_in = o;
 }
@@ -108,23 +121,14 @@ static void dot_forward(gg_ctx *c) {
 /* Its backward: the bottom output's gradient and each feature's. */
 static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_b *b = c->b;
-  const dc_point *p = c->p;
   int32_t gx = gg_like(b, c->x_bot);
   gg_begin(b, "fused::dot_interaction_backward");
   gg_in(b, g);
   gg_in(b, c->x_bot);
   for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->feat[i]);
   gg_out(b, gx);
-  for (int32_t i = 0; i < c->n_feat; i++) {
-    c->gfeat[i] = gg_like(b, c->feat[i]);
-    gg_out(b, c->gfeat[i]);
-  }
-  dc_launch *l = gg_launch(b, DC_KERNEL_INTERACTION_BWD, GG_STREAM_COMPUTE);
-  l->k.u.mat.batch = c->batch;
-  l->k.u.mat.m = c->F;
-  l->k.u.mat.n = c->D;
-  l->k.u.mat.diag = p->interaction_self;
-  l->k.u.mat.dtype = c->gdt;
+  out_feature_grads(c);
+  interaction_kernel(c, DC_KERNEL_INTERACTION_BWD);
   gg_end(b);
   return gx;
 }
@@ -150,10 +154,7 @@ static int32_t concat_backward(gg_ctx *c, int32_t g) {
   gg_begin(b, "fused::concat_backward");
   gg_in(b, g);
   gg_out(b, gx);
-  for (int32_t i = 0; i < c->n_feat; i++) {
-    c->gfeat[i] = gg_like(b, c->feat[i]);
-    gg_out(b, c->gfeat[i]);
-  }
+  out_feature_grads(c);
   gg_end(b);
   return gx;
 }
@@ -243,7 +244,7 @@ static void allreduce(gg_ctx *c) {
       gg_in(b, c->params[q].grad);
   gg_out(b, buf);
   gg_coll(c, DC_KERNEL_ALL_REDUCE, gg_mul(b, elems, gg_es(act_dtype(c))),
-          c->n_ranks, c->p->hosts < 1 ? 1 : c->p->hosts, b->coll_next++);
+          c->n_ranks, gg_world_hosts(c), b->coll_next++);
   gg_end(b);
   for (int32_t q = 0; q < c->n_params; q++)
     if (c->params[q].table < 0) c->params[q].bucket = buf;

@@ -284,6 +284,10 @@ int32_t gg_param_dense(gg_ctx *c, int32_t t);
  * identical shards grouped. */
 void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
                    int32_t n, int64_t batch, bool fused);
+/* Hosts a world collective spans (the point's, at least 1). */
+static inline int32_t gg_world_hosts(const gg_ctx *c) {
+  return c->p->hosts < 1 ? 1 : c->p->hosts;
+}
 /* One collective launch on NCCL's stream for the open op. */
 void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
              int32_t hosts, int32_t id);

@@ -79,7 +79,7 @@ static void a2a(gg_ctx *c, int64_t bytes, int32_t in, int32_t out) {
   gg_in(b, in);
   gg_out(b, out);
   gg_coll(c, DC_KERNEL_ALL_TO_ALL, bytes, c->n_ranks,
-          c->p->hosts < 1 ? 1 : c->p->hosts, b->coll_next++);
+          gg_world_hosts(c), b->coll_next++);
   gg_end(b);
 }
 
