@@ -31,7 +31,6 @@
 #include "graphgen/internal.h"
 
 #define F32 DC_DTYPE_FP32
-#define EV(x) "autograd::engine::evaluate_function: " x
 
 /* acc += g in place (aten::add_, 1 flop, 3 accesses) in the open op: the
  * engine adding a tensor's second gradient to the first where it arrives;
@@ -74,57 +73,78 @@ static int32_t to_copy_backward(gg_b *b, int32_t g, dc_dtype to) {
   return to_copy_backward_acc(b, g, to, -1);
 }
 
-/* DDP buckets: bno[q] is the bucket number of dense param q (-1: none);
- * the param that completes a bucket gets bucket_last/bucket_elems. */
+/* The params of MLP L[0..n) in the order their gradients arrive: layer
+ * by layer from the last, bias then weight. */
+static int32_t mlp_arrival(const gg_lin *L, int32_t n, int32_t *out) {
+  int32_t k = 0;
+  for (int32_t i = n - 1; i >= 0; i--) {
+    if (L[i].pb >= 0) out[k++] = L[i].pb;
+    out[k++] = L[i].pw;
+  }
+  return k;
+}
+
+/* Fills DDP buckets from params qs[0..n) in arrival order: bucket number
+ * into bno, the param that completes a bucket gets bucket_last and
+ * bucket_elems. A bucket closes once it holds at least its cap (DDP's
+ * rule: the last tensor may make it exceed the cap); the first bucket's
+ * cap is `first`. */
+static void fill_buckets(gg_ctx *c, const int32_t *qs, int32_t n,
+                         int64_t first, int64_t cap, int32_t *bno,
+                         int32_t *nb) {
+  int64_t bytes = 0, elems = 0, lim = first;
+  int32_t last = -1;
+  for (int32_t j = 0; j < n; j++) {
+    int32_t q = qs[j];
+    int64_t e = gg_numel(c->b, c->params[q].t);
+    bno[q] = *nb;
+    elems += e;
+    bytes += e * 4;
+    last = q;
+    if (bytes >= lim) {
+      c->params[q].bucket_last = (*nb)++;
+      c->params[q].bucket_elems = elems;
+      bytes = elems = 0;
+      last = -1;
+      lim = cap;
+    }
+  }
+  if (last >= 0) {
+    c->params[last].bucket_last = (*nb)++;
+    c->params[last].bucket_elems = elems;
+  }
+}
+
+/* DDP buckets: bno[q] is the bucket number of dense param q (-1: none).
+ * Stock DLRM wraps the bottom and the top MLP (with the cross net) in a
+ * DDP each; TorchRec's DistributedModelParallel wraps the whole dense
+ * part in one, whose first bucket is capped at DDP's first-bucket size
+ * (1 MiB) and the rest at ddp_bucket_bytes. Order: the order DDP
+ * rebuilds its buckets in after the first iterations, the gradients'
+ * arrival (top MLP, cross net layer by layer from the last: bias, W, V,
+ * bottom MLP). */
 static void assign_buckets(gg_ctx *c, int32_t *bno) {
   int64_t cap = c->p->ddp_bucket_bytes > 0 ? c->p->ddp_bucket_bytes
                                            : 25 * 1000 * 1000;
   int32_t nb = 0;
   for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;
-  /* the cross net's params in the order their gradients arrive (layer by
-   * layer from the last: bias, W, V), the order DDP rebuilds its buckets
-   * in after the first iteration */
-  int32_t n_cross = 0;
-  int32_t *xq = dc_arena_array(c->b->a, (size_t)c->n_cross * 3 + 1,
+  int32_t *qs = dc_arena_array(c->b->a, (size_t)c->n_params + 1,
                                sizeof(int32_t));
+  int32_t n = mlp_arrival(c->top, c->m, qs);
   for (int32_t l = c->n_cross - 1; l >= 0; l--) {
     const gg_cross *x = &c->cross[l];
-    xq[n_cross++] = x->pb;
-    for (int32_t i = x->n_lin - 1; i >= 0; i--) xq[n_cross++] = x->lin[i].pw;
+    if (x->pb >= 0) qs[n++] = x->pb;
+    for (int32_t i = x->n_lin - 1; i >= 0; i--) qs[n++] = x->lin[i].pw;
   }
-  for (int32_t pass = 0; pass < 2; pass++) {
-    gg_lin *L = pass == 0 ? c->top : c->bot;
-    int32_t n = pass == 0 ? c->m : c->k;
-    int64_t bytes = 0, elems = 0;
-    int32_t last = -1;
-    /* the top group: the top MLP, then the cross net */
-    int32_t nx = pass == 0 ? n_cross : 0;
-    for (int32_t j0 = 0; j0 < n + nx; j0++) {
-      bool cr = j0 >= n;
-      int32_t i = n - 1 - j0; /* the MLP layer, while j0 < n */
-      int32_t qs[2] = {cr ? -1 : L[i].pb,
-                       cr ? xq[j0 - n] : L[i].pw};
-      for (int32_t j = 0; j < 2; j++) {
-        int32_t q = qs[j];
-        if (q < 0) continue;
-        int64_t e = gg_numel(c->b, c->params[q].t);
-        bno[q] = nb;
-        elems += e;
-        bytes += e * 4;
-        last = q;
-        if (bytes >= cap) {
-          c->params[q].bucket_last = nb++;
-          c->params[q].bucket_elems = elems;
-          bytes = elems = 0;
-          last = -1;
-        }
-      }
-    }
-    if (last >= 0) {
-      c->params[last].bucket_last = nb++;
-      c->params[last].bucket_elems = elems;
-    }
+  if (c->trec) {
+    n += mlp_arrival(c->bot, c->k, qs + n);
+    int64_t first = GG_DDP_FIRST_BUCKET < cap ? GG_DDP_FIRST_BUCKET : cap;
+    fill_buckets(c, qs, n, first, cap, bno, &nb);
+    return;
   }
+  fill_buckets(c, qs, n, cap, cap, bno, &nb);
+  n = mlp_arrival(c->bot, c->k, qs);
+  fill_buckets(c, qs, n, cap, cap, bno, &nb);
 }
 
 void gg_accumulate(gg_ctx *c, int32_t q, int32_t g) {
@@ -387,18 +407,26 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_in(b, gZ2);
   gg_out(b, gA);
   gg_out(b, gB);
-  gg_begin(b, "aten::bmm");
-  gg_in(b, gZ2);
-  gg_in(b, c->bmm_a); /* mat2^T: (T^T)^T = T */
-  gg_out(b, gA);
-  gg_gemm(b, F, D, F, B, false, false, c->gdt);
-  gg_end(b);
-  gg_begin(b, "aten::bmm");
-  gg_in(b, gg_t_view(b, c->bmm_a)); /* Tᵀ [B, D, F] */
-  gg_in(b, gZ2);
-  gg_out(b, gB);
-  gg_gemm(b, D, F, F, B, true, false, c->gdt);
-  gg_end(b);
+  /* TorchRec's traces (torch 2.14, tests/fixtures/torchrec) compute
+   * mat2's gradient first; the stock style keeps the order of its
+   * recorded graphs */
+  for (int32_t pass = 0; pass < 2; pass++) {
+    if ((pass == 0) == !c->trec) {
+      gg_begin(b, "aten::bmm");
+      gg_in(b, gZ2);
+      gg_in(b, c->bmm_a); /* mat2^T: (T^T)^T = T */
+      gg_out(b, gA);
+      gg_gemm(b, F, D, F, B, false, false, c->gdt);
+      gg_end(b);
+    } else {
+      gg_begin(b, "aten::bmm");
+      gg_in(b, gg_t_view(b, c->bmm_a)); /* Tᵀ [B, D, F] */
+      gg_in(b, gZ2);
+      gg_out(b, gB);
+      gg_gemm(b, D, F, F, B, true, false, c->gdt);
+      gg_end(b);
+    }
+  }
   gg_end(b);
   if (c->bmm_cast) {
     gB = to_copy_backward(b, gB, F32);

@@ -37,7 +37,6 @@
 #include "graphgen/internal.h"
 
 #define F32 DC_DTYPE_FP32
-#define EV(x) "autograd::engine::evaluate_function: " x
 
 /* A cross-net parameter: dense, with the dense optimizer's state. */
 static int32_t cross_param(gg_ctx *c, int32_t t) {

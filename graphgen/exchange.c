@@ -45,7 +45,6 @@
 #include "graphgen/internal.h"
 
 #define F32 DC_DTYPE_FP32
-#define EV(x) "autograd::engine::evaluate_function: " x
 
 static int32_t hosts_of(const gg_ctx *c) { return c->plan->hosts; }
 
@@ -282,6 +281,13 @@ static void in_gfeat(gg_ctx *c, int32_t cls) {
     if (c->feat_cls[i] == cls) gg_in(c->b, c->gfeat[i]);
 }
 
+/* The pooled all-to-all's backward node: stock DLRM's All2All_Req, or
+ * TorchRec's All2All_Pooled_Wait (its backward issues the exchange). */
+static const char *a2a_backward_name(const gg_ctx *c) {
+  return c->trec ? EV("All2All_Pooled_WaitBackward")
+                 : EV("All2All_ReqBackward");
+}
+
 void gg_exchange_backward(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
@@ -310,7 +316,7 @@ void gg_exchange_backward(gg_ctx *c) {
     else
       n_recv += gg_mul(b, local_cols(c, GG_CLS_TWRW), Bg);
     int32_t recv = gg_t1(b, qt, n_recv);
-    gg_begin(b, EV("All2All_ReqBackward"));
+    gg_begin(b, a2a_backward_name(c));
     gg_in(b, q);
     gg_out(b, recv);
     gg_begin(b, "c10d::alltoall_base_");
@@ -326,7 +332,7 @@ void gg_exchange_backward(gg_ctx *c) {
     codec_kernel(b, n_recv, qt);
     gg_end(b);
   } else if (has_a2a(c)) {
-    gg_begin(b, EV("All2All_ReqBackward"));
+    gg_begin(b, a2a_backward_name(c));
     in_gfeat(c, GG_CLS_A2A);
     gchunk = out_a2a_grads(c);
     gg_begin(b, "c10d::alltoall_base_");

@@ -293,10 +293,12 @@ void gg_embeddings(gg_ctx *c) {
   int32_t T = p->n_tables;
   c->emb_out = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
   c->n_emb_out = 0;
+  if (c->trec) gg_tbe_dist(c);
   for (int32_t k = 0; k < GG_N_CLS; k++) {
     int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
     int64_t batch = c->cls_batch[k];
     if (lo == hi) continue;
+    if (c->trec) gg_tbe_inputs(c, k);
     if (c->batched) {
       int64_t w = 0;
       for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];

@@ -207,6 +207,13 @@ enum { GG_CLS_A2A, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
 
 int32_t gg_class_of(dc_sharding type);
 
+/* The name of an autograd node's op in a trace. */
+#define EV(x) "autograd::engine::evaluate_function: " x
+
+/* DDP's first gradient bucket (torch.distributed's
+ * _DEFAULT_FIRST_BUCKET_BYTES): the torchrec style's one DDP */
+#define GG_DDP_FIRST_BUCKET ((int64_t)1 << 20)
+
 typedef struct gg_ctx {
   gg_b *b;
   const dc_point *p;
@@ -234,6 +241,8 @@ typedef struct gg_ctx {
   double *sh_pool;
   int32_t idx_cls[GG_N_CLS], offs_cls[GG_N_CLS]; /* batched inputs */
   int32_t out_cls[GG_N_CLS];       /* batched lookup outputs */
+  /* torchrec: the KJT's values and lengths, local batch and received */
+  int32_t kjt_val, kjt_len, kjt_rval, kjt_rlen;
   int32_t *feat_cls;   /* class of each feat[] entry */
   int32_t chunk;       /* TWRW: the host reduce-scatter's output, -1 */
   int32_t *eg;         /* backward: gradient of each lookup output
@@ -347,6 +356,9 @@ void gg_declare_params(gg_ctx *c);
 const char *gg_tbe_name(dc_optimizer o, bool backward);
 /* The iteration in the torchrec style (torchrec.c). */
 void gg_build_torchrec(gg_ctx *c);
+/* torchrec: in the forward, before the lookups (gg_embeddings) */
+void gg_tbe_dist(gg_ctx *c);
+void gg_tbe_inputs(gg_ctx *c, int32_t k);
 /* The backward's seed (aten::ones_like of the loss) and the rest. */
 int32_t gg_backward_seed(gg_ctx *c);
 void gg_build_backward_from(gg_ctx *c, int32_t seed);

@@ -160,9 +160,10 @@ static void test_torchrec_graph(void **state) {
   dc_metrics m;
   const dc_graph *g = evaluate_point(&c.p, &r, &m);
   static const char *const stages[] = {
-      "## zero_grad ##", "## copy_batch_to_gpu ##", "## sparse_data_dist ##",
-      "## forward ##", "## wait_sparse_data_dist ##", "## backward ##",
-      "## optimizer ##"};
+      "## zero_grad ##",        "## wait_for_batch ##",
+      "## start_sparse_data_dist ##", "## copy_batch_to_gpu ##",
+      "## forward ##",          "## wait_sparse_data_dist ##",
+      "## backward ##",         "## optimizer ##"};
   int32_t at = g->rank_first[0];
   for (size_t s = 0; s < DC_COUNTOF(stages); s++) {
     while (at < g->rank_first[1] &&
@@ -212,16 +213,27 @@ static void test_torchrec_pipeline(void **state) {
   assert_true(on.e2e_us < off.e2e_us);
   const char *tbe = "fbgemm::split_embedding_codegen_lookup_rowwise_"
                     "adagrad_function_pt2";
+  /* pipelined, the lookups read indices received in the last iteration
+   * (resident); without it, this iteration's values all-to-all. The
+   * offsets come from the lengths by a cumsum either way. */
   for (int pass = 0; pass < 2; pass++) {
     const dc_graph *x = pass ? h : g;
+    int32_t n = 0;
     for (int32_t j = 0; j < x->rank_first[1]; j++) {
       if (strcmp(x->ops[j].name, tbe)) continue;
+      n++;
       int32_t idx = x->ops[j].inputs[x->ops[j].n_inputs - 2];
-      int32_t prod = x->tensors[idx].producer;
+      int32_t offs = x->ops[j].inputs[x->ops[j].n_inputs - 1];
+      /* the received values, regrouped by feature in the forward */
+      const dc_op *recat = &x->ops[x->tensors[idx].producer];
+      assert_string_equal(recat->name, "fbgemm::permute_2D_sparse_data");
+      int32_t prod = x->tensors[recat->inputs[1]].producer;
       if (pass == 0) assert_int_equal(prod, -1);
-      else assert_string_equal(x->ops[prod].name,
-                               "fbgemm::asynchronous_complete_cumsum");
+      else assert_string_equal(x->ops[prod].name, "c10d::alltoall_base_");
+      assert_string_equal(x->ops[x->tensors[offs].producer].name,
+                          "fbgemm::asynchronous_complete_cumsum");
     }
+    assert_true(n > 0);
   }
   assert_int_equal(count_named(h, 0, "## wait_sparse_data_dist ##"), 0);
 }
