@@ -15,7 +15,7 @@
 
 #include "compiler/cmd.h"
 #include "runtime/runtime.h"
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 /* "dir/a100_x_kineto.json.gz" -> "a100_x_kineto". */
 static char *default_name(const char *path) {

@@ -4,7 +4,7 @@
  * of each profiled iteration goes (the paper's §III-A breakdown and
  * Fig. 5): per step wall, GPU active and idle time and utilization; GPU
  * time per kernel kind; per top-level op CPU and GPU time; top kernels.
- * The tables themselves are written by runtime/trace_stats.c.
+ * The tables themselves are written by runtime/trace/stats.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "compiler/cmd.h"
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 static int cmd_trace(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_trace_def;

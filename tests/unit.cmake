@@ -18,6 +18,7 @@ foreach(f ${DC_UNIT_TESTS})
       dc_add_unit_test(${n} dc_bench_core dc_support)
     endif()
   else()
-    dc_add_unit_test(${n} dc_runtime dc_graphgen dc_kernels dc_compiler dc_support)
+    dc_add_unit_test(${n} dc_runtime dc_trace dc_graphgen dc_kernels dc_compiler
+                     dc_support)
   endif()
 endforeach()

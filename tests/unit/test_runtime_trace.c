@@ -53,7 +53,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 static char *fixture(const char *name) {
   const char *root = getenv("DC_SOURCE_DIR");

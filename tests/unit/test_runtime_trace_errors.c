@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 static char tmp_path[64];
 

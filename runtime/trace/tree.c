@@ -1,5 +1,5 @@
 /*
- * trace_tree.c — the event tree of a Kineto trace (the paper's §III-A):
+ * tree.c — the event tree of a Kineto trace (the paper's §III-A):
  * per host thread (pid, tid), CPU events sorted by start time (longer
  * first on ties) nest by time containment; GPU activity (kernels, copies,
  * memsets) is linked to the runtime call that launched it by
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 bool dc_trace_is_container(const char *name) {
   static const char *const prefixes[] = {

@@ -1,5 +1,5 @@
 /*
- * trace_load.c — reads a PyTorch profiler (Kineto) Chrome-trace JSON file,
+ * load.c — reads a PyTorch profiler (Kineto) Chrome-trace JSON file,
  * plain or gzip, into compact event records.
  *
  * The JSON goes through yajl's SAX parser in 256 KiB chunks read by zlib's
@@ -30,7 +30,7 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 #define CHUNK_BYTES     (256u * 1024u)
 #define SCRATCH_MAX     4096 /* longer names are truncated (kernel templates) */

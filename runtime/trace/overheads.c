@@ -1,5 +1,5 @@
 /*
- * trace_overheads.c — host overheads T1–T5 from the event tree (the
+ * overheads.c — host overheads T1–T5 from the event tree (the
  * paper's §III-C and Fig. 6; the extraction rules the authors used are
  * restated in reference/anchor-notes.md).
  *
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 typedef struct samples {
   double *v;

@@ -1,9 +1,13 @@
 /*
- * trace.h — PyTorch profiler (Kineto) traces, internal to runtime/: the
- * loader (trace_load.c), the event tree and its analysis (trace_tree.c),
- * the host-overhead extraction T1–T5 (trace_overheads.c) and the per-step
- * breakdown (trace_stats.c). The driver's `overheads extract` and
- * `trace stats` commands are thin wrappers over these functions.
+ * trace.h — PyTorch profiler (Kineto) traces, the trace-reading component
+ * (runtime/trace/, library dc_trace): the loader (load.c), the event tree
+ * and its analysis (tree.c), the host-overhead extraction T1–T5
+ * (overheads.c) and the per-step breakdown (stats.c). It sits beside the
+ * evaluator, not inside it: it reads measurements, which graph import,
+ * overhead profiles and kernel fitting consume, and it depends on the
+ * support library only (plus the dc_profile type it fills). The driver's
+ * `overheads extract` and `trace stats` commands are thin wrappers over
+ * these functions.
  *
  * Memory model. A Kineto trace of 200 MB holds about a million events
  * whose JSON is mostly keys, args and call stacks we never read. The
@@ -21,8 +25,8 @@
  * the arena passed to dc_trace_load. A dc_trace_model borrows its trace
  * and owns its own arrays (dc_trace_model_free).
  */
-#ifndef DC_RUNTIME_TRACE_H
-#define DC_RUNTIME_TRACE_H
+#ifndef DC_RUNTIME_TRACE_TRACE_H
+#define DC_RUNTIME_TRACE_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -91,7 +95,7 @@ static inline double dc_trace_us(const dc_trace *t, int64_t ts_ns) {
   return (double)(ts_ns - t->t0_ns) / 1000.0;
 }
 
-/* ---- the event tree (trace_tree.c) --------------------------------------- */
+/* ---- the event tree (tree.c) --------------------------------------- */
 
 /* One ProfilerStep#N window. */
 typedef struct dc_trace_step {
@@ -158,7 +162,7 @@ void dc_trace_model_free(dc_trace_model *m);
  * has steps; 0 when it has none and everything counts). */
 int32_t dc_trace_model_step_of(const dc_trace_model *m, int64_t ts_ns);
 
-/* ---- overheads (trace_overheads.c) ------------------------------------- */
+/* ---- overheads (overheads.c) ------------------------------------- */
 
 /* The profiler-overhead correction of the paper's §III-C: a profiled CPU
  * event costs 2 µs, a GPU event 4 µs (anchor-notes.md). */
@@ -192,7 +196,7 @@ dc_stat dc_trace_iqr_stat(double *v, size_t n);
 void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
                         const char *source, dc_profile *out, dc_arena *a);
 
-/* ---- stats (trace_stats.c) ------------------------------------------------
+/* ---- stats (stats.c) ------------------------------------------------
  */
 
 typedef enum dc_trace_table {
@@ -204,7 +208,7 @@ typedef enum dc_trace_table {
 } dc_trace_table;
 
 /* The kernel kind of a GPU activity name (the one PCRE2 table in
- * trace_stats.c); `memcpy`/`memset` for those categories. */
+ * stats.c); `memcpy`/`memset` for those categories. */
 const char *dc_trace_kernel_kind(const char *name, uint8_t kind);
 
 /* Writes the breakdown tables (CSV when !md). `top_kernels` limits the

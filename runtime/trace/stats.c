@@ -1,5 +1,5 @@
 /*
- * trace_stats.c — where an iteration's time goes, from a Kineto trace:
+ * stats.c — where an iteration's time goes, from a Kineto trace:
  * the per-batch breakdown of the paper's §III-A and Fig. 5.
  *
  *   steps:   per ProfilerStep#N window: wall time, GPU active time (the
@@ -24,7 +24,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "runtime/trace.h"
+#include "runtime/trace/trace.h"
 
 /* The kernel-kind table. Order matters: conv before gemm (cuDNN's
  * implicit_convolve_sgemm), embedding before optimizer (FBGEMM's fused
