@@ -126,9 +126,15 @@ static double us(int64_t ns) {
   return (double)ns / 1000.0;
 }
 
+/* raw − corr, the correction taking at most half of the interval. */
+static double corrected(double raw, double corr) {
+  if (raw <= 0) return raw;
+  return raw - (corr < raw / 2 ? corr : raw / 2);
+}
+
 /* T2, T3, T5 of one top-level op (formulas at the top of the file). */
 static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
-                       op_entry *oe) {
+                       op_entry *oe, double c) {
   const dc_trace *t = m->t;
   const dc_trace_event *o = &t->ev[tp->ev];
   int64_t o_end = o->ts_ns + o->dur_ns;
@@ -143,11 +149,10 @@ static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
         (m->n_gpu[ei] > 0 || dc_trace_is_sync_call(t->names[e->name]));
     if (launch) {
       if (!any)
-        push(&oe->t[DC_OVH_T2],
-             us(e->ts_ns - o->ts_ns) - DC_TRACE_CPU_EVENT_US * pending);
+        push(&oe->t[DC_OVH_T2], corrected(us(e->ts_ns - o->ts_ns), c * pending));
       else
         push(&oe->t[DC_OVH_T5],
-             us(e->ts_ns - prev_end) - DC_TRACE_CPU_EVENT_US * pending);
+             corrected(us(e->ts_ns - prev_end), c * pending));
       any = true;
       pending = 0;
       prev_end = e->ts_ns + e->dur_ns;
@@ -156,12 +161,11 @@ static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
     }
   }
   if (any)
-    push(&oe->t[DC_OVH_T3],
-         us(o_end - prev_end) - DC_TRACE_CPU_EVENT_US * pending);
+    push(&oe->t[DC_OVH_T3], corrected(us(o_end - prev_end), c * pending));
   else
     push(&oe->t[DC_OVH_T5],
-         us(o->dur_ns) -
-             DC_TRACE_CPU_EVENT_US * (double)(tp->end_desc - tp->first_desc));
+         corrected(us(o->dur_ns),
+                   c * (double)(tp->end_desc - tp->first_desc)));
 }
 
 static const dc_trace_event *gap_ev;
@@ -173,14 +177,15 @@ static int cmp_gpu(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
-void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m) {
+void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m,
+                    dc_ovh_correction c) {
   const dc_trace *t = m->t;
   /* T2, T3, T5 and T1. */
   for (size_t i = 0; i < m->n_tops; i++) {
     const dc_trace_top *tp = &m->tops[i];
     const dc_trace_event *o = &t->ev[tp->ev];
     op_entry *oe = op_get(acc, t->names[o->name]);
-    op_samples(m, tp, oe);
+    op_samples(m, tp, oe, c.cpu_us);
     if (i > 0) {
       const dc_trace_top *pv = &m->tops[i - 1];
       const dc_trace_event *p = &t->ev[pv->ev];
@@ -188,7 +193,7 @@ void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m) {
           pv->step == tp->step) {
         double gap = us(o->ts_ns - (p->ts_ns + p->dur_ns));
         if (gap > DC_TRACE_T1_MIN_US && gap < DC_TRACE_T1_MAX_US)
-          push(&oe->t[DC_OVH_T1], gap - DC_TRACE_CPU_EVENT_US);
+          push(&oe->t[DC_OVH_T1], corrected(gap, c.cpu_us));
       }
     }
   }
@@ -201,8 +206,7 @@ void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m) {
     if (e->kind != DC_TRACE_RUNTIME) continue;
     if (dc_trace_model_step_of(m, e->ts_ns) < 0) continue;
     bool gpu = m->n_gpu[ei] > 0;
-    double t4 = us(e->dur_ns) - DC_TRACE_CPU_EVENT_US -
-                (gpu ? DC_TRACE_GPU_EVENT_US : 0.0);
+    double t4 = corrected(us(e->dur_ns), c.cpu_us + (gpu ? c.gpu_us : 0.0));
     push(&call_get(acc, t->names[e->name])->t4, t4);
     if (gpu) push(&acc->launch_t4, t4);
   }
@@ -320,4 +324,82 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
   out->t4_us = t4.n > 0 ? t4.mean : 0;
   dc_stat gap = stat_of(&acc->gap);
   out->kernel_gap_us = gap.n > 0 ? gap.mean : DC_TRACE_DEFAULT_GAP_US;
+}
+
+/* ---- the measured correction and the self-consistency check ---------- */
+
+static bool t1_counted(const dc_trace_model *m, size_t i) {
+  if (i == 0) return false;
+  const dc_trace *t = m->t;
+  const dc_trace_top *tp = &m->tops[i], *pv = &m->tops[i - 1];
+  const dc_trace_event *o = &t->ev[tp->ev], *p = &t->ev[pv->ev];
+  if (p->thread != o->thread || pv->parent != tp->parent ||
+      pv->step != tp->step)
+    return false;
+  double gap = us(o->ts_ns - (p->ts_ns + p->dur_ns));
+  return gap > DC_TRACE_T1_MIN_US && gap < DC_TRACE_T1_MAX_US;
+}
+
+dc_ovh_correction dc_ovh_measure_correction(const dc_trace_model *m) {
+  const dc_trace *t = m->t;
+  dc_ovh_correction c = {0.0, 0.0};
+  samples gaps = {0};
+  /* last[p + 1]: the previous child of parent position p (-1: root) */
+  int32_t *last = dc_xmalloc((m->n_cpu + 1) * sizeof *last);
+  for (size_t th = 0; th < m->n_threads; th++) {
+    size_t lo = m->thread_start[th], hi = m->thread_start[th + 1];
+    last[m->n_cpu] = -1; /* the thread's root */
+    for (size_t j = lo; j < hi; j++) {
+      const dc_trace_event *e = &t->ev[m->cpu[j]];
+      size_t slot = m->parent[j] < 0 ? m->n_cpu : (size_t)m->parent[j];
+      int32_t prev = last[slot];
+      last[slot] = (int32_t)j;
+      last[j] = -1; /* j has no child yet (parents precede children) */
+      if (prev < 0 || dc_trace_model_step_of(m, e->ts_ns) < 0) continue;
+      const dc_trace_event *a = &t->ev[m->cpu[prev]];
+      int64_t gap = e->ts_ns - (a->ts_ns + a->dur_ns);
+      if (gap >= 0) push(&gaps, us(gap));
+    }
+  }
+  free(last);
+  if (gaps.n > 0) {
+    qsort(gaps.v, gaps.n, sizeof *gaps.v, cmp_double);
+    c.cpu_us = quantile(gaps.v, gaps.n, 0.05);
+  }
+  free(gaps.v);
+  return c;
+}
+
+void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
+                       double *measured_us, double *predicted_us) {
+  const dc_trace *t = m->t;
+  double meas = 0, pred = 0;
+  for (size_t i = 0; i < m->n_tops; i++) {
+    const dc_trace_top *tp = &m->tops[i];
+    const dc_trace_event *o = &t->ev[tp->ev];
+    dc_op_cost oc = dc_profile_op(p, t->names[o->name]);
+    meas += us(o->dur_ns);
+    if (t1_counted(m, i)) {
+      const dc_trace_event *pe = &t->ev[m->tops[i - 1].ev];
+      meas += us(o->ts_ns - (pe->ts_ns + pe->dur_ns));
+      pred += oc.t1_us;
+    }
+    int64_t n_launch = 0;
+    double t4 = 0;
+    for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
+      const dc_trace_event *e = &t->ev[m->cpu[j]];
+      if (e->kind != DC_TRACE_RUNTIME ||
+          !(m->n_gpu[m->cpu[j]] > 0 ||
+            dc_trace_is_sync_call(t->names[e->name])))
+        continue;
+      n_launch++;
+      t4 += dc_profile_t4(p, t->names[e->name]);
+    }
+    if (n_launch > 0)
+      pred += oc.t2_us + t4 + oc.t5_us * (double)(n_launch - 1) + oc.t3_us;
+    else
+      pred += oc.t5_us;
+  }
+  *measured_us = meas;
+  *predicted_us = pred;
 }

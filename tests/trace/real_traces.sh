@@ -3,12 +3,17 @@
 # (MODE=extract) or `dlrmc trace stats` (MODE=stats) on every file of
 # DATA_DIR/traces (../shared/data/traces). Kineto traces must succeed with
 # a plausible result; execution traces (*_et*) must be refused with exit 1
-# and a message saying they are execution traces. Skips (exit 77) when
-# the shared data is absent.
+# and a message saying they are execution traces. Extract also runs the
+# profile's self-consistency check (--check) and, on traces with
+# ProfilerStep iterations, fails when the profile's host time per step is
+# more than MAX_CHECK_PCT off the measured one (a regression guard at the
+# level reached, not the goal: see README "Host overheads and traces").
+# Skips (exit 77) when the shared data is absent.
 set -u
 dlrmc=$1
 dir=$2/traces
 mode=$3
+MAX_CHECK_PCT=30
 if [ ! -d "$dir" ]; then
   echo "skipped: $dir not found (the real traces live in ../shared/data)"
   exit 77
@@ -21,7 +26,7 @@ for f in "$dir"/*; do
   n=$((n + 1))
   base=$(basename "$f")
   if [ "$mode" = extract ]; then
-    "$dlrmc" overheads extract "$f" -o "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err"
+    "$dlrmc" overheads extract "$f" -o "$tmp/p.yaml" --check >"$tmp/out" 2>"$tmp/err"
   else
     "$dlrmc" trace stats "$f" --format csv -o "$tmp/p.csv" >"$tmp/out" 2>"$tmp/err"
   fi
@@ -45,6 +50,20 @@ for f in "$dir"/*; do
       fail=1
     else
       echo "ok   $base"
+    fi
+    if [ "$mode" = extract ] && [ $rc -eq 0 ]; then
+      line=$(grep "check " "$tmp/err")
+      echo "     $line"
+      steps=$(echo "$line" | sed -n 's/.*: \([0-9]*\) steps,.*/\1/p')
+      pct=$(echo "$line" | sed -n 's/.*(\([-+][0-9.]*\) %)$/\1/p')
+      if [ -z "$pct" ]; then
+        echo "FAIL $base: no self-consistency line"
+        fail=1
+      elif [ "${steps:-0}" -gt 0 ] &&
+        awk -v p="$pct" -v m="$MAX_CHECK_PCT" 'BEGIN { exit !(p > m || p < -m) }'; then
+        echo "FAIL $base: the profile's host time is $pct % off its own trace (limit $MAX_CHECK_PCT %)"
+        fail=1
+      fi
     fi
     ;;
   esac

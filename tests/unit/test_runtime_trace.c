@@ -21,21 +21,23 @@
  *     aten::relu          1210..1226
  *       cudaLaunchKernel  1214..1220 corr 4 -> threshold      1221..1225
  *
- * With 2 µs per profiled CPU event (c):
+ * With the paper's correction, 2 µs per profiled CPU event (c) and 4 µs
+ * per launch, each taking at most half of its interval:
  *   linear: T2 = 1020 − 1010 − c·1 (addmm) = 8; T5 = 1036 − 1028 = 8;
  *           T3 = 1060 − 1042 − c·1 (view) = 16; no T1 (first in step)
  *   relu#1: T1 = (1070 − 1060) − 2 = 8; T2 = 5; T3 = 1090 − 1082 = 8
- *   zeros:  T1 = (1095 − 1090) − 2 = 3; no launch: T5 = 3 − c·1 = 1
+ *   zeros:  T1 = (1095 − 1090) − 2 = 3; no launch: T5 = 3 − min(c, 3/2)
+ *           = 1.5
  *   AddmmBackward0: T2 = 10, T3 = 10 (first op on its thread: no T1)
  *   relu#2: T2 = 4, T3 = 6; no T1 (the previous op is in step 1)
  *   relu:   T2 = {5, 4}: mean 4.5, std 0.7071; T3 = {8, 6}: 7, 1.4142
- *   T4 (cudaLaunchKernel, all launched a kernel: dur − 2 − 4):
- *           {8, 6, 7, 10, 6} − 6 = {2, 0, 1, 4, 0}; sorted {0,0,1,2,4},
- *           Q1 = 0, Q3 = 2, fences [−3, 5]: all kept; mean 1.4,
- *           std sqrt(11.2 / 4) = 1.6733
+ *   T4 (cudaLaunchKernel, all launched a kernel: dur − min(2 + 4, dur/2)):
+ *           {8, 6, 7, 10, 6} → {4, 3, 3.5, 5, 3}; sorted {3,3,3.5,4,5},
+ *           Q1 = 3, Q3 = 4, fences [1.5, 5.5]: all kept; mean 3.7,
+ *           std sqrt(2.8 / 4) = 0.83666
  *   defaults (pooled means): t1 = (8 + 3)/2 = 5.5;
  *           t2 = (8 + 5 + 4 + 10)/4 = 6.75; t3 = (16 + 8 + 6 + 10)/4 = 10;
- *           t5 = (8 + 1)/2 = 4.5; t4 = 1.4
+ *           t5 = (8 + 1.5)/2 = 4.75; t4 = 3.7
  *   kernel_gap: only the add kernel was launched (call ended 1042) before
  *           its predecessor ended (1050): gap 1051 − 1050 = 1
  *   steps: #1 GPU union 20 + 5 + 4 + 30 = 59 µs of 200 (util 0.295);
@@ -83,7 +85,7 @@ static void extract(const char *const *names, size_t n, const char *steps,
     dc_trace_model m;
     assert_true(dc_trace_load(path, &t, a, &d));
     assert_true(dc_trace_model_build(&t, &sel, &m, &d));
-    dc_ovh_acc_add(acc, &m);
+    dc_ovh_acc_add(acc, &m, (dc_ovh_correction){DC_TRACE_CPU_EVENT_US, DC_TRACE_GPU_EVENT_US});
     dc_trace_model_free(&m);
     dc_trace_free(&t);
     free(path);
@@ -98,8 +100,8 @@ static void check_hand_worked(const dc_profile *p, int64_t scale) {
   assert_near(p->t1_us, 5.5);
   assert_near(p->t2_us, 6.75);
   assert_near(p->t3_us, 10.0);
-  assert_near(p->t4_us, 1.4);
-  assert_near(p->t5_us, 4.5);
+  assert_near(p->t4_us, 3.7);
+  assert_near(p->t5_us, 4.75);
   assert_near(p->kernel_gap_us, 1.0);
   assert_int_equal(p->n_ops, 4);
   const dc_op_overheads *lin = find_op(p, "aten::linear");
@@ -120,7 +122,7 @@ static void check_hand_worked(const dc_profile *p, int64_t scale) {
   const dc_op_overheads *z = find_op(p, "aten::zeros");
   assert_non_null(z);
   assert_near(z->t1.mean, 3);
-  assert_near(z->t5.mean, 1);
+  assert_near(z->t5.mean, 1.5);
   assert_int_equal(z->t2.n, 0);
   const dc_op_overheads *bw =
       find_op(p, "autograd::engine::evaluate_function: AddmmBackward0");
@@ -131,8 +133,8 @@ static void check_hand_worked(const dc_profile *p, int64_t scale) {
   assert_null(find_op(p, "aten::addmm")); /* not top-level */
   assert_int_equal(p->n_runtime, 1);
   assert_string_equal(p->runtime[0].call, "cudaLaunchKernel");
-  assert_near(p->runtime[0].t4.mean, 1.4);
-  assert_near(p->runtime[0].t4.std, scale == 1 ? 1.67332 : 1.57762);
+  assert_near(p->runtime[0].t4.mean, 3.7);
+  assert_near(p->runtime[0].t4.std, scale == 1 ? 0.83666 : 0.78881);
   assert_int_equal(p->runtime[0].t4.n, 5 * scale);
 }
 
@@ -165,8 +167,8 @@ static void test_legacy_and_gzip(void **state) {
 
 /* Two traces pool their samples: means stay, counts double and the
  * sample std shrinks: relu T2 {5,4,5,4} -> std sqrt(1/3) = 0.57735;
- * T4 {2,0,1,4,0} twice: Q1 = 0, Q3 = 2, all kept, std
- * sqrt(22.4 / 9) = 1.57762. */
+ * T4 {4,3,3.5,5,3} twice: Q1 = 3, Q3 = 4, all kept, std
+ * sqrt(5.6 / 9) = 0.78881. */
 static void test_merge(void **state) {
   (void)state;
   dc_arena a;
@@ -178,7 +180,8 @@ static void test_merge(void **state) {
   dc_arena_free(&a);
 }
 
-/* --steps 2: only relu#2: T2 4, T3 6, T4 of its launch 0; no T1. */
+/* --steps 2: only relu#2: T2 4, T3 6, T4 of its 6 µs launch 6 − 3 = 3
+ * (the correction takes at most half); no T1. */
 static void test_steps(void **state) {
   (void)state;
   dc_arena a;
@@ -190,7 +193,7 @@ static void test_steps(void **state) {
   assert_string_equal(p.ops[0].op, "aten::relu");
   assert_near(p.ops[0].t2.mean, 4);
   assert_near(p.ops[0].t3.mean, 6);
-  assert_near(p.t4_us, 0);
+  assert_near(p.t4_us, 3);
   assert_near(p.t1_us, 0); /* no sample: 0 */
   dc_arena_free(&a);
 
@@ -360,19 +363,19 @@ static void test_profile_roundtrip(void **state) {
       "name: \"synth\"\n"
       "units: us\n"
       "source: \"test\"\n"
-      "defaults: {t1: 5.500, t2: 6.750, t3: 10.000, t4: 1.400, t5: 4.500, "
+      "defaults: {t1: 5.500, t2: 6.750, t3: 10.000, t4: 3.700, t5: 4.750, "
       "kernel_gap: 1.000}\n"
       "ops:\n"
       "  \"aten::linear\": {t2: 8.000, t2_std: 0.000, t2_n: 1, t3: 16.000, "
       "t3_std: 0.000, t3_n: 1, t5: 8.000, t5_std: 0.000, t5_n: 1}\n"
       "  \"aten::relu\": {t1: 8.000, t1_std: 0.000, t1_n: 1, t2: 4.500, "
       "t2_std: 0.707, t2_n: 2, t3: 7.000, t3_std: 1.414, t3_n: 2}\n"
-      "  \"aten::zeros\": {t1: 3.000, t1_std: 0.000, t1_n: 1, t5: 1.000, "
+      "  \"aten::zeros\": {t1: 3.000, t1_std: 0.000, t1_n: 1, t5: 1.500, "
       "t5_std: 0.000, t5_n: 1}\n"
       "  \"autograd::engine::evaluate_function: AddmmBackward0\": {t2: "
       "10.000, t2_std: 0.000, t2_n: 1, t3: 10.000, t3_std: 0.000, t3_n: 1}\n"
       "runtime:\n"
-      "  \"cudaLaunchKernel\": {t4: 1.400, t4_std: 1.673, n: 5}\n");
+      "  \"cudaLaunchKernel\": {t4: 3.700, t4_std: 0.837, n: 5}\n");
 
   char tmpl[] = "/tmp/dc_trace_profile_XXXXXX";
   int fd = mkstemp(tmpl);
@@ -395,16 +398,54 @@ static void test_profile_roundtrip(void **state) {
   assert_near(c.t2_us, 4.5);
   assert_near(c.t3_us, 7.0);
   assert_near(c.t1_us, 8.0);
-  assert_near(c.t5_us, 4.5); /* relu has no T5 sample: the default */
-  assert_near(dc_profile_t4(&q, NULL), 1.4);
+  assert_near(c.t5_us, 4.75); /* relu has no T5 sample: the default */
+  assert_near(dc_profile_t4(&q, NULL), 3.7);
   remove(path);
   dc_diags_free(&d);
   dc_buf_free(&y);
   dc_arena_free(&a);
 }
 
+/* The measured correction: the sibling gaps of the selected steps are
+ * {0 (step #1 -> #2), 2 (addmm -> view), 5 (relu -> zeros), 8 (the two
+ * launches in addmm), 10 (linear -> relu), 95 (aten::empty -> step #1,
+ * the later event in a step)}: 5th percentile 0 + 0.25·2 = 0.5 µs.
+ * The self-consistency check, with the paper's correction: measured
+ * host time = the five ops' durations 50 + 20 + 3 + 30 + 16 plus the two
+ * sampled T1 gaps 10 + 5 = 134 µs; the profile charges linear 8 + 2·3.7
+ * + 8 + 16, relu#1 8 + 4.5 + 3.7 + 7, zeros 3 + 1.5, AddmmBackward0
+ * 10 + 3.7 + 10, relu#2 4.5 + 3.7 + 7 = 106 µs. */
+static void test_correction_and_check(void **state) {
+  (void)state;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_trace_steps_sel sel = {0};
+  char *path = fixture("synthetic_kineto.json");
+  dc_trace t;
+  dc_trace_model m;
+  assert_true(dc_trace_load(path, &t, &a, &d));
+  assert_true(dc_trace_model_build(&t, &sel, &m, &d));
+  dc_ovh_correction c = dc_ovh_measure_correction(&m);
+  assert_near(c.cpu_us, 0.5);
+  assert_near(c.gpu_us, 0.0);
+  dc_profile p;
+  const char *n[] = {"synthetic_kineto.json"};
+  extract(n, 1, NULL, &p, &a);
+  double meas, pred;
+  dc_ovh_host_check(&m, &p, &meas, &pred);
+  assert_near(meas, 134.0);
+  assert_near(pred, 106.0);
+  dc_trace_model_free(&m);
+  dc_trace_free(&t);
+  free(path);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_correction_and_check),
       cmocka_unit_test(test_current_format),
       cmocka_unit_test(test_legacy_and_gzip),
       cmocka_unit_test(test_merge),
