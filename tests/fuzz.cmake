@@ -1,4 +1,5 @@
-# tests/fuzz/: the libFuzzer target over the study front end. The replay
+# tests/fuzz/: the libFuzzer targets over the study front end (fuzz_study)
+# and the trace readers (fuzz_trace). The replay
 # driver runs the same entry point over the corpus and tests/bad/ under any
 # compiler (ctest: fuzz_replay); the libFuzzer binary `fuzz_study` is built
 # only with -DDC_FUZZ=ON and clang:
@@ -12,6 +13,18 @@ target_link_libraries(fuzz_study_replay PRIVATE dc_compiler dc_support
 add_test(NAME fuzz_replay
   COMMAND fuzz_study_replay ${_dc_fuzz_dir}/corpus ${CMAKE_CURRENT_SOURCE_DIR}/bad)
 set_tests_properties(fuzz_replay PROPERTIES LABELS fuzz)
+# The trace readers: fuzz_trace over trace_corpus/ (small Kineto traces,
+# current and 2021 categories, and broken ones) and the synthetic fixtures.
+add_executable(fuzz_trace_replay ${_dc_fuzz_dir}/fuzz_trace.c
+                                 ${_dc_fuzz_dir}/replay.c)
+target_link_libraries(fuzz_trace_replay PRIVATE dc_trace dc_runtime
+                      dc_support dc_warnings)
+add_test(NAME fuzz_trace_replay
+  COMMAND fuzz_trace_replay ${_dc_fuzz_dir}/trace_corpus
+          ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/synthetic_kineto.json
+          ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/synthetic_legacy_kineto.json
+          ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/synthetic_kineto.json.gz)
+set_tests_properties(fuzz_trace_replay PROPERTIES LABELS fuzz)
 
 if(DC_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
@@ -24,4 +37,12 @@ if(DC_FUZZ)
   target_compile_options(fuzz_study PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_study PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_study PRIVATE dc_compiler dc_support dc_warnings)
+  foreach(_lib dc_trace dc_runtime dc_kernels)
+    target_compile_options(${_lib} PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+  endforeach()
+  add_executable(fuzz_trace ${_dc_fuzz_dir}/fuzz_trace.c)
+  target_compile_options(fuzz_trace PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_trace PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_trace PRIVATE dc_trace dc_runtime dc_support
+                        dc_warnings)
 endif()
