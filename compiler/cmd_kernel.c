@@ -6,7 +6,9 @@
  * parameters; a `gpu` column may replace --gpu) is priced and written back
  * with a `pred_us` column; key=value arguments then act as defaults for
  * columns the file lacks. --analytic ignores fitted models (the zero-shot
- * figures); --explain names the model used on stderr.
+ * figures); --explain names the model used on stderr, the kernel's
+ * physical floor (kernels/bounds.c), and says when the model's answer
+ * was clamped to it.
  */
 #include <string.h>
 
@@ -35,6 +37,22 @@ static bool apply_cli(const kargs *ka, dc_kernel *k, bool skip_unknown,
     *eq = '=';
   }
   return ok;
+}
+
+/* --explain: the model, the floor's bounds, and whether the model's
+ * answer was clamped to one of them. */
+static void explain(const dc_kernel *k, const dc_device *dev,
+                    const dc_kprice *p) {
+  fprintf(stderr, "%s on %s: model %s\n", dc_kernel_kind_name(k->kind),
+          dev->name, p->model);
+  const dc_kfloor *f = &p->floor;
+  fprintf(stderr, "  floor %.3f us (%s bound): FLOP %.3f, DRAM %.3f, "
+                  "link %.3f, launch %.3f us\n",
+          f->us, dc_kbound_name(f->binding), f->flop_us, f->dram_us,
+          f->link_us, f->launch_us);
+  if (p->clamped != DC_KBOUND_NONE)
+    fprintf(stderr, "  clamped to the %s bound: the model said %.3f us\n",
+            dc_kbound_name(p->clamped), p->model_us);
 }
 
 static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
@@ -158,10 +176,10 @@ static int cmd_kernel(int argc, char **argv) {
     ok = ok && dc_kernel_params_check(&k, (dc_span){0}, &d);
     if (ok) {
       const dc_kmodels *km = ka.analytic ? NULL : dc_kmodels_for(&dev);
-      double t = dc_kernel_time(&k, &dev, km);
-      if (ka.explain)
-        fprintf(stderr, "%s on %s: model %s\n", dc_kernel_kind_name(k.kind),
-                dev.name, dc_kernel_model_used(&k, km));
+      dc_kprice p;
+      dc_kernel_price(&k, &dev, km, &p);
+      double t = p.us;
+      if (ka.explain) explain(&k, &dev, &p);
       char line[64];
       int n = snprintf(line, sizeof line, "%.3f\n", t);
       if (!dc_write_file_atomic(ka.out, line, (size_t)n)) rc = DC_EXIT_INPUT;
@@ -199,7 +217,9 @@ const dc_command dc_cmd_kernel_def = {
     "--csv FILE prices every row (columns named like the parameters; a 'gpu'"
     "\n"
     "column may replace --gpu) and writes the rows with a pred_us column.\n"
-    "--analytic ignores fitted models; --explain names the model on stderr.\n"
+    "--analytic ignores fitted models; --explain names the model on stderr,\n"
+    "with the kernel's physical floor (FLOP, DRAM, link and launch bounds)\n"
+    "and, when the model's answer was below it, 'clamped to the ... bound'.\n"
     "\n"
     "  dlrmc kernel gemm m=1024 n=1024 k=1024 --gpu V100\n"
     "  dlrmc kernel embedding_fwd batch=2048 rows=1M tables=8 pooling=100 "

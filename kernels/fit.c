@@ -368,6 +368,36 @@ static double train_score(const dc_mlp *proto, const double *x,
   return g;
 }
 
+/* What pricing assumes of a GEMM model and the fit cannot promise
+ * (issue #17): the rows per operand layout (pricing evaluates the model
+ * on the NN layout, kernels/price.c, so transposed rows only teach it
+ * their shapes), and the model's monotonicity per dtype, where it is not
+ * monotone within DC_MLP_MONO_TOL. */
+static void report_gemm_shape(const dc_mlp *m, const dc_fit_sample *s,
+                              int32_t n, dc_buf *rep) {
+  int32_t layout[4] = {0, 0, 0, 0};
+  for (int32_t i = 0; i < n; i++)
+    layout[s[i].k.u.gemm.transa + 2 * s[i].k.u.gemm.transb]++;
+  dc_buf_printf(rep, "layouts: NN %d, TN %d, NT %d, TT %d rows; priced as "
+                "NN (transposes are not inputs of the price)\n",
+                (int)layout[0], (int)layout[1], (int)layout[2],
+                (int)layout[3]);
+  static const char *const axis[] = {"m", "n", "k"};
+  for (int t = DC_DTYPE_FP32; t <= DC_DTYPE_BF16; t++) {
+    if (!(m->dtypes & (1u << t))) continue;
+    dc_mlp_mono r;
+    dc_mlp_check_monotone(m, (dc_dtype)t, DC_MLP_MONO_TOL, &r);
+    dc_buf_printf(rep, "monotone %s: %lld of %lld steps of 2^(1/4) more "
+                  "than %.0f%% faster; worst x%.3f at m=%lld n=%lld k=%lld "
+                  "(larger %s)%s\n", dc_dtype_name((dc_dtype)t),
+                  (long long)r.violations, (long long)r.pairs,
+                  DC_MLP_MONO_TOL * 100, r.worst, (long long)r.m,
+                  (long long)r.n, (long long)r.k,
+                  r.axis >= 0 ? axis[r.axis] : "-",
+                  r.violations ? " NOT MONOTONE" : "");
+  }
+}
+
 bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
                 dc_mlp *out, dc_buf *rep, dc_arena *a, dc_diags *d) {
   if (n < 10) {
@@ -483,5 +513,6 @@ bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
     dc_buf_printf(rep, "  held-out %-12s n=%3d GMAE %.4f mean %+.4f std "
                   "%.4f\n", s[i].group, (int)kk, g, mu, sd);
   }
+  if (o->kind == DC_KERNEL_GEMM) report_gemm_shape(out, s, n, rep);
   return true;
 }

@@ -61,29 +61,45 @@ static const gemm_shape gemm_shapes[] = {
 #undef GEMM_SHAPE
 #define GEMM_TILES 11
 
-/* Achievable FLOP/s for the dtype, in flops per µs. */
+/* The math units a dtype runs on: their datasheet rate (TFLOP/s at the
+ * boost clock) and the catalog's achievable fraction of it. FP32 runs on
+ * AMD's matrix cores where the GPU has them (fp32_matrix_tflops), else
+ * SIMT; TF32/FP16/BF16 on tensor cores where the catalog has a rate for
+ * them, else at the fp32 rate (a rate of 0 means "none"). */
+static double math_unit(const dc_device *dev, dc_dtype t, double *eff) {
+  double tc_eff = dev->tensor_cores ? dev->tensor_eff : dev->fp32_eff;
+  double tflops = 0;
+  switch (t) {
+  case DC_DTYPE_TF32: tflops = dev->tf32_tflops; break;
+  case DC_DTYPE_FP16: tflops = dev->fp16_tflops; break;
+  case DC_DTYPE_BF16: tflops = dev->bf16_tflops; break;
+  default: break;
+  }
+  if (tflops > 0) {
+    *eff = tc_eff;
+    return tflops;
+  }
+  *eff = dev->fp32_eff;
+  return dev->fp32_matrix_tflops > 0 ? dev->fp32_matrix_tflops
+                                     : dev->fp32_tflops;
+}
+
+/* Achievable FLOP/s for the dtype, in flops per µs: the datasheet rate ×
+ * the achievable fraction × the sustained clock's share of the boost. */
 double dc_k_math_flops_per_us(const dc_device *dev, dc_dtype t) {
   double clock = 1.0;
   if (dev->sustained_mhz > 0 && dev->sustained_mhz < dev->boost_mhz)
     clock = dev->sustained_mhz / dev->boost_mhz;
-  double fp32 = (dev->fp32_matrix_tflops > 0 ? dev->fp32_matrix_tflops
-                                             : dev->fp32_tflops) *
-                dev->fp32_eff;
-  double tc_eff = dev->tensor_cores ? dev->tensor_eff : dev->fp32_eff;
-  double peak = fp32;
-  switch (t) {
-  case DC_DTYPE_TF32:
-    if (dev->tf32_tflops > 0) peak = dev->tf32_tflops * tc_eff;
-    break;
-  case DC_DTYPE_FP16:
-    if (dev->fp16_tflops > 0) peak = dev->fp16_tflops * tc_eff;
-    break;
-  case DC_DTYPE_BF16:
-    if (dev->bf16_tflops > 0) peak = dev->bf16_tflops * tc_eff;
-    break;
-  default: break;
-  }
-  return peak * clock * 1e6;
+  double eff;
+  double tflops = math_unit(dev, t, &eff);
+  return tflops * eff * clock * 1e6;
+}
+
+/* The datasheet peak of the same units, at the boost clock: no kernel of
+ * that dtype can beat it (kernels/bounds.c). */
+double dc_k_math_peak_flops_per_us(const dc_device *dev, dc_dtype t) {
+  double eff;
+  return math_unit(dev, t, &eff) * 1e6;
 }
 
 static inline double dmax(double a, double b) { return a > b ? a : b; }
@@ -283,7 +299,7 @@ static inline bool gemm_half_wins(const gemm_shape_state *h,
 static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
                         double s, const gemm_ctx *c) {
   double dm = (double)m, dn = (double)n, dk = (double)kk, db = (double)batch;
-  double base_bytes = (dm * dk + dk * dn) * s * db + dm * dn * s * db;
+  double base_bytes = dc_k_gemm_bytes(m, n, kk, batch, s);
   double partial_bytes = dm * dn * 4 * db * 2;
   gemm_splits sp;
   sp.n = 0;

@@ -53,8 +53,10 @@ static inline double tmax(double a, double b) { return a > b ? a : b; }
  *   written, 2·32; adam: two fp32 state rows, 4·ceil32(4·D).
  * State rows share the L2 with weights: row bytes in X include them. A
  * compute bound (anchor-notes: B·T·L·D multiply-adds, plus the update's
- * flops per element: sgd 2, adagrad 6, rowwise_adagrad 2, adam 12) is taken
- * with max(). Without a fused optimizer the backward only writes the L
+ * flops per element: sgd 2, adagrad 6, rowwise_adagrad 2, adam 12; the
+ * forward's B·T·L·D adds of the pooling) is taken with max(): it never
+ * binds on a catalog GPU, and keeps the model above its FLOP bound
+ * (kernels/bounds.c). Without a fused optimizer the backward only writes the L
  * gradient rows (no weight read, no state).
  * Tables that differ are priced group by group and summed; one kernel, so
  * one fixed latency. */
@@ -153,6 +155,12 @@ static double opt_flops_per_elem(dc_optimizer o) {
   return 2;
 }
 
+double dc_k_emb_flops_per_elem(const dc_kernel *k) {
+  if (k->kind != DC_KERNEL_EMBEDDING_BWD) return 1; /* the pooling's add */
+  bool fused = k->u.emb.fused_optimizer;
+  return 2.0 + (fused ? opt_flops_per_elem(k->u.emb.optimizer) : 0);
+}
+
 double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   bool bwd = k->kind == DC_KERNEL_EMBEDDING_BWD;
   bool fused = bwd && k->u.emb.fused_optimizer;
@@ -165,6 +173,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   double dram_us = dram > 0 ? 1 / (dram * 1e3) : 0;
   double l2_us = l2 > 0 ? 1 / (l2 * 1e3) : 0;
   double mem_us = 0, flops = 0;
+  double fl = dc_k_emb_flops_per_elem(k);
   int32_t x_dim = -1;
   int x_bytes = -1;
   double x_rows = 0; /* emb_l2_rows of the last (dim, row bytes) */
@@ -196,10 +205,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
     double tr_l2 = enhanced ? offs + p * weights : 0;
     double tr_dram = idx + out + (1 - p) * weights + (enhanced ? 0 : offs);
     mem_us += warps * (tr_dram * dram_us + tr_l2 * l2_us);
-    if (bwd) {
-      double fl = 2.0 + (fused ? opt_flops_per_elem(k->u.emb.optimizer) : 0);
-      flops += warps * L * g->dim * fl;
-    }
+    flops += warps * L * g->dim * fl;
   }
   double compute_us = flops / dc_k_fp32_flops_per_us(dev);
   return dev->kernel_floor_us + tmax(mem_us, compute_us);
@@ -229,7 +235,10 @@ double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
   case DC_KERNEL_MEMCPY_D2D: t = xfer_us(2 * b, dc_k_dram_gbps(dev)); break;
   case DC_KERNEL_MEMCPY_H2D:
   case DC_KERNEL_MEMCPY_D2H:
-    t = xfer_us(b, k->u.copy.pinned ? dev->pcie_gbps : dev->h2d_pageable_gbps);
+    /* pageable copies cross the same PCIe link: never faster */
+    t = xfer_us(b, k->u.copy.pinned || dev->h2d_pageable_gbps > dev->pcie_gbps
+                       ? dev->pcie_gbps
+                       : dev->h2d_pageable_gbps);
     break;
   default: break;
   }
@@ -242,31 +251,36 @@ double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
  *     over the m rows) and writes them packed: 2·e;
  *   tril_bwd: zero-fills the batch·m·n gradient and scatters e: m·n + 2·e.
  */
-static double tril_elems(int64_t m, int64_t n, bool diag) {
-  double e = 0;
-  for (int64_t i = 0; i < m && i < (int64_t)1 << 24; i++) {
-    double row = (double)i + (diag ? 1 : 0);
-    e += row < (double)n ? row : (double)n;
-  }
-  if (m > (int64_t)1 << 24) /* closed form for absurd sizes */
-    e = (double)m * ((double)m - 1 + (diag ? 2 : 0)) / 2;
-  return e;
+double dc_k_tril_elems(int64_t m, int64_t n, bool diag) {
+  /* Σ_{i<m} min(i + d, n), d = diag: the first c = min(m, n − d + 1) rows
+   * hold i + d, the others n. In closed form (exact below 2^53; the sum
+   * it replaced looped over the rows) */
+  double d = diag ? 1 : 0, dm = m > 0 ? (double)m : 0;
+  double dn = n > 0 ? (double)n : 0;
+  double c = dn - d + 1;
+  c = c < 0 ? 0 : c > dm ? dm : c;
+  return c * (c - 1) / 2 + c * d + (dm - c) * dn;
 }
 
-double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
+double dc_k_matrix_bytes(const dc_kernel *k) {
   double s = dc_dtype_bytes(k->u.mat.dtype), B = (double)k->u.mat.batch;
   double mn = (double)k->u.mat.m * (double)k->u.mat.n, elems = 0;
   switch (k->kind) {
   case DC_KERNEL_TRANSPOSE: elems = 2 * mn; break;
   case DC_KERNEL_TRIL_FWD:
-    elems = 2 * tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
+    elems = 2 * dc_k_tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
     break;
   case DC_KERNEL_TRIL_BWD:
-    elems = mn + 2 * tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
+    elems = mn + 2 * dc_k_tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
     break;
   default: break;
   }
-  return dev->kernel_floor_us + xfer_us(B * elems * s, dc_k_dram_gbps(dev));
+  return B * elems * s;
+}
+
+double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
+  return dev->kernel_floor_us +
+         xfer_us(dc_k_matrix_bytes(k), dc_k_dram_gbps(dev));
 }
 
 /* ---- fused dot interaction -----------------------------------------------
@@ -274,19 +288,27 @@ double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
  * frameworks.md): per sample, m features of width n in dtype s; the
  * forward computes the m×m Gram matrix on the math units of the dtype
  * (2·m²·n flops) and writes the bottom output and the e pairs below the
- * diagonal (tril_elems); the backward reads the output gradient and the
- * features and writes the features' gradient, 2·m²·n flops again:
+ * diagonal (dc_k_tril_elems); the backward reads the output gradient
+ * and the features and writes the features' gradient, 2·m²·n flops
+ * again:
  *   fwd bytes = s·(m·n + n + e), bwd bytes = s·(n + e + 2·m·n),
  *   t = latency + max(flops / math rate, bytes / dram). */
-double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
+void dc_k_interaction_work(const dc_kernel *k, double *flops,
+                           double *bytes) {
   double s = dc_dtype_bytes(k->u.mat.dtype), B = (double)k->u.mat.batch;
   double m = (double)k->u.mat.m, n = (double)k->u.mat.n;
-  double e = tril_elems(k->u.mat.m, k->u.mat.m, k->u.mat.diag);
+  double e = dc_k_tril_elems(k->u.mat.m, k->u.mat.m, k->u.mat.diag);
   double per = k->kind == DC_KERNEL_INTERACTION_FWD ? m * n + n + e
                                                     : n + e + 2 * m * n;
-  double flops = 2.0 * B * m * m * n;
+  *flops = 2.0 * B * m * m * n;
+  *bytes = B * per * s;
+}
+
+double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
+  double flops, bytes;
+  dc_k_interaction_work(k, &flops, &bytes);
   double c = flops / dc_k_math_flops_per_us(dev, k->u.mat.dtype);
-  double mem = xfer_us(B * per * s, dc_k_dram_gbps(dev));
+  double mem = xfer_us(bytes, dc_k_dram_gbps(dev));
   return dev->kernel_floor_us + tmax(c, mem);
 }
 
@@ -300,9 +322,9 @@ double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
  * else NVLink/xGMI (per direction = half the bidirectional figure), else
  * PCIe; × the achievable link factor. t = latency + steps·step_latency +
  * moved / bw. A group of one rank moves nothing. */
-double dc_k_collective_us(const dc_kernel *k, const dc_device *dev) {
+static inline void coll_path(const dc_kernel *k, const dc_device *dev,
+                             dc_k_coll_path *p) {
   double n = k->u.coll.ranks, b = (double)k->u.coll.bytes;
-  if (n <= 1) return dev->kernel_floor_us;
   double frac = (n - 1) / n, steps = n - 1;
   if (k->kind == DC_KERNEL_ALL_REDUCE) {
     frac *= 2;
@@ -314,7 +336,21 @@ double dc_k_collective_us(const dc_kernel *k, const dc_device *dev) {
                                              : dev->pcie_gbps);
   if (across && dev->nvlink_gbps > 0 && dev->nvlink_gbps / 2 < bw)
     bw = dev->nvlink_gbps / 2; /* slowest link of the group */
-  double lat = across ? dev->nic_latency_us : dev->link_latency_us;
-  return dev->kernel_floor_us + steps * lat +
-         xfer_us(frac * b, bw * dev->link_eff);
+  p->moved_bytes = frac * b;
+  p->link_gbps = bw;
+  p->steps = steps;
+  p->step_us = across ? dev->nic_latency_us : dev->link_latency_us;
+}
+
+void dc_k_collective_path(const dc_kernel *k, const dc_device *dev,
+                          dc_k_coll_path *p) {
+  coll_path(k, dev, p);
+}
+
+double dc_k_collective_us(const dc_kernel *k, const dc_device *dev) {
+  if (k->u.coll.ranks <= 1) return dev->kernel_floor_us;
+  dc_k_coll_path p;
+  coll_path(k, dev, &p);
+  return dev->kernel_floor_us + p.steps * p.step_us +
+         xfer_us(p.moved_bytes, p.link_gbps * dev->link_eff);
 }

@@ -89,6 +89,44 @@ double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
 /* Which model priced `k`: "mlp" or "analytic"/"heuristic". */
 const char *dc_kernel_model_used(const dc_kernel *k, const dc_kmodels *models);
 
+/* ---- physical bounds (kernels/bounds.c, issue #17) ---------------------
+ * No kernel beats its floor: the largest of its flops over the datasheet
+ * peak of its dtype's math units, its compulsory DRAM bytes over the
+ * datasheet bandwidth, its link bytes (collectives, host copies) over the
+ * link's datasheet bandwidth, and the device's launch floor. dc_kernel_time
+ * raises a model's answer below the floor to it, before the `scale`. */
+typedef enum dc_kbound {
+  DC_KBOUND_NONE,
+  DC_KBOUND_FLOP,
+  DC_KBOUND_DRAM,
+  DC_KBOUND_LINK,
+  DC_KBOUND_LAUNCH
+} dc_kbound;
+
+const char *dc_kbound_name(dc_kbound b); /* "FLOP", "DRAM", "link", ... */
+
+typedef struct dc_kfloor {
+  double flops, dram_bytes, link_bytes;      /* the compulsory work */
+  double flop_us, dram_us, link_us, launch_us; /* each bound; 0: none */
+  double us;                                  /* the largest */
+  dc_kbound binding;                          /* which one it is */
+} dc_kfloor;
+
+void dc_kernel_floor(const dc_kernel *k, const dc_device *dev,
+                     dc_kfloor *out);
+
+/* dc_kernel_time with its provenance, for --explain and tests. */
+typedef struct dc_kprice {
+  double us;         /* = dc_kernel_time */
+  double model_us;   /* the model's own answer, before clamp and scale */
+  const char *model; /* = dc_kernel_model_used */
+  dc_kbound clamped; /* the bound model_us was raised to, or NONE */
+  dc_kfloor floor;
+} dc_kprice;
+
+void dc_kernel_price(const dc_kernel *k, const dc_device *dev,
+                     const dc_kmodels *models, dc_kprice *out);
+
 /* ---- the MLP regressor (kernels/mlp.c, kernels/fit.c) -------------------
  * A fitted model predicts ln(µs) from features of a kernel: natural logs of
  * its sizes and 0/1 flags (DESIGN §4, the paper §III-B2). Feature names:
@@ -157,6 +195,23 @@ bool dc_mlp_from_node(const dc_node *root, dc_mlp *out, dc_arena *a,
                       dc_diags *d);
 /* The fitted model of `kind` in `models`, or NULL. */
 const dc_mlp *dc_kmodels_get(const dc_kmodels *models, dc_kernel_kind kind);
+
+/* Monotonicity of a fitted GEMM model for dtype t (kernels/bounds.c):
+ * over a geometric grid (steps of 2^(1/4) in m, n and k) inside its
+ * domain, each shape against the one a step larger along each axis; a
+ * violation is a larger shape more than `tol` faster (ratio < 1 − tol).
+ * `worst` is the smallest ratio, at (m, n, k) stepping `axis` (0 m, 1 n,
+ * 2 k). DC_MLP_MONO_TOL: what the shipped models meet (spec/kernels/). */
+#define DC_MLP_MONO_TOL 0.45
+typedef struct dc_mlp_mono {
+  int64_t pairs, violations;
+  double worst;
+  int64_t m, n, k;
+  int axis;
+} dc_mlp_mono;
+
+void dc_mlp_check_monotone(const dc_mlp *m, dc_dtype t, double tol,
+                           dc_mlp_mono *out);
 
 /* ---- kernel parameters as key=value (dlrmc kernel, --csv) -------------- */
 

@@ -12,7 +12,21 @@
  *   concat, memcpy_*     copy models
  *   collectives          ring algorithms over the slowest link
  *
- * and multiplies by the kernel's `scale` (what-if transforms). Models live
+ * then raises an answer below the kernel's physical floor to the floor
+ * (kernels/bounds.c: every fitted answer is checked; the analytic ones
+ * are at or above their floor by construction, and only the GEMM's
+ * launch floor is compared) and multiplies by the kernel's `scale` (what-if transforms).
+ *
+ * A fitted GEMM model is evaluated on the kernel's canonical layout, both
+ * operands untransposed: its answer does not depend on transa and transb.
+ * The DeepBench rows the shipped models were fitted on are half NN, half
+ * TN and 10 of 160 NT, and no NT row has an NN twin beyond four tiny
+ * shapes, so the networks' transpose inputs are not identified by the
+ * data: evaluated with them, the V100 model priced 4096×1024×1024 fp32
+ * 4.5× dearer with transb than without, and transa swung prices between
+ * 0.04× and 10× over ordinary shapes, where the measured twins (same
+ * m, n, k, one operand transposed) differ by a median 0–6 % and at most
+ * 0.5–2.5× (spec/kernels/README.md). Models live
  * in spec/kernels/<device's kernel_models, lowercase>/<kind>.yaml, embedded
  * at build time; each device's set is parsed once, under a mutex, into a
  * process-lifetime arena, so pricing itself never locks or allocates.
@@ -93,7 +107,18 @@ const dc_mlp *dc_kmodels_get(const dc_kmodels *models, dc_kernel_kind kind) {
   return models->mlp[kind];
 }
 
-/* The fitted model that applies to `k`, or NULL. */
+/* The kernel a fitted model is evaluated on: a GEMM in its canonical
+ * layout (see the top of the file), written to *tmp; any other kernel as
+ * it is. */
+static const dc_kernel *canonical(const dc_kernel *k, dc_kernel *tmp) {
+  if (k->kind != DC_KERNEL_GEMM || (!k->u.gemm.transa && !k->u.gemm.transb))
+    return k;
+  *tmp = *k;
+  tmp->u.gemm.transa = tmp->u.gemm.transb = false;
+  return tmp;
+}
+
+/* The fitted model that applies to `k` (already canonical), or NULL. */
 static const dc_mlp *applicable(const dc_kernel *k, const dc_kmodels *models) {
   const dc_mlp *m = dc_kmodels_get(models, k->kind);
   if (!m) return NULL;
@@ -104,6 +129,8 @@ static const dc_mlp *applicable(const dc_kernel *k, const dc_kmodels *models) {
 
 const char *dc_kernel_model_used(const dc_kernel *k,
                                  const dc_kmodels *models) {
+  dc_kernel tmp;
+  k = models ? canonical(k, &tmp) : k;
   switch (k->kind) {
   case DC_KERNEL_GEMM:
     return applicable(k, models) ? "mlp" : "analytic";
@@ -125,27 +152,57 @@ const char *dc_kernel_model_used(const dc_kernel *k,
   }
 }
 
-/* The kinds a model may be fitted for: the model when it applies, else
- * `analytic`. Out of line: its call to dc_mlp_covers would otherwise give
- * dc_kernel_time a stack frame on every kind's path. */
-static __attribute__((noinline)) double
-fitted_or(const dc_kernel *k, const dc_device *dev, const dc_kmodels *models,
-          double (*analytic)(const dc_kernel *, const dc_device *)) {
-  const dc_mlp *m = applicable(k, models);
-  return m ? dc_mlp_predict_us(m, k) : analytic(k, dev);
+/* The answer raised to the floor when below it (or NaN). Out of line and
+ * cold: prices clear of their floor never pay for its divisions. */
+static __attribute__((noinline, cold)) double clamp_to_floor(const dc_kernel *k, const dc_device *dev,
+                             double t, dc_kfloor *f, dc_kbound *clamped) {
+  dc_kernel_floor(k, dev, f);
+  *clamped = DC_KBOUND_NONE;
+  if (t >= f->us) return t;
+  *clamped = f->binding;
+  return f->us;
 }
 
-double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
-                      const dc_kmodels *models) {
+/* The kinds a model may be fitted for: the model when it applies, else
+ * `analytic`. Unless `raw` (dc_kernel_price clamps itself), a fitted
+ * answer is checked against the kernel's whole floor, an analytic one
+ * against the launch floor (the GEMM model's fixed 5 µs is below a GPU
+ * file's larger kernel_us), and raised to the floor when below it. Out of
+ * line: its call to dc_mlp_covers would otherwise give dc_kernel_time a
+ * stack frame on every kind's path. */
+static __attribute__((noinline)) double
+fitted_or(const dc_kernel *k, const dc_device *dev, const dc_kmodels *models,
+          double (*analytic)(const dc_kernel *, const dc_device *),
+          bool raw) {
+  const dc_mlp *m = NULL;
+  dc_kernel tmp;
+  const dc_kernel *c = k;
+  if (models) {
+    c = canonical(k, &tmp);
+    m = applicable(c, models);
+  }
+  double t = m ? dc_mlp_predict_us(m, c) : analytic(k, dev);
+  bool clear = m ? dc_k_floor_check(k, dev, t) : t >= dev->kernel_floor_us;
+  if (raw || clear) return t;
+  dc_kfloor f;
+  dc_kbound b;
+  return clamp_to_floor(k, dev, t, &f, &b);
+}
+
+/* The model's answer, µs, before the scale, raised to the kernel's floor
+ * unless `raw` where fitted_or says; the other models are at or above
+ * their floor by construction (kernels/bounds.c) and are not checked. */
+static inline double model_us(const dc_kernel *k, const dc_device *dev,
+                              const dc_kmodels *models, bool raw) {
   double t = 0;
   switch (k->kind) {
   case DC_KERNEL_GEMM:
-    t = fitted_or(k, dev, models, dc_kernel_gemm_analytic_us);
+    t = fitted_or(k, dev, models, dc_kernel_gemm_analytic_us, raw);
     break;
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
-    t = fitted_or(k, dev, models, dc_k_matrix_us);
+    t = fitted_or(k, dev, models, dc_k_matrix_us, raw);
     break;
   case DC_KERNEL_EMBEDDING_FWD:
   case DC_KERNEL_EMBEDDING_BWD:
@@ -175,5 +232,20 @@ double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
     t = dev->kernel_floor_us;
     break;
   }
+  return t;
+}
+
+double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
+                      const dc_kmodels *models) {
+  double t = model_us(k, dev, models, false);
   return t * (k->scale > 0 ? k->scale : 1.0);
+}
+
+void dc_kernel_price(const dc_kernel *k, const dc_device *dev,
+                     const dc_kmodels *models, dc_kprice *out) {
+  out->model_us = model_us(k, dev, models, true);
+  out->model = dc_kernel_model_used(k, models);
+  double t =
+      clamp_to_floor(k, dev, out->model_us, &out->floor, &out->clamped);
+  out->us = t * (k->scale > 0 ? k->scale : 1.0);
 }
