@@ -127,6 +127,7 @@ int32_t gg_t_view(gg_b *b, int32_t t) {
   int32_t id = gg_tensor(b, src.dtype, src.ndim, shape);
   b->ts[id].on_host = src.on_host;
   b->ts[id].producer = src.producer;
+  b->ts[id].view_of = t + 1;
   return id;
 }
 

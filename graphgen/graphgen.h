@@ -64,6 +64,9 @@ typedef struct dc_tensor {
   int64_t shape[DC_TENSOR_MAX_DIMS];
   int32_t producer; /* op index that writes it, -1 for inputs/params */
   bool on_host;     /* host tensors (batch before its copy, index lists) */
+  int32_t view_of;  /* 1 + the tensor this is the transposed view of
+                       (gg_t_view: same storage, last two dims swapped);
+                       0: none. Read by the ET export only. */
 } dc_tensor;
 
 /* A kernel as launched by an op: the descriptor plus where it runs. */
@@ -242,7 +245,7 @@ bool dc_graph_verify(const dc_graph *g, dc_diags *d);
 typedef enum dc_graph_format {
   DC_GRAPH_TEXT,
   DC_GRAPH_DOT,
-  DC_GRAPH_ET /* PyTorch execution-trace JSON, schema 1.0.1 */
+  DC_GRAPH_ET /* PyTorch execution-trace JSON, 1.1.1-chakra.0.0.4 */
 } dc_graph_format;
 
 /* Writes every rank (text, dot) or rank 0 (et). */

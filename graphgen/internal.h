@@ -382,6 +382,13 @@ bool gg_apply_transforms(dc_graph *g, const dc_point *p, dc_arena *a,
 void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out);
 void gg_write_dot(const dc_graph *g, int32_t rank, dc_buf *out);
 void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out);
+
+/* What an ET records for an aten op: its schema and how its arguments
+ * line up with the op's tensors (grammar in et_schema.c). */
+typedef struct gg_et_sig {
+  const char *name, *schema, *args;
+} gg_et_sig;
+const gg_et_sig *gg_et_sig_find(const char *name); /* NULL: not known */
 void gg_put_kernel(const dc_kernel *k, dc_buf *out);
 
 #endif /* DC_GRAPHGEN_INTERNAL_H */

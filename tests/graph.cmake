@@ -1,7 +1,9 @@
 # graphgen end-to-end suites (included by tests/CMakeLists.txt):
 #  - golden text graphs of the paper's three configurations (and DLRM_DDP
 #    on 2 GPUs), built from hand-made points by golden_graph and compared
-#    byte for byte with tests/golden/graph/*.txt. Regenerate them with
+#    byte for byte with tests/golden/graph/*.txt, and the execution trace
+#    of rank 0 of a tiny 2-GPU model (tiny_2gpu_et.json). Regenerate them
+#    with
 #      cmake -DDC_REGEN_GOLDEN=ON ... && ctest -R graph_golden
 #    or  DC_REGEN_GOLDEN=1 ctest -R graph_golden
 #  - `dlrmc graph` on every study in studies/ (first and last point), in
@@ -19,21 +21,28 @@ target_link_libraries(golden_graph PRIVATE dc_graphgen dc_support dc_warnings)
 add_executable(bench_graph ${PROJECT_SOURCE_DIR}/tests/bench/bench_graph.c)
 target_link_libraries(bench_graph PRIVATE dc_graphgen dc_support dc_warnings)
 
-foreach(_cfg DLRM_default DLRM_MLPerf DLRM_DDP DLRM_DDP:2)
+foreach(_cfg DLRM_default DLRM_MLPerf DLRM_DDP DLRM_DDP:2 tiny:2:et)
   string(REPLACE ":" ";" _parts ${_cfg})
   list(GET _parts 0 _name)
   list(LENGTH _parts _n)
   set(_gpus 1)
   set(_file ${_name})
+  set(_fmt "")
+  set(_ext txt)
   if(_n GREATER 1)
     list(GET _parts 1 _gpus)
     set(_file ${_name}_${_gpus}gpu)
   endif()
+  if(_n GREATER 2) # the ET of rank 0 (export_et.c), a golden of its own
+    list(GET _parts 2 _fmt)
+    set(_file ${_file}_${_fmt})
+    set(_ext json)
+  endif()
   add_test(NAME graph_golden_${_file}
     COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:golden_graph>
-            -DNAME=${_name} -DGPUS=${_gpus}
-            -DGOLDEN=${_dc_graph_dir}/${_file}.txt
-            -DACTUAL=${CMAKE_CURRENT_BINARY_DIR}/${_file}.actual.txt
+            -DNAME=${_name} -DGPUS=${_gpus} -DFORMAT=${_fmt}
+            -DGOLDEN=${_dc_graph_dir}/${_file}.${_ext}
+            -DACTUAL=${CMAKE_CURRENT_BINARY_DIR}/${_file}.actual.${_ext}
             -DREGEN=${DC_REGEN_GOLDEN}
             -P ${_dc_graph_dir}/check_golden.cmake)
 endforeach()
@@ -58,5 +67,22 @@ if(DC_PYTHON3_ET)
               -DTOOL=${PROJECT_SOURCE_DIR}/tests/fixtures/traces/et_gemms.py
               -DOUT=${CMAKE_CURRENT_BINARY_DIR}/dcn_${_v}.ours.et.json
               -P ${_dc_graph_dir}/check_et_gemms.cmake)
+  endforeach()
+endif()
+
+# The ET of studies/paper-configs.yaml point 0 through the parsers of the
+# tools that read real ETs: PARAM's et_replay and Chakra's PyTorch
+# converter (tests/fixtures/traces/et_consumers.py says how to install
+# them: DC_PARAM_DIR, DC_ET_PYTHON). Skipped, saying why, where they are
+# not installed.
+if(DC_PYTHON3_ET)
+  foreach(_tool param chakra)
+    add_test(NAME et_consumer_${_tool}
+      COMMAND ${DC_PYTHON3_ET}
+              ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/et_consumers.py
+              ${_tool} ${CMAKE_CURRENT_BINARY_DIR}/et_consumer_${_tool}.json
+              $<TARGET_FILE:dlrmc>
+              ${PROJECT_SOURCE_DIR}/studies/paper-configs.yaml)
+    set_tests_properties(et_consumer_${_tool} PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
 endif()

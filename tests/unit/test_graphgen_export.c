@@ -2,8 +2,10 @@
  * test_graphgen_export.c — the three exporters. The ET export is parsed by
  * Python's json module (no hand-rolled parser), and its top-level ops —
  * the children of the thread roots, by id — must be the graph's top-level
- * sequence; the root nodes and node fields must be those of a real
- * schema-1.0.1 trace. The DOT export must render with Graphviz when `dot`
+ * sequence (an evaluate_function's tensors read from the autograd node
+ * under it); the root nodes and node fields must be those of a real
+ * 1.1.1-chakra.0.0.4 trace, and leaf ops list their arguments as PyTorch
+ * records them. The DOT export must render with Graphviz when `dot`
  * is installed. Tests needing python3 or dot skip that part (saying so)
  * when the tool is missing.
  */
@@ -69,12 +71,25 @@ static void check_et(const dc_graph *g, int32_t rank) {
   }
   char dir[] = "/tmp/dc_et_XXXXXX";
   assert_non_null(mkdtemp(dir));
-  char json[64], want[64], got[64], cmd[2048];
+  char json[64], want[64], got[64], cmd[4096];
   snprintf(json, sizeof json, "%s/et.json", dir);
   snprintf(want, sizeof want, "%s/want.txt", dir);
   snprintf(got, sizeof got, "%s/got.txt", dir);
   dc_buf b = {0};
   dc_graph_write_rank(g, DC_GRAPH_ET, rank, &b);
+  /* leaf ops as PyTorch records them: addmm with its real schema, mat2
+   * the weight's transposed view, its scalars; cat's TensorList nested */
+  assert_non_null(strstr(b.data, "\"aten::addmm(Tensor self, Tensor mat1, "
+                                 "Tensor mat2, *, Scalar beta=1, Scalar "
+                                 "alpha=1) -> Tensor\""));
+  assert_non_null(strstr(b.data, "\"types\": [\"GenericList[Tensor("));
+  assert_non_null(strstr(b.data, "\"Int\", \"Int\"], \"strides\""));
+  if (g->n_ranks > 1) {
+    assert_non_null(strstr(b.data, "\"name\": \"## process_group:init "
+                                   "##\""));
+    assert_non_null(strstr(b.data, "\"name\": \"record_param_comms\""));
+    assert_non_null(strstr(b.data, "\"name\": \"nccl:all_to_all\""));
+  }
   write_file(json, &b);
   dc_buf_clear(&b);
   int32_t n = dc_graph_top_level(g, rank, NULL, 0);
@@ -95,37 +110,52 @@ static void check_et(const dc_graph *g, int32_t rank) {
   free(top);
   write_file(want, &b);
   dc_buf_free(&b);
-  /* top-level = children of the thread roots, in id order; every node has
-   * the schema-1.0.1 fields; ids unique; parents exist */
+  /* top-level = children of the thread roots (the process-group header
+   * left out), an evaluate_function's tensors on its autograd node; every
+   * node has the 1.1.1-chakra.0.0.4 fields; ids unique; parents exist */
   snprintf(cmd, sizeof cmd,
            "python3 -c '\n"
            "import json, sys\n"
            "d = json.load(open(sys.argv[1]))\n"
-           "assert d[\"schema\"] == \"1.0.1\"\n"
+           "assert d[\"schema\"] == \"1.1.1-chakra.0.0.4\"\n"
            "nodes = d[\"nodes\"]\n"
            "ids = {n[\"id\"] for n in nodes}\n"
            "assert len(ids) == len(nodes)\n"
-           "keys = [\"id\", \"name\", \"parent\", \"inputs\", \"input_shapes\","
-           " \"input_types\", \"outputs\", \"output_shapes\","
-           " \"output_types\", \"tid\", \"rf_id\", \"fw_parent\", \"seq_id\","
-           " \"scope\", \"fw_tid\", \"op_schema\"]\n"
+           "need = {\"rf_id\", \"fw_parent\", \"seq_id\", \"scope\", \"tid\","
+           " \"fw_tid\", \"op_schema\"}\n"
+           "kids = {}\n"
            "for n in nodes:\n"
-           "    assert all(k in n for k in keys), n\n"
-           "    assert n[\"parent\"] in ids\n"
-           "    assert len(n[\"inputs\"]) == len(n[\"input_shapes\"]) =="
-           " len(n[\"input_types\"])\n"
+           "    assert n[\"ctrl_deps\"] in ids\n"
+           "    assert need <= {a[\"name\"] for a in n[\"attrs\"]}, n\n"
+           "    for k in (\"inputs\", \"outputs\"):\n"
+           "        assert len({len(n[k][f]) for f in (\"values\", \"shapes\","
+           " \"types\", \"strides\")}) == 1, n\n"
+           "    kids.setdefault(n[\"ctrl_deps\"], []).append(n)\n"
            "procs = [n for n in nodes if n[\"name\"].endswith(\"|process]\")]\n"
            "assert len(procs) == 1 and procs[0][\"id\"] == "
-           "procs[0][\"parent\"]\n"
+           "procs[0][\"ctrl_deps\"]\n"
            "threads = {n[\"id\"] for n in nodes"
            " if n[\"name\"].endswith(\"|thread]\")}\n"
-           "top = sorted((n for n in nodes if n[\"parent\"] in threads"
-           " and n[\"id\"] not in threads), key=lambda n: n[\"id\"])\n"
+           "top = sorted((n for n in nodes if n[\"ctrl_deps\"] in threads"
+           " and n[\"id\"] not in threads and n[\"name\"] !="
+           " \"## process_group:init ##\"), key=lambda n: n[\"id\"])\n"
+           "def shapes(n):\n"
+           "    if n[\"name\"].startswith(\"autograd::engine::\"):\n"
+           "        n = kids[n[\"id\"]][0]\n"
+           "    out = []\n"
+           "    i = n[\"inputs\"]\n"
+           "    for t, s in zip(i[\"types\"], i[\"shapes\"]):\n"
+           "        if t.startswith(\"Tensor(\"):\n"
+           "            out.append(s)\n"
+           "        elif t.startswith(\"GenericList[\"):\n"
+           "            ts = t[12:-1].split(\",\")\n"
+           "            out += [x for y, x in zip(ts, s)"
+           " if y.startswith(\"Tensor(\") and \"nullptr\" not in y]\n"
+           "    return out\n"
            "out = open(sys.argv[2], \"w\")\n"
            "for n in top:\n"
            "    out.write(n[\"name\"] + \"|\" + \"\".join(\"[\" + \",\".join("
-           "str(x) for x in s) + \"]\" for s in n[\"input_shapes\"]) +"
-           " \"\\n\")\n"
+           "str(x) for x in s) + \"]\" for s in shapes(n)) + \"\\n\")\n"
            "' %s %s && cmp -s %s %s",
            json, got, want, got);
   int rc = system(cmd);

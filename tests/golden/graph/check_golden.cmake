@@ -1,7 +1,7 @@
-# Runs golden_graph NAME GPUS and compares its output with GOLDEN byte for
+# Runs golden_graph NAME GPUS [FORMAT] and compares its output with GOLDEN byte for
 # byte; with REGEN (or the environment variable DC_REGEN_GOLDEN=1) writes
 # GOLDEN instead. On a difference the actual output is left in ACTUAL.
-execute_process(COMMAND ${EXE} ${NAME} ${GPUS}
+execute_process(COMMAND ${EXE} ${NAME} ${GPUS} ${FORMAT}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "golden_graph ${NAME} ${GPUS} failed (${rc}):\n${err}")

@@ -47,7 +47,7 @@ foreach(s ${studies})
       endif()
       if(fmt STREQUAL "et" AND PYTHON3)
         execute_process(COMMAND ${PYTHON3} -c
-          "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='1.0.1'; assert any(n['name'] in ('aten::linear','fused::linear_relu') for n in d['nodes'])"
+          "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']=='1.1.1-chakra.0.0.4'; assert any(n['name'] in ('aten::linear','fused::linear_relu') for n in d['nodes']); assert all(len({len(n[k][f]) for f in ('values','shapes','types','strides')})==1 for n in d['nodes'] for k in ('inputs','outputs')), 'inputs/outputs lists of unequal length'"
           ${out} RESULT_VARIABLE rc ERROR_VARIABLE err)
         if(NOT rc EQUAL 0)
           message(FATAL_ERROR "ET of ${s} point ${pt} is not valid:\n${err}")
