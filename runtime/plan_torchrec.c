@@ -14,8 +14,8 @@
  * nor on the other tables, so the problem is a makespan one: pick an
  * option per table, then put its shards on ranks.
  *
- * Options per table, within its type, its pinned ranks and the allowed
- * types: table_wise (one shard, any allowed rank); column_wise in n blocks
+ * Options per table, within its type, its pinned ranks (every shard on a
+ * pinned rank) and the allowed types: table_wise (one shard, any allowed rank); column_wise in n blocks
  * on n distinct ranks the search picks (pinned: those ranks), n = 2..8,
  * the powers of two above, and the count TorchRec's enumerator takes
  * (blocks of its _find_base_dim(128, D) columns), n ≤ min(W, D/32) save
@@ -204,10 +204,11 @@ static void make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
    * penalty */
   if ((m & DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE)) && c->H > 1)
     for (int32_t h = 0; h < c->H; h++) {
-      bool ok = !pinned;
-      for (int32_t i = 0; i < tb->n_ranks; i++)
-        if (tb->ranks[i] / c->S == h) ok = true;
+      /* pinned: only a host whose every GPU is pinned */
       int32_t r0 = h * c->S;
+      bool ok = true;
+      for (int32_t r = r0; r < r0 + c->S && r < W; r++)
+        ok = ok && allowed_rank(tb, r);
       if (ok)
         add_opt(c, sp, t, DC_SHARDING_TABLE_ROW_WISE, 1, &r0, false, x, &k);
     }
