@@ -15,11 +15,13 @@
  * option per table, then put its shards on ranks.
  *
  * Options per table, within its type, its pinned ranks (every shard on a
- * pinned rank) and the allowed types: table_wise (one shard, any allowed rank); column_wise in n blocks
- * on n distinct ranks the search picks (pinned: those ranks), n = 2..8,
- * the powers of two above, and the count TorchRec's enumerator takes
- * (blocks of its _find_base_dim(128, D) columns), n ≤ min(W, D/32) save
- * that last one; row_wise; table_row_wise on each host; data_parallel.
+ * pinned rank) and the allowed types: table_wise (one shard, any allowed
+ * rank); column_wise in n blocks on n distinct ranks the search picks
+ * (pinned: those ranks), n = 2..8, the powers of two above, and the count
+ * TorchRec's enumerator takes (blocks of its _find_base_dim(128, D)
+ * columns), n ≤ min(W, D/32) save that last one; row_wise;
+ * table_row_wise on each host (with one GPU per host too: one shard,
+ * priced without table-wise's small-dim penalty); data_parallel.
  *
  * Search. (1) Seeds: greedy passes over the tables, most expensive first,
  * each table taking the option and ranks with the best score: "bound",
@@ -30,21 +32,25 @@
  * table- and column-wise only (longest processing time first);
  * "cheapest", every table its cheapest type; "storage", the fullest
  * rank's storage (largest tables first: a feasible plan when HBM is
- * tight). A placed option's shards go, heaviest first, to the least-loaded
- * allowed ranks with room. With few tables (≤ GRID_MAX combinations of
- * types) a greedy pass for every combination too, as TorchRec's grid-
- * search proposer; the best GRID_KEEP go on. (2) Local search on each
- * seed: on the slowest rank, move one shard to another rank, or give one
- * of its tables another option, or, when neither helps, swap a
- * table-wise table with one on another rank — the best move by (slowest
- * rank, Σ load²), while that pair drops. (3) The cheapest result, its
- * sums redone in table order as dc_torchrec_estimate_plan adds them.
+ * tight); "uniform", one type for every table that has it (TorchRec's
+ * uniform proposer). A placed option's shards go, heaviest first, to the
+ * least-loaded allowed ranks with room. With few tables (≤ GRID_MAX
+ * combinations of types) a greedy pass for every combination too, as
+ * TorchRec's grid-search proposer; the best GRID_KEEP go on. (2) Local
+ * search on each seed: on the slowest rank, move one shard to another
+ * rank, or give one of its tables another option, or, when neither
+ * helps, swap a table-wise table with one on another rank — the best
+ * move by (slowest rank, Σ load²), while that pair drops. (3) Kicks on
+ * the best plan: one table forced to each other option, the local search
+ * again, kept when cheaper. Costs are compared with their sums redone in
+ * table order, as dc_torchrec_estimate_plan adds them.
  *
  * Cost. A greedy pass is O(T·C·W log W) (C options per table); a local-
  * search step touches the slowest rank's tables. Every local search runs
- * under a fixed budget of rank visits (LS_BUDGET), so thousands of tables
- * on hundreds of GPUs stay within seconds and the result does not depend
- * on the machine. Ties go to the lower table, option, rank and seed.
+ * under a fixed budget of rank visits (LS_BUDGET, the kicks KICK_BUDGET
+ * in all), so thousands of tables on hundreds of GPUs stay within seconds and
+ * the result does not depend on the machine. Ties go to the lower table,
+ * option, rank and seed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,20 +59,20 @@
 #include "runtime/runtime.h"
 #include "runtime/torchrec.h"
 
-#define GIB 1073741824.0
-#define TIE 1e-12          /* relative: below it, two costs are equal */
-#define GRID_MAX 3125      /* 5 types on 5 tables */
-#define GRID_KEEP 4
-#define LS_BUDGET 20000000 /* rank visits per local search */
+#define GIB         1073741824.0
+#define TIE         1e-12 /* relative: below it, two costs are equal */
+#define GRID_MAX    3125  /* 5 types on 5 tables */
+#define GRID_KEEP   4
+#define LS_BUDGET   20000000  /* rank visits per local search */
 #define KICK_BUDGET 100000000 /* rank visits of all the kicks */
 #define KICK_ROUNDS 8
 
 typedef struct topt {
-  dc_table_plan tp;   /* the cut; ranks 0..n−1 when `placed` */
-  bool placed;        /* table-/column-wise unpinned: the search picks */
-  double *ms;         /* per shard: Perf.total */
-  double *hbm;        /* per shard: storage, bytes */
-  int32_t *heavy;     /* shard indices by decreasing ms */
+  dc_table_plan tp; /* the cut; ranks 0..n−1 when `placed` */
+  bool placed;      /* table-/column-wise unpinned: the search picks */
+  double *ms;       /* per shard: Perf.total */
+  double *hbm;      /* per shard: storage, bytes */
+  int32_t *heavy;   /* shard indices by decreasing ms */
   double total_ms;
 } topt;
 
@@ -85,22 +91,24 @@ typedef struct tctx {
   dc_arena *a;
   dc_torchrec_consts tc;
   int32_t W, S, H, T;
-  double cap;          /* storage per rank, bytes */
+  double cap; /* storage per rank, bytes */
   topt **opt;
   int32_t *n_opt;
-  int32_t *cur;        /* option per table; −1: unplaced */
-  int32_t *rk;         /* placed options: rank of each shard */
-  int64_t *rk_off, n_rk; /* table t's ranks at rk + rk_off[t] */
-  double *load, *mem;  /* per rank */
-  rslot *slots;        /* scratch: ranks by load */
+  int32_t *cur;              /* option per table; −1: unplaced */
+  int32_t *rk;               /* placed options: rank of each shard */
+  int64_t *rk_off, n_rk;     /* table t's ranks at rk + rk_off[t] */
+  double *load, *mem;        /* per rank */
+  rslot *slots;              /* scratch: ranks by load */
   int32_t *pick, *best_pick; /* scratch: a placement's ranks */
   double *save_load, *save_mem;
-  swslot *sw;          /* scratch: the table-wise tables */
-  int32_t max_n;       /* most shards of any option */
+  swslot *sw;    /* scratch: the table-wise tables */
+  int32_t max_n; /* most shards of any option */
   int64_t budget;
 } tctx;
 
-static bool lt(double a, double b) { return a < b - TIE * (b > 0 ? b : -b); }
+static bool lt(double a, double b) {
+  return a < b - TIE * (b > 0 ? b : -b);
+}
 
 static bool allowed_rank(const dc_table *tb, int32_t r) {
   if (tb->n_ranks == 0) return true;
@@ -130,7 +138,8 @@ static int cmp_heavy_ms(const void *a, const void *b, const double *ms) {
  * has no context argument). */
 static void order_heavy(topt *x) {
   int32_t n = x->tp.n_shards;
-  for (int32_t i = 0; i < n; i++) x->heavy[i] = i;
+  for (int32_t i = 0; i < n; i++)
+    x->heavy[i] = i;
   for (int32_t i = 1; i < n; i++) {
     int32_t v = x->heavy[i], j = i;
     while (j > 0 && cmp_heavy_ms(&v, &x->heavy[j - 1], x->ms) < 0) {
@@ -174,7 +183,8 @@ static void make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
   int32_t k = 0;
   int32_t *rk = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
   bool pinned = tb->n_ranks > 0;
-  for (int32_t i = 0; i < W; i++) rk[i] = i;
+  for (int32_t i = 0; i < W; i++)
+    rk[i] = i;
   if ((m & DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE)) || W == 1)
     for (int32_t r = 0; r < W; r++)
       if (allowed_rank(tb, r)) { /* one option: the search picks the rank */
@@ -183,8 +193,8 @@ static void make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
       }
   if ((m & DC_PLAN_TYPE(DC_SHARDING_COLUMN_WISE)) && W > 1) {
     if (pinned) {
-      add_opt(c, sp, t, DC_SHARDING_COLUMN_WISE, tb->n_ranks, tb->ranks,
-              false, x, &k);
+      add_opt(c, sp, t, DC_SHARDING_COLUMN_WISE, tb->n_ranks, tb->ranks, false,
+              x, &k);
     } else {
       int32_t top = tb->dim / 32 < W ? tb->dim / 32 : W;
       int32_t tr = trec_cw_count(tb->dim);
@@ -283,8 +293,7 @@ static void sort_ranks(tctx *c) {
  * storage after it, and the change of Σ load². False when a shard finds
  * no rank with room. `sorted` says whether c->slots is current. */
 static bool choose(tctx *c, int32_t t, const topt *x, int32_t *out,
-                   double *peak, double *peak_mem, double *dsq,
-                   bool *sorted) {
+                   double *peak, double *peak_mem, double *dsq, bool *sorted) {
   const dc_table *tb = &c->p->tables[t];
   int32_t n = x->tp.n_shards;
   *peak = *peak_mem = *dsq = 0;
@@ -326,9 +335,8 @@ static bool choose(tctx *c, int32_t t, const topt *x, int32_t *out,
   bool ok = true;
   for (; i < n; i++) {
     int32_t s = x->heavy[i];
-    while (j < c->W &&
-           (!allowed_rank(tb, c->slots[j].r) ||
-            c->mem[c->slots[j].r] + x->hbm[s] > c->cap))
+    while (j < c->W && (!allowed_rank(tb, c->slots[j].r) ||
+                        c->mem[c->slots[j].r] + x->hbm[s] > c->cap))
       j++;
     if (j == c->W) {
       ok = false;
@@ -346,8 +354,10 @@ static bool choose(tctx *c, int32_t t, const topt *x, int32_t *out,
 }
 
 static void clear(tctx *c) {
-  for (int32_t t = 0; t < c->T; t++) c->cur[t] = -1;
-  for (int32_t r = 0; r < c->W; r++) c->load[r] = c->mem[r] = 0;
+  for (int32_t t = 0; t < c->T; t++)
+    c->cur[t] = -1;
+  for (int32_t r = 0; r < c->W; r++)
+    c->load[r] = c->mem[r] = 0;
 }
 
 /* ---- seeds ------------------------------------------------------------- */
@@ -407,8 +417,7 @@ static bool greedy(tctx *c, const int32_t *order, score how,
       double s2 = how == SCORE_STORAGE ? bnd : mx;
       double s3 = x->total_ms;
       bool take = bk < 0 || lt(s1, b1) ||
-                  (!lt(b1, s1) &&
-                   (lt(s2, b2) || (!lt(b2, s2) && lt(s3, b3))));
+                  (!lt(b1, s1) && (lt(s2, b2) || (!lt(b2, s2) && lt(s3, b3))));
       if (take) {
         bk = k;
         b1 = s1;
@@ -440,14 +449,13 @@ static bool improves(double mx, double sq, double bmx, double bsq) {
 }
 
 typedef struct move {
-  int kind;        /* 0 none, 1 shard move, 2 new option, 3 swap */
+  int kind; /* 0 none, 1 shard move, 2 new option, 3 swap */
   int32_t t, u, i, k, r;
   double mx, sq;
 } move;
 
 /* The highest load among ranks other than x and y, from the top three. */
-static double max_but(const tctx *c, const int32_t *top, int32_t x,
-                      int32_t y) {
+static double max_but(const tctx *c, const int32_t *top, int32_t x, int32_t y) {
   for (int32_t j = 0; j < 3; j++)
     if (top[j] >= 0 && top[j] != x && top[j] != y) return c->load[top[j]];
   return 0;
@@ -474,16 +482,15 @@ static void try_shard_moves(tctx *c, const int32_t *top, double sumsq,
   double a = c->load[from] - x->ms[i];
   c->budget -= c->W;
   for (int32_t r = 0; r < c->W; r++) {
-    if (r == from || !allowed_rank(tb, r) ||
-        c->mem[r] + x->hbm[i] > c->cap || on_rank(c, t, r))
+    if (r == from || !allowed_rank(tb, r) || c->mem[r] + x->hbm[i] > c->cap ||
+        on_rank(c, t, r))
       continue;
     double l = c->load[r] + x->ms[i], o = max_but(c, top, from, r);
     double mx = o > a ? o : a;
     if (l > mx) mx = l;
     double sq = sumsq - c->load[from] * c->load[from] + a * a -
                 c->load[r] * c->load[r] + l * l;
-    if (improves(mx, sq, b->mx, b->sq))
-      *b = (move){1, t, -1, i, -1, r, mx, sq};
+    if (improves(mx, sq, b->mx, b->sq)) *b = (move){1, t, -1, i, -1, r, mx, sq};
   }
 }
 
@@ -505,8 +512,7 @@ static void try_options(tctx *c, int32_t t, move *b) {
     if (improves(mx, sq, b->mx, b->sq)) {
       *b = (move){2, t, -1, -1, k, -1, mx, sq};
       if (x->placed)
-        memcpy(c->best_pick, c->pick,
-               (size_t)x->tp.n_shards * sizeof(int32_t));
+        memcpy(c->best_pick, c->pick, (size_t)x->tp.n_shards * sizeof(int32_t));
     }
   }
   c->cur[t] = keep;
@@ -516,8 +522,8 @@ static void try_options(tctx *c, int32_t t, move *b) {
 /* Swaps a table-wise table on rank `from` with a lighter one elsewhere.
  * The table-wise tables are first gathered in c->sw (cache-friendly
  * pairs). */
-static void try_swaps(tctx *c, const int32_t *top, double sumsq,
-                      int32_t from, move *b) {
+static void try_swaps(tctx *c, const int32_t *top, double sumsq, int32_t from,
+                      move *b) {
   int32_t n = 0;
   c->budget -= c->T;
   for (int32_t t = 0; t < c->T; t++) {
@@ -536,8 +542,7 @@ static void try_swaps(tctx *c, const int32_t *top, double sumsq,
       double a = c->load[from] - x->ms + y->ms;
       double l = c->load[y->r] - y->ms + x->ms;
       if (c->mem[from] - x->hbm + y->hbm > c->cap ||
-          c->mem[y->r] - y->hbm + x->hbm > c->cap ||
-          !allowed_rank(tb, y->r) ||
+          c->mem[y->r] - y->hbm + x->hbm > c->cap || !allowed_rank(tb, y->r) ||
           !allowed_rank(&c->p->tables[y->t], from))
         continue;
       double o = max_but(c, top, from, y->r), mx = o > a ? o : a;
@@ -553,8 +558,7 @@ static void try_swaps(tctx *c, const int32_t *top, double sumsq,
 static void improve(tctx *c, int64_t budget) {
   c->budget = budget;
   int32_t top[3];
-  for (int64_t it = 0; it < 50 * (int64_t)c->T + 1000 && c->budget > 0;
-       it++) {
+  for (int64_t it = 0; it < 50 * (int64_t)c->T + 1000 && c->budget > 0; it++) {
     top[0] = top[1] = top[2] = -1;
     double sumsq = 0;
     for (int32_t r = 0; r < c->W; r++) {
@@ -611,7 +615,8 @@ static void improve(tctx *c, int64_t budget) {
  * dc_torchrec_estimate_plan does; +inf-free: false when a rank's storage
  * exceeds the cap. */
 static bool exact(tctx *c, double *cost) {
-  for (int32_t r = 0; r < c->W; r++) c->save_load[r] = c->save_mem[r] = 0;
+  for (int32_t r = 0; r < c->W; r++)
+    c->save_load[r] = c->save_mem[r] = 0;
   for (int32_t t = 0; t < c->T; t++) {
     const topt *x = &c->opt[t][c->cur[t]];
     for (int32_t i = 0; i < x->tp.n_shards; i++) {
@@ -639,8 +644,7 @@ typedef struct keep {
 static void keep_init(const tctx *c, keep *k) {
   k->have = false;
   k->cost = 0;
-  k->cur = dc_arena_array(c->a, (size_t)(c->T > 0 ? c->T : 1),
-                          sizeof(int32_t));
+  k->cur = dc_arena_array(c->a, (size_t)(c->T > 0 ? c->T : 1), sizeof(int32_t));
   k->rk = dc_arena_array(c->a, (size_t)(c->n_rk > 0 ? c->n_rk : 1),
                          sizeof(int32_t));
 }
@@ -685,7 +689,8 @@ static int32_t *order_by(const tctx *c, bool by_size) {
   }
   qsort(o, (size_t)c->T, sizeof *o, cmp_tord);
   int32_t *out = dc_arena_array(c->a, T, sizeof(int32_t));
-  for (int32_t t = 0; t < c->T; t++) out[t] = o[t].t;
+  for (int32_t t = 0; t < c->T; t++)
+    out[t] = o[t].t;
   return out;
 }
 
@@ -763,9 +768,9 @@ void dc_plan_cost_torchrec(const dc_point *p, const dc_shard_plan *s,
   out->fits = e.max_hbm_bytes <= cap;
 }
 
-dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
-                                     const dc_plan_opts *o, dc_arena *a,
-                                     dc_diags *d, dc_plan_cost *cost) {
+dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p, const dc_plan_opts *o,
+                                     dc_arena *a, dc_diags *d,
+                                     dc_plan_cost *cost) {
   tctx c;
   memset(&c, 0, sizeof c);
   c.p = p;
@@ -785,10 +790,10 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
   for (int32_t t = 0; t < c.T; t++) {
     make_opts(&c, sp, dc_plan_table_types(p, o, t), t);
     if (c.n_opt[t] == 0) {
-      dc_diag *g = dc_diag_error(
-          d, DC_DIAG_SHARDING, p->tables[t].span,
-          "table '%s' has no placement its constraints allow",
-          p->tables[t].name ? p->tables[t].name : "?");
+      dc_diag *g =
+          dc_diag_error(d, DC_DIAG_SHARDING, p->tables[t].span,
+                        "table '%s' has no placement its constraints allow",
+                        p->tables[t].name ? p->tables[t].name : "?");
       dc_diag_set_help(g, "check its sharding type and pinned ranks");
       return NULL;
     }
@@ -799,8 +804,7 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
     c.rk_off[t] = c.n_rk;
     c.n_rk += most; /* ≤ T · W: no overflow in 64 bits */
   }
-  c.rk = dc_arena_array(a, (size_t)(c.n_rk > 0 ? c.n_rk : 1),
-                        sizeof(int32_t));
+  c.rk = dc_arena_array(a, (size_t)(c.n_rk > 0 ? c.n_rk : 1), sizeof(int32_t));
   c.load = dc_arena_array(a, W, sizeof(double));
   c.mem = dc_arena_array(a, W, sizeof(double));
   c.slots = dc_arena_array(a, W, sizeof(rslot));
@@ -833,7 +837,8 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
   /* one type for every table that has it (TorchRec's uniform proposer) */
   for (int32_t y = DC_SHARDING_TABLE_WISE; y <= DC_SHARDING_DATA_PARALLEL;
        y++) {
-    for (int32_t t = 0; t < c.T; t++) mask[t] = DC_PLAN_TYPE(y);
+    for (int32_t t = 0; t < c.T; t++)
+      mask[t] = DC_PLAN_TYPE(y);
     seed(&c, &best, by_cost, SCORE_BOUND, mask, &f2);
   }
 
@@ -845,7 +850,8 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
   }
   if (c.T > 0 && combos <= GRID_MAX && combos > 1) {
     keep top[GRID_KEEP];
-    for (int32_t j = 0; j < GRID_KEEP; j++) keep_init(&c, &top[j]);
+    for (int32_t j = 0; j < GRID_KEEP; j++)
+      keep_init(&c, &top[j]);
     for (int64_t g = 0; g < combos; g++) {
       int64_t v = g;
       for (int32_t t = 0; t < c.T; t++) {
@@ -863,10 +869,12 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
       if (!exact(&c, &x)) continue;
       /* insert into the GRID_KEEP cheapest, in order */
       int32_t j = GRID_KEEP;
-      while (j > 0 && (!top[j - 1].have || x < top[j - 1].cost)) j--;
+      while (j > 0 && (!top[j - 1].have || x < top[j - 1].cost))
+        j--;
       if (j == GRID_KEEP) continue;
       keep last = top[GRID_KEEP - 1];
-      for (int32_t q = GRID_KEEP - 1; q > j; q--) top[q] = top[q - 1];
+      for (int32_t q = GRID_KEEP - 1; q > j; q--)
+        top[q] = top[q - 1];
       top[j] = last;
       top[j].have = false;
       keep_offer(&c, &top[j], x);

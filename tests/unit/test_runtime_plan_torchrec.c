@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* cmocka 1.1 needs the four above first */
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,15 +117,16 @@ static void test_partition_optimum(void **state) {
   double best = -1;
   for (int m = 0; m < 32; m++) {
     double l[2] = {0, 0};
-    for (int t = 0; t < 5; t++) l[(m >> t) & 1] += w[t];
+    for (int t = 0; t < 5; t++)
+      l[(m >> t) & 1] += w[t];
     double mx = l[0] > l[1] ? l[0] : l[1];
     if (best < 0 || mx < best) best = mx;
   }
   double lpt = w[0] + w[2] + w[4]; /* heavy + light + light */
   assert_true(best < lpt * (1 - 1e-6));
   double got = trec_ms(&c.p, a);
-  printf("# optimum %.6f ms, planner %.6f ms, longest-first %.6f ms\n",
-         best, got, lpt);
+  printf("# optimum %.6f ms, planner %.6f ms, longest-first %.6f ms\n", best,
+         got, lpt);
   assert_true(got <= best * (1 + 1e-12));
   dc_diags_free(&d);
 }
@@ -144,8 +146,7 @@ static void test_no_worse_than_others(void **state) {
     dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, NULL);
     assert_non_null(a);
     double ours = trec_ms(&c.p, a);
-    for (int y = DC_SHARDING_TABLE_WISE; y <= DC_SHARDING_DATA_PARALLEL;
-         y++) {
+    for (int y = DC_SHARDING_TABLE_WISE; y <= DC_SHARDING_DATA_PARALLEL; y++) {
       c.p.sharding = (dc_sharding)y;
       dc_shard_plan *u = dc_shard_plan_default(&c.p, &arena, &d);
       assert_non_null(u);
@@ -264,10 +265,8 @@ static void test_deterministic(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_cost_is_torchrec, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_partition_optimum, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_cost_is_torchrec, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_partition_optimum, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_worse_than_others, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
