@@ -39,18 +39,21 @@
  * TorchRec's grid-search proposer; the best GRID_KEEP go on. (2) Local
  * search on each seed: on the slowest rank, move one shard to another
  * rank, or give one of its tables another option, or, when neither
- * helps, swap a table-wise table with one on another rank — the best
- * move by (slowest rank, Σ load²), while that pair drops. (3) Kicks on
+ * helps, swap two one-shard tables (table-wise, or table-row-wise on a
+ * one-GPU host) between two ranks — the best
+ * move by (slowest rank, Σ load²), while that pair drops. Then RESTARTS
+ * greedy passes in shuffled orders (a fixed xorshift seed), each with the
+ * local search. (3) Kicks on
  * the best plan: one table forced to each other option, the local search
  * again, kept when cheaper. Costs are compared with their sums redone in
  * table order, as dc_torchrec_estimate_plan adds them.
  *
  * Cost. A greedy pass is O(T·C·W log W) (C options per table); a local-
  * search step touches the slowest rank's tables. Every local search runs
- * under a fixed budget of rank visits (LS_BUDGET, the kicks KICK_BUDGET
- * in all), so thousands of tables on hundreds of GPUs stay within seconds and
- * the result does not depend on the machine. Ties go to the lower table,
- * option, rank and seed.
+ * under a fixed budget of rank visits (LS_BUDGET; the restarts and the
+ * kicks RESTART_BUDGET and KICK_BUDGET in all), so thousands of tables on
+ * hundreds of GPUs stay within seconds and the result does not depend on the
+ * machine. Ties go to the lower table, option, rank and seed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +62,15 @@
 #include "runtime/runtime.h"
 #include "runtime/torchrec.h"
 
-#define GIB         1073741824.0
-#define TIE         1e-12 /* relative: below it, two costs are equal */
-#define GRID_MAX    3125  /* 5 types on 5 tables */
-#define GRID_KEEP   4
-#define LS_BUDGET   20000000  /* rank visits per local search */
-#define KICK_BUDGET 100000000 /* rank visits of all the kicks */
-#define KICK_ROUNDS 8
+#define GIB            1073741824.0
+#define TIE            1e-12 /* relative: below it, two costs are equal */
+#define GRID_MAX       3125  /* 5 types on 5 tables */
+#define GRID_KEEP      4
+#define LS_BUDGET      20000000  /* rank visits per local search */
+#define KICK_BUDGET    100000000 /* rank visits of all the kicks */
+#define KICK_ROUNDS    8
+#define RESTARTS       64
+#define RESTART_BUDGET 100000000 /* rank visits of all the restarts */
 
 typedef struct topt {
   dc_table_plan tp; /* the cut; ranks 0..n−1 when `placed` */
@@ -519,22 +524,40 @@ static void try_options(tctx *c, int32_t t, move *b) {
   unlift(c, t);
 }
 
-/* Swaps a table-wise table on rank `from` with a lighter one elsewhere.
- * The table-wise tables are first gathered in c->sw (cache-friendly
- * pairs). */
+/* The option that puts table t, now one shard on one rank (table-wise,
+ * or table-row-wise on a host of one GPU), on rank r instead; −1 when it
+ * may not go there. */
+static int32_t unit_opt(const tctx *c, int32_t t, int32_t r) {
+  const topt *x = &c->opt[t][c->cur[t]];
+  if (x->placed) return allowed_rank(&c->p->tables[t], r) ? c->cur[t] : -1;
+  for (int32_t k = 0; k < c->n_opt[t]; k++) {
+    const topt *y = &c->opt[t][k];
+    if (y->tp.type == x->tp.type && y->tp.n_shards == 1 &&
+        y->tp.shards[0].rank == r)
+      return k;
+  }
+  return -1;
+}
+
+static bool is_unit(const topt *x) {
+  return x->tp.n_shards == 1 &&
+         (x->placed || x->tp.type == DC_SHARDING_TABLE_ROW_WISE);
+}
+
+/* Swaps a one-shard table on rank `from` with a lighter one elsewhere.
+ * They are first gathered in c->sw (cache-friendly pairs). */
 static void try_swaps(tctx *c, const int32_t *top, double sumsq, int32_t from,
                       move *b) {
   int32_t n = 0;
   c->budget -= c->T;
   for (int32_t t = 0; t < c->T; t++) {
     const topt *x = &c->opt[t][c->cur[t]];
-    if (x->placed && x->tp.n_shards == 1)
+    if (is_unit(x))
       c->sw[n++] = (swslot){x->ms[0], x->hbm[0], t, srank(c, t, 0)};
   }
   for (int32_t i = 0; i < n && c->budget > 0; i++) {
     const swslot *x = &c->sw[i];
     if (x->r != from) continue;
-    const dc_table *tb = &c->p->tables[x->t];
     c->budget -= n;
     for (int32_t j = 0; j < n; j++) {
       const swslot *y = &c->sw[j];
@@ -542,15 +565,16 @@ static void try_swaps(tctx *c, const int32_t *top, double sumsq, int32_t from,
       double a = c->load[from] - x->ms + y->ms;
       double l = c->load[y->r] - y->ms + x->ms;
       if (c->mem[from] - x->hbm + y->hbm > c->cap ||
-          c->mem[y->r] - y->hbm + x->hbm > c->cap || !allowed_rank(tb, y->r) ||
-          !allowed_rank(&c->p->tables[y->t], from))
+          c->mem[y->r] - y->hbm + x->hbm > c->cap)
         continue;
       double o = max_but(c, top, from, y->r), mx = o > a ? o : a;
       if (l > mx) mx = l;
       double sq = sumsq - c->load[from] * c->load[from] + a * a -
                   c->load[y->r] * c->load[y->r] + l * l;
-      if (improves(mx, sq, b->mx, b->sq))
-        *b = (move){3, x->t, y->t, -1, -1, y->r, mx, sq};
+      if (!improves(mx, sq, b->mx, b->sq) || unit_opt(c, x->t, y->r) < 0 ||
+          unit_opt(c, y->t, from) < 0)
+        continue;
+      *b = (move){3, x->t, y->t, -1, -1, y->r, mx, sq};
     }
   }
 }
@@ -601,10 +625,11 @@ static void improve(tctx *c, int64_t budget) {
       assign(c, b.t, b.k, c->best_pick);
     } else {
       int32_t rt = srank(c, b.t, 0), ru = srank(c, b.u, 0);
+      int32_t kt = unit_opt(c, b.t, ru), ku = unit_opt(c, b.u, rt);
       put(c, b.t, -1);
       put(c, b.u, -1);
-      assign(c, b.t, c->cur[b.t], &ru);
-      assign(c, b.u, c->cur[b.u], &rt);
+      assign(c, b.t, kt, &ru);
+      assign(c, b.u, ku, &rt);
     }
   }
 }
@@ -701,6 +726,40 @@ static void seed(tctx *c, keep *best, const int32_t *order, score how,
   improve(c, LS_BUDGET);
   double cost;
   if (exact(c, &cost)) keep_offer(c, best, cost);
+}
+
+/* Restarts: greedy passes in shuffled orders (the bound score, then the
+ * slowest-rank one, alternately), each with the local search, within
+ * RESTART_BUDGET rank visits in all. The shuffles come from a fixed
+ * xorshift seed: the same study gives the same plan. */
+static void restarts(tctx *c, keep *best, const int32_t *order) {
+  if (c->T < 2) return;
+  int32_t *o = dc_arena_array(c->a, (size_t)c->T, sizeof(int32_t));
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  int64_t left = RESTART_BUDGET;
+  for (int32_t i = 0; i < RESTARTS && left > 0; i++) {
+    memcpy(o, order, (size_t)c->T * sizeof(int32_t));
+    for (int32_t j = c->T - 1; j > 0; j--) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      int32_t k = (int32_t)(x % (uint64_t)(j + 1)), v = o[j];
+      o[j] = o[k];
+      o[k] = v;
+    }
+    int32_t failed;
+    c->budget = 0;
+    if (!greedy(c, o, i % 2 ? SCORE_MAX : SCORE_BOUND, NULL, &failed)) {
+      left += c->budget;
+      continue;
+    }
+    left += c->budget;
+    int64_t b = left < LS_BUDGET ? left : LS_BUDGET;
+    improve(c, b);
+    left -= b - (c->budget > 0 ? c->budget : 0);
+    double cost;
+    if (exact(c, &cost)) keep_offer(c, best, cost);
+  }
 }
 
 /* Kicks: from the best plan, give one table another option (or its own
@@ -841,6 +900,7 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p, const dc_plan_opts *o,
       mask[t] = DC_PLAN_TYPE(y);
     seed(&c, &best, by_cost, SCORE_BOUND, mask, &f2);
   }
+  restarts(&c, &best, by_cost);
 
   /* every combination of types, when there are few */
   int64_t combos = 1;
