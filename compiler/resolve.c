@@ -1206,6 +1206,8 @@ bool dc_resolve(dc_rctx *c, bool fill) {
 
   system_(c, p, fill);
   sharding(c, p);
+  /* schema: sharding.objective: dlrmc | torchrec */
+  p->objective = (dc_objective)g_enum(c, "sharding.objective", 0);
   estimator(c, p);
   capacity(c, p, fill);
   p->embedding_model =

@@ -42,6 +42,8 @@ const char *const dc_enum_embedding_model[] = {"enhanced", "plain", NULL};
 const char *const dc_enum_format[] = {"csv", "md", "jsonl", NULL};
 static const char *const enum_mode[] = {"product", "zip", NULL};
 const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
+/* Same order as dc_objective (point.h). */
+const char *const dc_enum_objective[] = {"dlrmc", "torchrec", NULL};
 
 /* The metric columns the runtime reports per point (DESIGN §5). This is
  * the one list output.columns is checked against, besides the swept
@@ -120,6 +122,7 @@ static const dc_skey keys[] = {
     {"sharding.plan[].sharding", DC_SK_ENUM, dc_enum_table_sharding, 0, 0, 0},
     {"sharding.plan[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
     {"sharding.estimator", DC_SK_ENUM, dc_enum_estimator, 0, 0, O},
+    {"sharding.objective", DC_SK_ENUM, dc_enum_objective, 0, 0, S},
     {"sharding.torchrec", DC_SK_MAP, NULL, 0, 0, 0},
     {"sharding.torchrec.hbm_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
     {"sharding.torchrec.ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},

@@ -111,6 +111,7 @@ extern const char *const dc_enum_table_sharding[];
 extern const char *const dc_enum_embedding_model[];
 extern const char *const dc_enum_format[];
 extern const char *const dc_enum_estimator[];
+extern const char *const dc_enum_objective[];
 
 /* The metric columns the runtime computes (output.columns may name them
  * and the swept paths). */

@@ -156,15 +156,19 @@ static void price_cand(pctx *c, int32_t t, cand *x) {
   }
 }
 
-static uint32_t allowed_of(const pctx *c, int32_t t) {
-  const dc_table *tb = &c->p->tables[t];
+uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
+                             int32_t t) {
+  const dc_table *tb = &p->tables[t];
   if (tb->sharding != DC_SHARDING_AUTO &&
       tb->sharding != DC_SHARDING_EXPLICIT)
     return DC_PLAN_TYPE(tb->sharding);
-  uint32_t m = c->o->allowed ? c->o->allowed : DC_PLAN_ALL_TYPES;
-  if (c->o->table_allowed && c->o->table_allowed[t])
-    m = c->o->table_allowed[t];
+  uint32_t m = o->allowed ? o->allowed : DC_PLAN_ALL_TYPES;
+  if (o->table_allowed && o->table_allowed[t]) m = o->table_allowed[t];
   return m;
+}
+
+static uint32_t allowed_of(const pctx *c, int32_t t) {
+  return dc_plan_table_types(c->p, c->o, t);
 }
 
 static bool pinned_has(const dc_table *tb, int32_t r) {
@@ -406,6 +410,10 @@ static void materialize(pctx *c, dc_shard_plan *out) {
 
 void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
                      const dc_plan_opts *o, dc_arena *a, dc_plan_cost *out) {
+  if (p->objective == DC_OBJECTIVE_TORCHREC) {
+    dc_plan_cost_torchrec(p, s, o, a, out);
+    return;
+  }
   pctx c;
   init_ctx(&c, p, o, a);
   for (int32_t t = 0; t < c.T; t++) {
@@ -420,6 +428,8 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
 
 dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
                             dc_arena *a, dc_diags *d, dc_plan_cost *cost) {
+  if (p->objective == DC_OBJECTIVE_TORCHREC)
+    return dc_plan_auto_torchrec(p, o, a, d, cost);
   pctx c;
   init_ctx(&c, p, o, a);
   for (int32_t t = 0; t < c.T; t++) {

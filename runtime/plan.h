@@ -3,7 +3,10 @@
  * and ranks for every embedding table so that the slowest rank's
  * predicted embedding time (lookups, their exchange, data-parallel
  * all-reduces and updates) is smallest, subject to every rank's HBM.
- * Algorithm and cost in runtime/plan.c.
+ * Algorithm and cost in runtime/plan.c. With `sharding.objective:
+ * torchrec` (the point's `objective`) it minimises TorchRec's planner
+ * cost instead — the slowest rank's Σ Perf.total, runtime/torchrec.c —
+ * within TorchRec's storage budget (runtime/plan_torchrec.c).
  *
  * Ownership: the plan and the cost's arrays live in the arena passed in.
  */
@@ -35,7 +38,11 @@ typedef struct dc_plan_opts {
                                     NULL or hold 0 for "no restriction" */
 } dc_plan_opts;
 
-/* The planner's view of a plan. Times in µs. */
+/* The planner's view of a plan. Times in µs. Under the torchrec
+ * objective: total_us is TorchRec's cost (slowest rank's Σ Perf.total),
+ * max_fwd_us / max_bwd_us that rank's forward / backward terms (compute
+ * and comms), comm_us its comms, max_mem_bytes the fullest rank's
+ * TorchRec storage and fits that storage ≤ dc_torchrec_usable_hbm. */
 typedef struct dc_plan_cost {
   double total_us;     /* the objective: max fwd + max bwd + exchange */
   double max_fwd_us;   /* slowest rank's lookup forward */
@@ -46,7 +53,7 @@ typedef struct dc_plan_cost {
   bool fits;
 } dc_plan_cost;
 
-/* Prices a plan with the planner's model. */
+/* Prices a plan with the planner's model (the point's objective). */
 void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
                      const dc_plan_opts *o, dc_arena *a, dc_plan_cost *out);
 
@@ -56,6 +63,20 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
  * when a table's constraints allow no placement. */
 dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
                             dc_arena *a, dc_diags *d, dc_plan_cost *cost);
+
+/* The types table t may take: its own fixed type, else the per-table or
+ * global `allowed` of `o` (all when 0). */
+uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
+                             int32_t t);
+
+/* The planner and its cost under the torchrec objective (dc_plan_auto and
+ * dc_plan_cost_of call them for such a point; plan_torchrec.c). */
+dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
+                                     const dc_plan_opts *o, dc_arena *a,
+                                     dc_diags *d, dc_plan_cost *cost);
+void dc_plan_cost_torchrec(const dc_point *p, const dc_shard_plan *s,
+                           const dc_plan_opts *o, dc_arena *a,
+                           dc_plan_cost *out);
 
 /* The planner's price of one shard's lookups alone (µs): its embedding
  * forward and backward kernels priced with dc_kernel_time on `dev`, as

@@ -73,6 +73,12 @@ typedef enum dc_sharding {
   DC_SHARDING_EXPLICIT /* per-table type and ranks in dc_table */
 } dc_sharding;
 
+/* What `plan: auto` minimises (sharding.objective; runtime/plan.h). */
+typedef enum dc_objective {
+  DC_OBJECTIVE_DLRMC,   /* dlrmc's step-time model of the embeddings */
+  DC_OBJECTIVE_TORCHREC /* TorchRec's planner cost (runtime/torchrec.c) */
+} dc_objective;
+
 typedef enum dc_embedding_model {
   DC_EMBMODEL_ENHANCED, /* L2 hit-rate estimate (paper §III-B, default) */
   DC_EMBMODEL_PLAIN     /* DRAM traffic only */
@@ -158,6 +164,7 @@ typedef struct dc_point {
 
   /* sharding */
   dc_sharding sharding;
+  dc_objective objective;     /* what `auto` minimises */
 
   /* kernel models */
   dc_embedding_model embedding_model;
