@@ -1,17 +1,31 @@
-# The torchrec execution style against real TorchRec (issue #15): the
-# graph dlrmc synthesizes for each recorded TorchRec training step
-# (tests/fixtures/torchrec: DLRM and DLRM-DCNv2, world 1 and 2, gloo, the
-# CPU) has the recording's top-level op sequence (the pipeline stages),
-# the same key ops in each stage (collectives and their sizes, FBGEMM
-# ops, GEMMs and their shapes, loss, optimizer) and the same GEMMs. What
-# cannot match on the CPU is listed in check_graph.py. Needs python3
-# (standard library only; no torch).
+# Checked against real TorchRec (issue #15), over committed recordings,
+# with python3 (standard library only; no torch):
+#  - torchrec_graph: the graph dlrmc synthesizes in the torchrec style for
+#    each recorded TorchRec training step (tests/fixtures/torchrec: DLRM
+#    and DLRM-DCNv2, world 1 and 2, gloo, the CPU) has the recording's
+#    top-level op sequence (the pipeline stages), the same key ops in each
+#    stage (collectives and their sizes, FBGEMM ops, GEMMs and their
+#    shapes, loss, optimizer) and the same GEMMs; what cannot match on the
+#    CPU is listed in check_graph.py;
+#  - planner_torchrec: dlrmc's restatement of TorchRec's shard estimator
+#    (runtime/torchrec.c) against the per-shard Perf and Storage TorchRec
+#    1.9.2's own planner computed on 60 generated configs, with TorchRec's
+#    chosen plan pinned; then dlrmc's `plan: auto` with
+#    `sharding.objective: torchrec` against TorchRec's plan under
+#    TorchRec's cost (never worse, or the test fails), and with the
+#    default objective for information (tests/fixtures/planner/README.md).
 find_program(DC_PYTHON3_TORCHREC python3)
 if(DC_PYTHON3_TORCHREC)
-  add_test(NAME torchrec_graph
-    COMMAND ${DC_PYTHON3_TORCHREC}
-            ${PROJECT_SOURCE_DIR}/tests/fixtures/torchrec/check_graph.py
-            $<TARGET_FILE:dlrmc>
-            ${PROJECT_SOURCE_DIR}/tests/fixtures/torchrec
-            ${CMAKE_CURRENT_BINARY_DIR}/torchrec_graph)
+  foreach(_t torchrec_graph planner_torchrec)
+    if(_t STREQUAL "torchrec_graph")
+      set(_dir ${PROJECT_SOURCE_DIR}/tests/fixtures/torchrec)
+      set(_script check_graph.py)
+    else()
+      set(_dir ${PROJECT_SOURCE_DIR}/tests/fixtures/planner)
+      set(_script check_planner.py)
+    endif()
+    add_test(NAME ${_t}
+      COMMAND ${DC_PYTHON3_TORCHREC} ${_dir}/${_script} $<TARGET_FILE:dlrmc>
+              ${_dir} ${CMAKE_CURRENT_BINARY_DIR}/${_t})
+  endforeach()
 endif()
