@@ -92,19 +92,17 @@ static int32_t mlp_arrival(const gg_lin *L, int32_t n, int32_t *out) {
 static void fill_buckets(gg_ctx *c, const int32_t *qs, int32_t n,
                          int64_t first, int64_t cap, int32_t *bno,
                          int32_t *nb) {
-  int64_t bytes = 0, elems = 0, lim = first;
+  int64_t elems = 0, lim = first; /* fp32 gradients: 4 bytes each */
   int32_t last = -1;
   for (int32_t j = 0; j < n; j++) {
     int32_t q = qs[j];
-    int64_t e = gg_numel(c->b, c->params[q].t);
     bno[q] = *nb;
-    elems += e;
-    bytes += e * 4;
+    elems += gg_numel(c->b, c->params[q].t);
     last = q;
-    if (bytes >= lim) {
+    if (elems * 4 >= lim) {
       c->params[q].bucket_last = (*nb)++;
       c->params[q].bucket_elems = elems;
-      bytes = elems = 0;
+      elems = 0;
       last = -1;
       lim = cap;
     }
@@ -346,6 +344,18 @@ int32_t gg_cat_backward(gg_ctx *c, int32_t gcat, int32_t gxa) {
   return o;
 }
 
+/* aten::bmm out[b, m, n] = x · y (x transposed view when ta). */
+static void bmm(gg_ctx *c, int32_t x, int32_t y, int32_t out, int64_t m,
+                int64_t n, int64_t k, int64_t batch, bool ta) {
+  gg_b *b = c->b;
+  gg_begin(b, "aten::bmm");
+  gg_in(b, x);
+  gg_in(b, y);
+  gg_out(b, out);
+  gg_gemm(b, m, n, k, batch, ta, false, c->gdt);
+  gg_end(b);
+}
+
 static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
@@ -407,26 +417,12 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   gg_in(b, gZ2);
   gg_out(b, gA);
   gg_out(b, gB);
-  /* TorchRec's traces (torch 2.14, tests/fixtures/torchrec) compute
-   * mat2's gradient first; the stock style keeps the order of its
-   * recorded graphs */
-  for (int32_t pass = 0; pass < 2; pass++) {
-    if ((pass == 0) == !c->trec) {
-      gg_begin(b, "aten::bmm");
-      gg_in(b, gZ2);
-      gg_in(b, c->bmm_a); /* mat2^T: (T^T)^T = T */
-      gg_out(b, gA);
-      gg_gemm(b, F, D, F, B, false, false, c->gdt);
-      gg_end(b);
-    } else {
-      gg_begin(b, "aten::bmm");
-      gg_in(b, gg_t_view(b, c->bmm_a)); /* Tᵀ [B, D, F] */
-      gg_in(b, gZ2);
-      gg_out(b, gB);
-      gg_gemm(b, D, F, F, B, true, false, c->gdt);
-      gg_end(b);
-    }
-  }
+  /* gA = gZ·(mat2ᵀ = T), gB = Tᵀ·gZ. TorchRec's traces (torch 2.14,
+   * tests/fixtures/torchrec) compute mat2's gradient first; the stock
+   * style keeps the order of its recorded graphs. */
+  if (!c->trec) bmm(c, gZ2, c->bmm_a, gA, F, D, F, B, false);
+  bmm(c, gg_t_view(b, c->bmm_a), gZ2, gB, D, F, F, B, true);
+  if (c->trec) bmm(c, gZ2, c->bmm_a, gA, F, D, F, B, false);
   gg_end(b);
   if (c->bmm_cast) {
     gB = to_copy_backward(b, gB, F32);

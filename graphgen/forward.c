@@ -149,7 +149,6 @@ void gg_build_input(gg_ctx *c) {
   int32_t T = p->n_tables;
   c->idx = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
   c->offs_t = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c->offs = -1;
   /* one index tensor per lookup (batched: per class) and the offsets of
    * each class, as [n, batch] (per_table) or n·batch + 1 (batched) */
   for (int32_t k = 0; k < GG_N_CLS; k++) {
@@ -175,7 +174,6 @@ void gg_build_input(gg_ctx *c) {
         b->ts[c->offs_t[i]].producer = b->ts[c->offs_cls[k]].producer;
       }
     }
-    if (c->offs < 0) c->offs = c->offs_cls[k];
   }
   c->dense_h = gg_host_t2(b, F32, c->batch, p->bottom_mlp[0]);
   c->dense = gg_h2d(b, c->dense_h);

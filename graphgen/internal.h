@@ -256,7 +256,6 @@ typedef struct gg_ctx {
   /* forward tensors kept for the backward */
   int32_t dense_h, dense;
   int32_t *idx;        /* device indices per local table (batched: [0]) */
-  int32_t offs;        /* device offsets */
   int32_t n_emb_out;
   int32_t *emb_out;    /* pooled outputs (per table, or one for batched) */
   int32_t n_feat;

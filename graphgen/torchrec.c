@@ -223,9 +223,6 @@ void gg_build_torchrec(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   gg_declare_params(c);
-  c->offs = -1;
-  c->idx = dc_arena_array(b->a, (size_t)p->n_tables + 1, sizeof(int32_t));
-  c->offs_t = dc_arena_array(b->a, (size_t)p->n_tables + 1, sizeof(int32_t));
   for (int32_t k = 0; k < GG_N_CLS; k++)
     c->idx_cls[k] = c->offs_cls[k] = c->out_cls[k] = -1;
 
@@ -234,7 +231,7 @@ void gg_build_torchrec(gg_ctx *c) {
   gg_build_zero_grad(c);
   gg_end(b);
 
-  int32_t values, lengths, splits = -1, send_l = -1, send_v = -1;
+  int32_t splits = -1, send_l = -1, send_v = -1;
   if (p->pipeline) {
     /* progress(): this batch was copied and its input distributed in
      * the previous iterations; now batch i+1's input distribution starts
@@ -250,21 +247,20 @@ void gg_build_torchrec(gg_ctx *c) {
       splits = kjt_splits(c, &send_l, &send_v);
     }
     gg_end(b);
-    int32_t first = b->n_ops;
+    int32_t first = b->n_ops, values, lengths;
     copy_batch(c, &values, &lengths); /* batch i+2 */
     gg_prefetched(b, first, true);
+    if (c->sharded) { /* batch i's received KJT: resident */
+      int64_t n_len, n_val;
+      kjt_received(c, &n_len, &n_val);
+      c->kjt_rlen = gg_t1(b, I32, n_len);
+      c->kjt_rval = gg_t1(b, I64, n_val);
+    } else { /* this batch's copy, made last iteration: resident */
+      c->kjt_val = values;
+      c->kjt_len = lengths;
+    }
   } else {
-    copy_batch(c, &values, &lengths);
-  }
-  if (!p->pipeline || !c->sharded) {
-    c->kjt_val = values;
-    c->kjt_len = lengths;
-  }
-  if (p->pipeline && c->sharded) { /* batch i's received KJT: resident */
-    int64_t n_len, n_val;
-    kjt_received(c, &n_len, &n_val);
-    c->kjt_rlen = gg_t1(b, I32, n_len);
-    c->kjt_rval = gg_t1(b, I64, n_val);
+    copy_batch(c, &c->kjt_val, &c->kjt_len);
   }
 
   annotation(b, "## forward ##");

@@ -126,6 +126,29 @@ static double us(int64_t ns) {
   return (double)ns / 1000.0;
 }
 
+/* A runtime call the evaluator charges as a launch: one that launched
+ * GPU activity, or a synchronisation call. */
+static bool is_launch(const dc_trace_model *m, uint32_t ei) {
+  const dc_trace_event *e = &m->t->ev[ei];
+  return e->kind == DC_TRACE_RUNTIME &&
+         (m->n_gpu[ei] > 0 || dc_trace_is_sync_call(m->t->names[e->name]));
+}
+
+/* The T1 gap before top-level op i (µs), or -1 when it is not sampled:
+ * the previous top-level op is on another thread, under another
+ * container or in another step, or the gap is outside the kept range. */
+static double t1_gap(const dc_trace_model *m, size_t i) {
+  if (i == 0) return -1;
+  const dc_trace *t = m->t;
+  const dc_trace_top *tp = &m->tops[i], *pv = &m->tops[i - 1];
+  const dc_trace_event *o = &t->ev[tp->ev], *p = &t->ev[pv->ev];
+  if (p->thread != o->thread || pv->parent != tp->parent ||
+      pv->step != tp->step)
+    return -1;
+  double gap = us(o->ts_ns - (p->ts_ns + p->dur_ns));
+  return gap > DC_TRACE_T1_MIN_US && gap < DC_TRACE_T1_MAX_US ? gap : -1;
+}
+
 /* raw − corr, the correction taking at most half of the interval. */
 static double corrected(double raw, double corr) {
   if (raw <= 0) return raw;
@@ -144,10 +167,7 @@ static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
   for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
     uint32_t ei = m->cpu[j];
     const dc_trace_event *e = &t->ev[ei];
-    bool launch =
-        e->kind == DC_TRACE_RUNTIME &&
-        (m->n_gpu[ei] > 0 || dc_trace_is_sync_call(t->names[e->name]));
-    if (launch) {
+    if (is_launch(m, ei)) {
       if (!any)
         push(&oe->t[DC_OVH_T2], corrected(us(e->ts_ns - o->ts_ns), c * pending));
       else
@@ -186,16 +206,8 @@ void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m,
     const dc_trace_event *o = &t->ev[tp->ev];
     op_entry *oe = op_get(acc, t->names[o->name]);
     op_samples(m, tp, oe, c.cpu_us);
-    if (i > 0) {
-      const dc_trace_top *pv = &m->tops[i - 1];
-      const dc_trace_event *p = &t->ev[pv->ev];
-      if (p->thread == o->thread && pv->parent == tp->parent &&
-          pv->step == tp->step) {
-        double gap = us(o->ts_ns - (p->ts_ns + p->dur_ns));
-        if (gap > DC_TRACE_T1_MIN_US && gap < DC_TRACE_T1_MAX_US)
-          push(&oe->t[DC_OVH_T1], corrected(gap, c.cpu_us));
-      }
-    }
+    double gap = t1_gap(m, i);
+    if (gap >= 0) push(&oe->t[DC_OVH_T1], corrected(gap, c.cpu_us));
   }
   acc->n_tops += (int64_t)m->n_tops;
 
@@ -328,18 +340,6 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
 
 /* ---- the measured correction and the self-consistency check ---------- */
 
-static bool t1_counted(const dc_trace_model *m, size_t i) {
-  if (i == 0) return false;
-  const dc_trace *t = m->t;
-  const dc_trace_top *tp = &m->tops[i], *pv = &m->tops[i - 1];
-  const dc_trace_event *o = &t->ev[tp->ev], *p = &t->ev[pv->ev];
-  if (p->thread != o->thread || pv->parent != tp->parent ||
-      pv->step != tp->step)
-    return false;
-  double gap = us(o->ts_ns - (p->ts_ns + p->dur_ns));
-  return gap > DC_TRACE_T1_MIN_US && gap < DC_TRACE_T1_MAX_US;
-}
-
 dc_ovh_correction dc_ovh_measure_correction(const dc_trace_model *m) {
   const dc_trace *t = m->t;
   dc_ovh_correction c = {0.0, 0.0};
@@ -379,21 +379,17 @@ void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
     const dc_trace_event *o = &t->ev[tp->ev];
     dc_op_cost oc = dc_profile_op(p, t->names[o->name]);
     meas += us(o->dur_ns);
-    if (t1_counted(m, i)) {
-      const dc_trace_event *pe = &t->ev[m->tops[i - 1].ev];
-      meas += us(o->ts_ns - (pe->ts_ns + pe->dur_ns));
+    double gap = t1_gap(m, i);
+    if (gap >= 0) {
+      meas += gap;
       pred += oc.t1_us;
     }
     int64_t n_launch = 0;
     double t4 = 0;
     for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
-      const dc_trace_event *e = &t->ev[m->cpu[j]];
-      if (e->kind != DC_TRACE_RUNTIME ||
-          !(m->n_gpu[m->cpu[j]] > 0 ||
-            dc_trace_is_sync_call(t->names[e->name])))
-        continue;
+      if (!is_launch(m, m->cpu[j])) continue;
       n_launch++;
-      t4 += dc_profile_t4(p, t->names[e->name]);
+      t4 += dc_profile_t4(p, t->names[t->ev[m->cpu[j]].name]);
     }
     if (n_launch > 0)
       pred += oc.t2_us + t4 + oc.t5_us * (double)(n_launch - 1) + oc.t3_us;
