@@ -272,6 +272,41 @@ void dc_trace_attrib_free(dc_trace_attrib *a);
  * event launched nothing). */
 dc_trace_launched dc_trace_attrib_of(const dc_trace_attrib *a, size_t ev);
 
+/* ---- kernel rows with shapes (krows.c) -----------------------------
+ * `dlrmc trace kernels`: one CSV row per GEMM-like op (columns op, batch,
+ * m, n, k, transa, transb, dtype, time_us, kernels, layout,
+ * kernel_names) or element-wise op (op, elements, flops_per_elem,
+ * bytes_per_elem, time_us, kernels, kernel_names) of the selected steps,
+ * time_us being the kernels the op launched (attrib.c); the parameter
+ * columns are those `dlrmc kernel --csv` and `dlrmc fit` read. Rules in
+ * krows.c and spec/trace-kernels.md. */
+typedef enum dc_trace_rows_kind {
+  DC_TRACE_ROWS_GEMM,
+  DC_TRACE_ROWS_ELEMENTWISE
+} dc_trace_rows_kind;
+
+typedef enum dc_trace_skip {
+  DC_TRACE_SKIP_NO_SHAPES,
+  DC_TRACE_SKIP_SHAPES,
+  DC_TRACE_SKIP_EMPTY,
+  DC_TRACE_SKIP_DTYPE,
+  DC_TRACE_SKIP_NO_KERNEL,
+  DC_TRACE_SKIP_COUNT_,
+  DC_TRACE_SKIP_NONE_ = DC_TRACE_SKIP_COUNT_
+} dc_trace_skip;
+
+typedef struct dc_trace_rows_report {
+  int64_t rows;
+  int64_t skipped[DC_TRACE_SKIP_COUNT_]; /* ops without a row, by reason */
+  int64_t nested; /* ops whose GEMM-like (element-wise) child has the row */
+  int64_t tf32;   /* float GEMMs whose kernel ran on TF32 tensor cores */
+} dc_trace_rows_report;
+
+/* Why ops were skipped, in words (for the driver's stderr). */
+const char *dc_trace_skip_reason(dc_trace_skip r);
+void dc_trace_rows_write(const dc_trace_attrib *at, dc_trace_rows_kind kind,
+                         dc_buf *out, dc_trace_rows_report *rep);
+
 /* ---- overheads (overheads.c) ------------------------------------- */
 
 /* The profiler-overhead correction (§III-C): `cpu_us` per profiled CPU
