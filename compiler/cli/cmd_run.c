@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "runtime/trace/trace.h"
 
 static int cmd_trace(int argc, char **argv) {
