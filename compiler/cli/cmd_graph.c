@@ -14,7 +14,7 @@
 #include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 
 typedef struct graph_args {
   const char *study, *out;

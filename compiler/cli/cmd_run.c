@@ -23,7 +23,7 @@
 #include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 #include "runtime/runtime.h"
 
 /* ---- the point source ---------------------------------------------------- */
