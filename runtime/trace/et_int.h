@@ -1,0 +1,80 @@
+/*
+ * et_int.h — what the two halves of the execution-trace import share
+ * (internal to runtime/trace/): et_read.c streams the ET JSON into flat
+ * node records, et_graph.c turns the records into a dc_graph and maps its
+ * ops to kernel descriptors.
+ *
+ * A node record keeps only what the graph and the kernel mapping read:
+ * the node's ids, name, schema and thread, and its arguments flattened,
+ * one et_val per argument or per element of a list argument (`arg` names
+ * the argument it belongs to, `in_list` marks list elements), each a
+ * tensor (ids, device, dtype, shape, strides when the schema records
+ * them), a scalar (Int, Double, Bool, String) or something the mapping
+ * never reads (None, Device, lists of ints, objects). Both ET layouts
+ * reduce to it: 1.0.1 ("parent", flat "inputs"/"input_shapes"/
+ * "input_types" and the attributes as keys of the node) and 1.0.2 and
+ * later, Chakra's ("ctrl_deps", "inputs": {values, shapes, types,
+ * strides}, "attrs": [{name, type, value}]).
+ */
+#ifndef DC_RUNTIME_TRACE_ET_INT_H
+#define DC_RUNTIME_TRACE_ET_INT_H
+
+#include "runtime/trace/trace.h"
+
+#define ET_MAX_DIMS 8 /* recorded ranks above this are refused */
+
+typedef enum et_kind {
+  ET_TENSOR,
+  ET_INT,
+  ET_DOUBLE,
+  ET_BOOL,
+  ET_STRING,
+  ET_NONE, /* None, an undefined tensor, an object, a list of scalars */
+} et_kind;
+
+typedef struct et_val {
+  uint8_t kind;   /* et_kind */
+  bool in_list;   /* an element of a GenericList argument */
+  bool cuda;      /* tensor on a GPU */
+  bool strided;   /* strides were recorded */
+  bool tposed;    /* no strides: a transposed view (et_graph.c) */
+  int16_t arg;    /* which argument of the node */
+  int8_t ndim;
+  uint8_t esize;  /* bytes per element as recorded */
+  dc_dtype dtype;
+  int64_t tid, sid, offset, numel; /* tensor id, storage id, ... */
+  int64_t shape[ET_MAX_DIMS], stride[ET_MAX_DIMS];
+  int64_t i;      /* Int, Bool */
+  double f;       /* Double */
+  const char *s;  /* String */
+} et_val;
+
+typedef struct et_node {
+  int64_t id, parent, rf_id, tid, seq_id;
+  int32_t scope;
+  const char *name;
+  const char *schema; /* op_schema, "" when none */
+  et_val *in, *out;
+  int32_t n_in, n_out;
+  int32_t n_in_args; /* arguments (a list counts once) */
+  /* record_param_comms attributes (0 / NULL when absent) */
+  const char *coll_name;
+  int64_t in_msg_nelems, pg_size;
+  int32_t line; /* where the node starts in the file, for diagnostics */
+} et_node;
+
+typedef struct et_file {
+  const char *path;
+  const char *schema;
+  et_node *nodes; /* in file order */
+  int64_t n_nodes;
+  bool any_cuda;  /* some tensor is on a GPU */
+} et_file;
+
+/* et_read.c: reads the file into `f` (records and strings in `a`). */
+bool et_read_file(const char *path, et_file *f, dc_arena *a, dc_diags *d);
+/* et_graph.c: the graph of the records. */
+bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a,
+                    dc_diags *d);
+
+#endif /* DC_RUNTIME_TRACE_ET_INT_H */
