@@ -746,10 +746,52 @@ static dc_phase phase_of(const bctx *c, int32_t j) {
 
 static void emit(bctx *c, int32_t ni, int32_t parent, int depth);
 
+/* Transparent nodes: their children take their place. */
+static bool transparent(const et_node *n) {
+  return is_thread_node(n) || strstr(n->name, "execution_trace|process]") ||
+         strstr(n->name, "execution_graph|process]") || starts(n->name, "gloo:");
+}
+
+typedef struct nlist {
+  int32_t *v;
+  int32_t n, cap;
+} nlist;
+
+/* The children of ni, transparent ones replaced by theirs, recursively. */
+static void gather(const bctx *c, int32_t ni, int32_t skip, nlist *l,
+                   int depth) {
+  for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k]) {
+    if (k == skip) continue;
+    if (transparent(node_at(c, k)) && depth < ET_MAX_TREE_DEPTH) {
+      gather(c, k, -1, l, depth + 1);
+      continue;
+    }
+    if (l->n == l->cap) {
+      l->cap = l->cap ? l->cap * 2 : 16;
+      l->v = dc_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = k;
+  }
+}
+
+static const et_node *sort_nodes; /* qsort has no context argument */
+
+static int cmp_id(const void *pa, const void *pb) {
+  int64_t a = sort_nodes[*(const int32_t *)pa].id;
+  int64_t b = sort_nodes[*(const int32_t *)pb].id;
+  return a < b ? -1 : a > b;
+}
+
+/* Emits ni's children (but `skip`) in id order: across threads and
+ * transparent scopes, start order is execution order. */
 static void emit_kids(bctx *c, int32_t ni, int32_t parent, int depth,
                       int32_t skip) {
-  for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k])
-    if (k != skip) emit(c, k, parent, depth + 1);
+  nlist l = {0};
+  gather(c, ni, skip, &l, depth);
+  sort_nodes = c->f->nodes;
+  if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+  for (int32_t i = 0; i < l.n; i++) emit(c, l.v[i], parent, depth + 1);
+  free(l.v);
 }
 
 static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
@@ -770,8 +812,7 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
     if (gs > 0) c->pg_size = gs;
     return;
   }
-  if (is_thread_node(n) || strstr(n->name, "execution_trace|process]") ||
-      strstr(n->name, "execution_graph|process]") || starts(n->name, "gloo:")) {
+  if (transparent(n)) {
     emit_kids(c, ni, parent, depth, -1);
     return;
   }
@@ -802,9 +843,12 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
     emit_kids(c, ni, j, depth, skip);
   } else if (c->comm[j]) {
     /* the nccl: kernel node(s) are the collective's own */
-    for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k])
-      if (k != skip && !starts(node_at(c, k)->name, "nccl:"))
-        emit(c, k, j, depth + 1);
+    nlist l = {0};
+    gather(c, ni, skip, &l, depth);
+    for (int32_t i = 0; i < l.n; i++)
+      if (!starts(node_at(c, l.v[i])->name, "nccl:"))
+        emit(c, l.v[i], j, depth + 1);
+    free(l.v);
   } else {
     emit_kids(c, ni, j, depth, skip);
   }
@@ -1061,7 +1105,24 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a,
     last[p] = i;
   }
   find_transposes(&c, f, order);
-  for (int32_t r = 0; r < n_roots; r++) emit(&c, roots[r], -1, 0);
+  { /* the roots' ops (through the process and thread nodes) by id */
+    nlist l = {0};
+    for (int32_t r = 0; r < n_roots; r++) {
+      if (transparent(&f->nodes[roots[r]])) {
+        gather(&c, roots[r], -1, &l, 0);
+        continue;
+      }
+      if (l.n == l.cap) {
+        l.cap = l.cap ? l.cap * 2 : 16;
+        l.v = dc_xrealloc(l.v, (size_t)l.cap * sizeof *l.v);
+      }
+      l.v[l.n++] = roots[r];
+    }
+    sort_nodes = f->nodes;
+    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+    for (int32_t i = 0; i < l.n; i++) emit(&c, l.v[i], -1, 0);
+    free(l.v);
+  }
   free(roots);
   if (c.failed) goto done;
   if (c.pg_size <= 0) c.pg_size = 1;

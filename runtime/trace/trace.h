@@ -404,6 +404,24 @@ bool dc_et_import(const char *path, dc_et_graph *out, dc_arena *a,
 /* The ops no kernel model prices, one line each with their count. */
 void dc_et_unpriced_write(const dc_et_graph *e, dc_buf *out);
 
+/* ---- replay (replay.c) ---------------------------------------------
+ * `dlrmc replay`: the imported graph priced on a GPU of the catalog and,
+ * with the Kineto trace of the same run, compared with it (spec/replay.md:
+ * matching, the iteration's metrics, per-family errors, the worst
+ * kernels). The report is Markdown, or CSV rows (e2e, gpu_active,
+ * gpu_idle, cpu, then one per kernel family). */
+typedef struct dc_replay_opts {
+  const char *et_path;
+  const char *kineto_path; /* NULL: predictions only */
+  const char *gpu;         /* catalog name or path */
+  const char *overheads;   /* profile, "self", or NULL: self with a Kineto
+                              trace, else paper-v100 */
+  bool csv;
+} dc_replay_opts;
+
+bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a,
+               dc_diags *d);
+
 /* ---- stats (stats.c) ------------------------------------------------
  */
 
