@@ -876,9 +876,18 @@ typedef struct tctx {
   imap produced; /* tensor ids some op outputs */
   imap by_tid;   /* tensor id -> its first value (index into vals) */
   imap by_key;   /* tkey -> its first value */
+  imap by_store; /* skey (storage, shape, size) -> its first value */
   const et_val **vals;
   int32_t n_vals, cap_vals;
+  int64_t max_plain; /* the largest id of a tensor that is no view */
 } tctx;
+
+/* A tensor by its storage and shape (the base of a view). */
+static int64_t skey(int64_t sid, const int64_t *shape, int32_t nd, int esize) {
+  et_val x = {.tid = sid, .ndim = (int8_t)nd, .esize = (uint8_t)esize};
+  memcpy(x.shape, shape, (size_t)nd * sizeof *shape);
+  return tkey(&x) ^ 0x5bd1e995;
+}
 
 static void see(tctx *t, const et_val *v, bool out) {
   if (v->kind != ET_TENSOR) return;
@@ -891,26 +900,39 @@ static void see(tctx *t, const et_val *v, bool out) {
   }
   imap_put(&t->by_key, k, t->n_vals);
   if (imap_get(&t->by_tid, v->tid) < 0) imap_put(&t->by_tid, v->tid, t->n_vals);
+  int64_t sk = skey(v->sid, v->shape, v->ndim, v->esize);
+  if (imap_get(&t->by_store, sk) < 0) imap_put(&t->by_store, sk, t->n_vals);
   t->vals[t->n_vals++] = v;
 }
 
-/* The value a value stands for: itself, or the base of an exported
- * `.t()` view (see the header). */
-static const et_val *resolve(const tctx *t, const et_val *v) {
+/* The base of a transposed view that no op produces: a tensor on the
+ * same storage with the last two dims and strides swapped (an export's
+ * view); NULL for anything else. */
+static const et_val *view_base(const tctx *t, const et_val *v) {
   int32_t nd = v->ndim;
   if (nd < 2 || !v->strided || v->tid == v->sid ||
       imap_get(&t->produced, v->tid) >= 0)
-    return v;
-  int32_t b = imap_get(&t->by_tid, v->sid);
-  if (b < 0) return v;
+    return NULL;
+  int64_t sh[ET_MAX_DIMS];
+  memcpy(sh, v->shape, sizeof sh);
+  sh[nd - 1] = v->shape[nd - 2];
+  sh[nd - 2] = v->shape[nd - 1];
+  int32_t b = imap_get(&t->by_store, skey(v->sid, sh, nd, v->esize));
+  if (b < 0) return NULL;
   const et_val *w = t->vals[b];
-  if (w->ndim != nd || w->shape[nd - 1] != v->shape[nd - 2] ||
-      w->shape[nd - 2] != v->shape[nd - 1] || v->stride[nd - 2] != 1 ||
-      v->stride[nd - 1] != w->shape[nd - 1])
-    return v;
+  if (w == v || !w->strided || w->stride[nd - 1] != v->stride[nd - 2] ||
+      w->stride[nd - 2] != v->stride[nd - 1] || w->offset != v->offset)
+    return NULL;
   for (int32_t d = 0; d < nd - 2; d++)
-    if (w->shape[d] != v->shape[d]) return v;
+    if (w->stride[d] != v->stride[d]) return NULL;
   return w;
+}
+
+/* The value a value stands for: the base of an operand's `.t()` (ids
+ * above every other tensor's, made by the export), else itself. */
+static const et_val *resolve(const tctx *t, const et_val *v) {
+  const et_val *w = view_base(t, v);
+  return w && (t->max_plain == 0 || v->tid > t->max_plain) ? w : v;
 }
 
 static void fill_tensor(bctx *c, dc_tensor *x, int32_t idx, const et_val *v) {
@@ -939,6 +961,14 @@ static void build_tensors(bctx *c, dc_graph *g) {
     for (int32_t i = 0; i < n->n_in; i++) see(&t, &n->in[i], false);
   }
   imap idx = {0}, ids = {0};
+  /* A transposed view no op produces is the export's: its `.t()` of an
+   * operand (ids above every tensor's: the same tensor) or a tensor of the
+   * graph (gg_t_view: a tensor of its own, view_of its base). */
+  int64_t max_plain = 0;
+  for (int32_t i = 0; i < t.n_vals; i++)
+    if (resolve(&t, t.vals[i]) == t.vals[i] && t.vals[i]->tid > max_plain)
+      max_plain = t.vals[i]->tid;
+  t.max_plain = max_plain;
   int64_t max_id = 0, min_id = INT64_MAX, n_keys = 0;
   bool unique = true;
   for (int32_t i = 0; i < t.n_vals; i++) {
@@ -967,14 +997,41 @@ static void build_tensors(bctx *c, dc_graph *g) {
     imap_put(&idx, tkey(v), k);
     fill_tensor(c, &g->tensors[k], k, v);
   }
+  for (int32_t i = 0; i < t.n_vals; i++) { /* the views' bases */
+    const et_val *v = t.vals[i];
+    const et_val *w = view_base(&t, v);
+    int32_t k = imap_get(&idx, tkey(v)), b = w ? imap_get(&idx, tkey(w)) : -1;
+    if (w && k >= 0 && b >= 0) g->tensors[k].view_of = b + 1;
+  }
   for (int32_t j = 0; j < c->n_ops; j++) {
     const et_node *n = c->src[j];
     dc_op *o = &c->ops[j];
     int32_t *ins = dc_arena_array(c->a, (size_t)n->n_in + 1, sizeof *ins);
     int32_t *outs = dc_arena_array(c->a, (size_t)n->n_out + 1, sizeof *outs);
-    for (int32_t i = 0; i < n->n_in; i++)
-      if (n->in[i].kind == ET_TENSOR)
-        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[i])));
+    int32_t l0 = -1, l1 = -1, n0 = 0, n1 = 0, plain = 0;
+    for (int32_t i = 0; i < n->n_in; i++) {
+      const et_val *v = &n->in[i];
+      if (v->kind != ET_TENSOR) continue;
+      if (!v->in_list) plain++;
+      else if (l0 < 0 || v->arg == l0) l0 = v->arg, n0++;
+      else if (l1 < 0 || v->arg == l1) l1 = v->arg, n1++;
+      else plain++;
+    }
+    if (plain == 0 && l1 >= 0 && n0 == n1) {
+      /* two lists of one length (_foreach_add_(params, grads)): pairs, as
+       * graphgen lists them */
+      int32_t a = 0, b = 0;
+      for (int32_t k = 0; k < n0; k++) {
+        while (n->in[a].kind != ET_TENSOR || n->in[a].arg != l0) a++;
+        while (n->in[b].kind != ET_TENSOR || n->in[b].arg != l1) b++;
+        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[a++])));
+        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[b++])));
+      }
+    } else {
+      for (int32_t i = 0; i < n->n_in; i++)
+        if (n->in[i].kind == ET_TENSOR)
+          ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[i])));
+    }
     for (int32_t i = 0; i < n->n_out; i++)
       if (n->out[i].kind == ET_TENSOR)
         outs[o->n_outputs++] = imap_get(&idx, tkey(resolve(&t, &n->out[i])));
@@ -995,6 +1052,7 @@ static void build_tensors(bctx *c, dc_graph *g) {
   imap_free(&t.produced);
   imap_free(&t.by_tid);
   imap_free(&t.by_key);
+  imap_free(&t.by_store);
   free(t.vals);
 }
 
