@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "kernels/kernels.h"
 
 typedef struct kargs {

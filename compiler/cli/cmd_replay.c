@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "runtime/trace/trace.h"
 
 static int cmd_replay(int argc, char **argv) {
