@@ -31,9 +31,11 @@ static int cmd_replay(int argc, char **argv) {
       else if (!o.kineto_path)
         o.kineto_path = a;
       else
-        return dc_cli_usage_error(cmd, "unexpected argument '%s': give the "
-                                       "execution trace and at most one "
-                                       "Kineto trace", a);
+        return dc_cli_usage_error(cmd,
+                                  "unexpected argument '%s': give the "
+                                  "execution trace and at most one "
+                                  "Kineto trace",
+                                  a);
       continue;
     }
     if (strcmp(a, "--csv") == 0) {

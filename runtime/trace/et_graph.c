@@ -49,7 +49,8 @@ static void imap_put(imap *m, int64_t k, int32_t v) {
     m->cap = old.cap ? old.cap * 2 : 1024;
     m->key = dc_xmalloc(m->cap * sizeof *m->key);
     m->val = dc_xmalloc(m->cap * sizeof *m->val);
-    for (size_t i = 0; i < m->cap; i++) m->val[i] = -1;
+    for (size_t i = 0; i < m->cap; i++)
+      m->val[i] = -1;
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
       if (old.val[i] >= 0) imap_put(m, old.key[i], old.val[i]);
@@ -57,7 +58,8 @@ static void imap_put(imap *m, int64_t k, int32_t v) {
     free(old.val);
   }
   size_t i = ((uint64_t)k * 11400714819323198485ull) & (m->cap - 1);
-  while (m->val[i] >= 0 && m->key[i] != k) i = (i + 1) & (m->cap - 1);
+  while (m->val[i] >= 0 && m->key[i] != k)
+    i = (i + 1) & (m->cap - 1);
   if (m->val[i] < 0) m->n++;
   m->key[i] = k;
   m->val[i] = v;
@@ -98,79 +100,214 @@ static bool is_thread_node(const et_node *n) {
  * bookkeeping. */
 static bool no_kernel(const char *name) {
   static const char *const names[] = {
-      "aten::view", "aten::reshape", "aten::_reshape_alias",
-      "aten::_unsafe_view", "aten::t", "aten::transpose", "aten::permute",
-      "aten::numpy_T", "aten::expand", "aten::expand_as", "aten::as_strided",
-      "aten::squeeze", "aten::unsqueeze", "aten::select", "aten::slice",
-      "aten::narrow", "aten::split", "aten::split_with_sizes", "aten::chunk",
-      "aten::unbind", "aten::detach", "aten::detach_", "aten::alias",
-      "aten::lift_fresh", "aten::empty", "aten::empty_like",
-      "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
-      "aten::resize_", "aten::flatten", "aten::unflatten",
-      "aten::resolve_conj", "aten::resolve_neg", "aten::set_",
-      "aten::record_stream", "aten::broadcast_tensors", "aten::size",
-      "aten::stride", "aten::is_nonzero", "aten::result_type",
-      "aten::can_cast", "aten::_has_compatible_shallow_copy_type",
-      "aten::_nested_tensor_from_mask_left_aligned", "aten::requires_grad_",
+      "aten::view",
+      "aten::reshape",
+      "aten::_reshape_alias",
+      "aten::_unsafe_view",
+      "aten::t",
+      "aten::transpose",
+      "aten::permute",
+      "aten::numpy_T",
+      "aten::expand",
+      "aten::expand_as",
+      "aten::as_strided",
+      "aten::squeeze",
+      "aten::unsqueeze",
+      "aten::select",
+      "aten::slice",
+      "aten::narrow",
+      "aten::split",
+      "aten::split_with_sizes",
+      "aten::chunk",
+      "aten::unbind",
+      "aten::detach",
+      "aten::detach_",
+      "aten::alias",
+      "aten::lift_fresh",
+      "aten::empty",
+      "aten::empty_like",
+      "aten::empty_strided",
+      "aten::new_empty",
+      "aten::new_empty_strided",
+      "aten::resize_",
+      "aten::flatten",
+      "aten::unflatten",
+      "aten::resolve_conj",
+      "aten::resolve_neg",
+      "aten::set_",
+      "aten::record_stream",
+      "aten::broadcast_tensors",
+      "aten::size",
+      "aten::stride",
+      "aten::is_nonzero",
+      "aten::result_type",
+      "aten::can_cast",
+      "aten::_has_compatible_shallow_copy_type",
+      "aten::_nested_tensor_from_mask_left_aligned",
+      "aten::requires_grad_",
       "aten::_to_dense",
-      "aten::_coalesced_", "aten::_indices", "aten::_values",
-      "aten::sparse_coo_tensor", "aten::_sparse_coo_tensor_unsafe",
-      "aten::_sparse_coo_tensor_with_dims_and_tensors", "aten::values",
-      "aten::indices", "aten::is_same_size", "aten::equal",
-      "torch::autograd::AccumulateGrad", "detach", "detach_"};
+      "aten::_coalesced_",
+      "aten::_indices",
+      "aten::_values",
+      "aten::sparse_coo_tensor",
+      "aten::_sparse_coo_tensor_unsafe",
+      "aten::_sparse_coo_tensor_with_dims_and_tensors",
+      "aten::values",
+      "aten::indices",
+      "aten::is_same_size",
+      "aten::equal",
+      "torch::autograd::AccumulateGrad",
+      "detach",
+      "detach_"};
   return in_list(name, names, DC_COUNTOF(names));
 }
 
 static bool is_elementwise(const char *n) {
-  static const char *const names[] = {
-      "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul",
-      "aten::mul_", "aten::div", "aten::div_", "aten::relu", "aten::relu_",
-      "aten::clamp_min", "aten::clamp_min_", "aten::clamp", "aten::clamp_",
-      "aten::threshold_backward", "aten::sigmoid", "aten::sigmoid_",
-      "aten::sigmoid_backward", "aten::tanh", "aten::tanh_",
-      "aten::tanh_backward", "aten::exp", "aten::exp_", "aten::log",
-      "aten::log_", "aten::neg", "aten::neg_", "aten::pow", "aten::pow_",
-      "aten::sqrt", "aten::sqrt_", "aten::rsqrt", "aten::reciprocal",
-      "aten::abs", "aten::sign", "aten::where", "aten::fill_", "aten::zero_",
-      "aten::uniform_", "aten::normal_", "aten::bernoulli_",
-      "aten::native_dropout", "aten::native_dropout_backward", "aten::gelu",
-      "aten::gelu_backward", "aten::silu", "aten::silu_backward",
-      "aten::addcmul_", "aten::addcdiv_", "aten::addcmul", "aten::addcdiv",
-      "aten::lerp_", "aten::maximum", "aten::minimum", "aten::masked_fill_",
-      "aten::mse_loss_backward", "aten::binary_cross_entropy_backward",
-      "aten::hardtanh", "aten::hardtanh_", "aten::leaky_relu",
-      "aten::softplus", "aten::eq", "aten::ne", "aten::lt", "aten::gt",
-      "aten::le", "aten::ge", "aten::logical_and", "aten::logical_or",
-      "aten::logical_not", "aten::floor", "aten::ceil", "aten::round",
-      "aten::sin", "aten::cos", "aten::erf", "aten::nll_loss_backward",
-      "aten::index", "aten::index_select", "aten::gather",
-      "aten::scatter_add_", "aten::index_put_", "aten::_index_put_impl_",
-      "aten::index_add_", "aten::arange", "aten::zeros", "aten::ones",
-      "aten::full", "aten::rand", "aten::randn", "aten::tril", "aten::triu",
-      "aten::zeros_like", "aten::ones_like", "aten::full_like",
-      "aten::new_zeros", "aten::new_ones",
-      "aten::masked_select", "aten::_foreach_add_", "aten::_foreach_mul_",
-      "aten::_foreach_addcmul_", "aten::_foreach_addcdiv_",
-      "aten::_foreach_sqrt", "aten::_foreach_div_", "aten::_foreach_lerp_",
-      "aten::_foreach_add", "aten::_foreach_zero_", "aten::_fused_adam_",
-      "aten::_fused_adamw_", "aten::_fused_sgd_",
-      "fbgemm::asynchronous_complete_cumsum", "fbgemm::bounds_check_indices",
-      "fbgemm::permute_2D_sparse_data"};
+  static const char *const names[] = {"aten::add",
+                                      "aten::add_",
+                                      "aten::sub",
+                                      "aten::sub_",
+                                      "aten::mul",
+                                      "aten::mul_",
+                                      "aten::div",
+                                      "aten::div_",
+                                      "aten::relu",
+                                      "aten::relu_",
+                                      "aten::clamp_min",
+                                      "aten::clamp_min_",
+                                      "aten::clamp",
+                                      "aten::clamp_",
+                                      "aten::threshold_backward",
+                                      "aten::sigmoid",
+                                      "aten::sigmoid_",
+                                      "aten::sigmoid_backward",
+                                      "aten::tanh",
+                                      "aten::tanh_",
+                                      "aten::tanh_backward",
+                                      "aten::exp",
+                                      "aten::exp_",
+                                      "aten::log",
+                                      "aten::log_",
+                                      "aten::neg",
+                                      "aten::neg_",
+                                      "aten::pow",
+                                      "aten::pow_",
+                                      "aten::sqrt",
+                                      "aten::sqrt_",
+                                      "aten::rsqrt",
+                                      "aten::reciprocal",
+                                      "aten::abs",
+                                      "aten::sign",
+                                      "aten::where",
+                                      "aten::fill_",
+                                      "aten::zero_",
+                                      "aten::uniform_",
+                                      "aten::normal_",
+                                      "aten::bernoulli_",
+                                      "aten::native_dropout",
+                                      "aten::native_dropout_backward",
+                                      "aten::gelu",
+                                      "aten::gelu_backward",
+                                      "aten::silu",
+                                      "aten::silu_backward",
+                                      "aten::addcmul_",
+                                      "aten::addcdiv_",
+                                      "aten::addcmul",
+                                      "aten::addcdiv",
+                                      "aten::lerp_",
+                                      "aten::maximum",
+                                      "aten::minimum",
+                                      "aten::masked_fill_",
+                                      "aten::mse_loss_backward",
+                                      "aten::binary_cross_entropy_backward",
+                                      "aten::hardtanh",
+                                      "aten::hardtanh_",
+                                      "aten::leaky_relu",
+                                      "aten::softplus",
+                                      "aten::eq",
+                                      "aten::ne",
+                                      "aten::lt",
+                                      "aten::gt",
+                                      "aten::le",
+                                      "aten::ge",
+                                      "aten::logical_and",
+                                      "aten::logical_or",
+                                      "aten::logical_not",
+                                      "aten::floor",
+                                      "aten::ceil",
+                                      "aten::round",
+                                      "aten::sin",
+                                      "aten::cos",
+                                      "aten::erf",
+                                      "aten::nll_loss_backward",
+                                      "aten::index",
+                                      "aten::index_select",
+                                      "aten::gather",
+                                      "aten::scatter_add_",
+                                      "aten::index_put_",
+                                      "aten::_index_put_impl_",
+                                      "aten::index_add_",
+                                      "aten::arange",
+                                      "aten::zeros",
+                                      "aten::ones",
+                                      "aten::full",
+                                      "aten::rand",
+                                      "aten::randn",
+                                      "aten::tril",
+                                      "aten::triu",
+                                      "aten::zeros_like",
+                                      "aten::ones_like",
+                                      "aten::full_like",
+                                      "aten::new_zeros",
+                                      "aten::new_ones",
+                                      "aten::masked_select",
+                                      "aten::_foreach_add_",
+                                      "aten::_foreach_mul_",
+                                      "aten::_foreach_addcmul_",
+                                      "aten::_foreach_addcdiv_",
+                                      "aten::_foreach_sqrt",
+                                      "aten::_foreach_div_",
+                                      "aten::_foreach_lerp_",
+                                      "aten::_foreach_add",
+                                      "aten::_foreach_zero_",
+                                      "aten::_fused_adam_",
+                                      "aten::_fused_adamw_",
+                                      "aten::_fused_sgd_",
+                                      "fbgemm::asynchronous_complete_cumsum",
+                                      "fbgemm::bounds_check_indices",
+                                      "fbgemm::permute_2D_sparse_data"};
   return in_list(n, names, DC_COUNTOF(names));
 }
 
 static bool is_reduce(const char *n) {
-  static const char *const names[] = {
-      "aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max",
-      "aten::min", "aten::norm", "aten::linalg_vector_norm", "aten::var",
-      "aten::std", "aten::cumsum", "aten::mse_loss",
-      "aten::binary_cross_entropy", "aten::binary_cross_entropy_with_logits",
-      "aten::nll_loss_forward", "aten::_log_softmax", "aten::_softmax",
-      "aten::_log_softmax_backward_data", "aten::_softmax_backward_data",
-      "aten::native_layer_norm", "aten::native_layer_norm_backward",
-      "aten::native_batch_norm", "aten::native_batch_norm_backward",
-      "aten::cudnn_batch_norm", "aten::cudnn_batch_norm_backward",
-      "aten::argmax", "aten::topk", "aten::sort"};
+  static const char *const names[] = {"aten::sum",
+                                      "aten::mean",
+                                      "aten::amax",
+                                      "aten::amin",
+                                      "aten::max",
+                                      "aten::min",
+                                      "aten::norm",
+                                      "aten::linalg_vector_norm",
+                                      "aten::var",
+                                      "aten::std",
+                                      "aten::cumsum",
+                                      "aten::mse_loss",
+                                      "aten::binary_cross_entropy",
+                                      "aten::binary_cross_entropy_with_logits",
+                                      "aten::nll_loss_forward",
+                                      "aten::_log_softmax",
+                                      "aten::_softmax",
+                                      "aten::_log_softmax_backward_data",
+                                      "aten::_softmax_backward_data",
+                                      "aten::native_layer_norm",
+                                      "aten::native_layer_norm_backward",
+                                      "aten::native_batch_norm",
+                                      "aten::native_batch_norm_backward",
+                                      "aten::cudnn_batch_norm",
+                                      "aten::cudnn_batch_norm_backward",
+                                      "aten::argmax",
+                                      "aten::topk",
+                                      "aten::sort"};
   return in_list(n, names, DC_COUNTOF(names));
 }
 
@@ -181,11 +318,18 @@ static bool is_reduce(const char *n) {
  * collectives and copy_ launch whatever their children do (aten::addmm
  * on the CPU records the bias copy_ beside its GEMM). */
 static bool is_composite(const char *n, dc_kernel_kind k) {
-  static const char *const names[] = {
-      "aten::linear", "aten::matmul", "aten::embedding_bag",
-      "aten::embedding", "aten::_embedding_bag_backward",
-      "aten::embedding_backward", "aten::to", "aten::_to_copy",
-      "aten::clone", "aten::contiguous", "aten::item", "aten::stack"};
+  static const char *const names[] = {"aten::linear",
+                                      "aten::matmul",
+                                      "aten::embedding_bag",
+                                      "aten::embedding",
+                                      "aten::_embedding_bag_backward",
+                                      "aten::embedding_backward",
+                                      "aten::to",
+                                      "aten::_to_copy",
+                                      "aten::clone",
+                                      "aten::contiguous",
+                                      "aten::item",
+                                      "aten::stack"};
   return k == DC_KERNEL_ELEMENTWISE || k == DC_KERNEL_REDUCE ||
          in_list(n, names, DC_COUNTOF(names)) ||
          starts(n, "fbgemm::split_embedding_codegen_lookup_") ||
@@ -229,11 +373,12 @@ static int arg_index(const char *schema, const char *arg) {
       q++;
     }
     const char *e = eq ? eq : q;
-    while (e > p && e[-1] == ' ') e--;
+    while (e > p && e[-1] == ' ')
+      e--;
     const char *b = e;
-    while (b > p && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') ||
-                     (b[-1] >= 'A' && b[-1] <= 'Z') ||
-                     (b[-1] >= '0' && b[-1] <= '9')))
+    while (b > p &&
+           (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') ||
+            (b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= '0' && b[-1] <= '9')))
       b--;
     bool star = e > p && e[-1] == '*' && b == e;
     if (!star && b < e) {
@@ -357,30 +502,22 @@ static void find_transposes(bctx *c, et_file *f, const int32_t *order) {
 /* ---- the op mapping (spec/replay.md) ----------------------------------- */
 
 typedef struct mapped {
-  int n;            /* kernels: 0, 1 */
-  bool unknown;     /* computes on the device; no model */
-  bool sync;        /* blocks the host (a D2H copy, .item()) */
+  int n;        /* kernels: 0, 1 */
+  bool unknown; /* computes on the device; no model */
+  bool sync;    /* blocks the host (a D2H copy, .item()) */
   dc_kernel k;
 } mapped;
 
 static dc_dtype gemm_dtype(const et_val *a) {
-  return a->dtype == DC_DTYPE_FP16 || a->dtype == DC_DTYPE_BF16
-             ? a->dtype
-             : DC_DTYPE_FP32;
+  return a->dtype == DC_DTYPE_FP16 || a->dtype == DC_DTYPE_BF16 ? a->dtype
+                                                                : DC_DTYPE_FP32;
 }
 
-static void set_gemm(mapped *m, int64_t M, int64_t N, int64_t K,
-                     int64_t batch, bool ta, bool tb, dc_dtype dt) {
+static void set_gemm(mapped *m, int64_t M, int64_t N, int64_t K, int64_t batch,
+                     bool ta, bool tb, dc_dtype dt) {
   if (M <= 0 || N <= 0 || K <= 0 || batch <= 0) return; /* nothing to do */
   m->n = 1;
-  m->k.kind = DC_KERNEL_GEMM;
-  m->k.u.gemm.m = M;
-  m->k.u.gemm.n = N;
-  m->k.u.gemm.k = K;
-  m->k.u.gemm.batch = batch;
-  m->k.u.gemm.transa = ta;
-  m->k.u.gemm.transb = tb;
-  m->k.u.gemm.dtype = dt;
+  m->k = dc_kernel_gemm(M, N, K, batch, ta, tb, dt);
 }
 
 /* C = op(A) op(B): A [.., m, k], B [.., k, n], batch from A's leading
@@ -395,8 +532,8 @@ static void gemm_ab(const bctx *c, mapped *m, const et_val *A,
   int64_t K = A->shape[an - 1];
   int64_t N = bn >= 2 ? B->shape[bn - 1] : 1;
   if (bn >= 3 && an >= 3) {
-    set_gemm(m, A->shape[an - 2], N, K, rows_of(A, 0, an - 2),
-             transposed(c, A), transposed(c, B), gemm_dtype(A));
+    set_gemm(m, A->shape[an - 2], N, K, rows_of(A, 0, an - 2), transposed(c, A),
+             transposed(c, B), gemm_dtype(A));
   } else {
     set_gemm(m, rows_of(A, 0, an - 1), N, K, 1, an >= 2 && transposed(c, A),
              bn >= 2 && transposed(c, B), gemm_dtype(A));
@@ -437,8 +574,8 @@ static void ew_of(mapped *m, const et_node *n, dc_kernel_kind kind) {
 }
 
 /* A copy from `s` to `d` (their devices decide the kind). */
-static void copy_of(const bctx *c, mapped *m, const et_val *s,
-                    const et_val *d, bool non_blocking) {
+static void copy_of(const bctx *c, mapped *m, const et_val *s, const et_val *d,
+                    bool non_blocking) {
   if (!s || !d) {
     m->unknown = true;
     return;
@@ -501,8 +638,9 @@ static void emb_aten(bctx *c, mapped *m, const et_node *n, bool bwd) {
     const et_val *off = named_tensor(n, "offsets");
     const et_val *last = named(n, "include_last_offset");
     bool bag = off != NULL;
-    int64_t B = bag ? off->numel - (last && last->kind == ET_BOOL && last->i)
-                : idx ? idx->numel : 0;
+    int64_t B = bag   ? off->numel - (last && last->kind == ET_BOOL && last->i)
+                : idx ? idx->numel
+                      : 0;
     if (!w || !idx || w->ndim != 2 || B <= 0) {
       m->unknown = true;
       return;
@@ -564,14 +702,14 @@ static void emb_tbe(bctx *c, mapped *m, const et_node *n, bool bwd) {
   }
   int64_t D = (total_d + T / 2) / T;
   int64_t rows = w->numel / total_d;
-  emb_group(c, m, bwd ? DC_KERNEL_EMBEDDING_BWD : DC_KERNEL_EMBEDDING_FWD,
-            B, (int32_t)T, rows > 0 ? rows : 1, D,
+  emb_group(c, m, bwd ? DC_KERNEL_EMBEDDING_BWD : DC_KERNEL_EMBEDDING_FWD, B,
+            (int32_t)T, rows > 0 ? rows : 1, D,
             (double)idx->numel / ((double)B * (double)T), w->dtype,
             tbe_optimizer(n->name), bwd);
 }
 
-static void coll_of(bctx *c, mapped *m, const et_node *n,
-                    const et_node *comm, dc_kernel_kind kind) {
+static void coll_of(bctx *c, mapped *m, const et_node *n, const et_node *comm,
+                    dc_kernel_kind kind) {
   int64_t bytes = 0;
   const et_val *t0 = comm ? tensor_in(comm, 0) : NULL;
   if (!t0) t0 = tensor_in(n, 0);
@@ -693,9 +831,12 @@ static mapped map_op(bctx *c, int32_t j) {
   return m;
 }
 
-/* ---- structure ------------------------------------------------------------ */
+/* ---- structure ------------------------------------------------------------
+ */
 
-static bool is_eval_name(const char *name) { return starts(name, ET_EVAL); }
+static bool is_eval_name(const char *name) {
+  return starts(name, ET_EVAL);
+}
 
 /* "group_size": N in the init node's description of the default group. */
 static int32_t group_size(const et_node *n) {
@@ -749,7 +890,8 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth);
 /* Transparent nodes: their children take their place. */
 static bool transparent(const et_node *n) {
   return is_thread_node(n) || strstr(n->name, "execution_trace|process]") ||
-         strstr(n->name, "execution_graph|process]") || starts(n->name, "gloo:");
+         strstr(n->name, "execution_graph|process]") ||
+         starts(n->name, "gloo:");
 }
 
 typedef struct nlist {
@@ -790,7 +932,8 @@ static void emit_kids(bctx *c, int32_t ni, int32_t parent, int depth,
   gather(c, ni, skip, &l, depth);
   sort_nodes = c->f->nodes;
   if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
-  for (int32_t i = 0; i < l.n; i++) emit(c, l.v[i], parent, depth + 1);
+  for (int32_t i = 0; i < l.n; i++)
+    emit(c, l.v[i], parent, depth + 1);
   free(l.v);
 }
 
@@ -802,8 +945,8 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
     src->path = c->f->path;
     src->text = "";
     dc_diag_error(c->d, DC_DIAG_BAD_TRACE, (dc_span){src, 0, 0, 0},
-                  "node %lld: the ops nest deeper than %d",
-                  (long long)n->id, ET_MAX_TREE_DEPTH);
+                  "node %lld: the ops nest deeper than %d", (long long)n->id,
+                  ET_MAX_TREE_DEPTH);
     c->failed = true;
     return;
   }
@@ -864,7 +1007,8 @@ static int64_t tkey(const et_val *v) {
   uint64_t h = 1469598103934665603ull;
   uint64_t x[2 + ET_MAX_DIMS] = {(uint64_t)v->tid,
                                  (uint64_t)v->ndim << 8 | v->esize};
-  for (int32_t d = 0; d < v->ndim; d++) x[2 + d] = (uint64_t)v->shape[d];
+  for (int32_t d = 0; d < v->ndim; d++)
+    x[2 + d] = (uint64_t)v->shape[d];
   for (int32_t i = 0; i < 2 + v->ndim; i++) {
     h ^= x[i];
     h *= 1099511628211ull;
@@ -940,14 +1084,14 @@ static void fill_tensor(bctx *c, dc_tensor *x, int32_t idx, const et_val *v) {
   x->dtype = v->dtype;
   x->producer = -1;
   x->on_host = !v->cuda && !c->cpu_only;
-  int32_t nd = v->ndim, lead = nd > DC_TENSOR_MAX_DIMS
-                                   ? nd - DC_TENSOR_MAX_DIMS + 1
-                                   : 1;
+  int32_t nd = v->ndim,
+          lead = nd > DC_TENSOR_MAX_DIMS ? nd - DC_TENSOR_MAX_DIMS + 1 : 1;
   /* more than 4 dims: the leading ones fold into the first */
   x->ndim = nd < DC_TENSOR_MAX_DIMS ? nd : DC_TENSOR_MAX_DIMS;
   if (nd == 0) return;
   x->shape[0] = rows_of(v, 0, lead);
-  for (int32_t d = 1; d < x->ndim; d++) x->shape[d] = v->shape[lead + d - 1];
+  for (int32_t d = 1; d < x->ndim; d++)
+    x->shape[d] = v->shape[lead + d - 1];
 }
 
 /* Assigns tensor indices and fills g's tensors and the ops' lists:
@@ -957,8 +1101,10 @@ static void build_tensors(bctx *c, dc_graph *g) {
   tctx t = {0};
   for (int32_t j = 0; j < c->n_ops; j++) {
     const et_node *n = c->src[j];
-    for (int32_t i = 0; i < n->n_out; i++) see(&t, &n->out[i], true);
-    for (int32_t i = 0; i < n->n_in; i++) see(&t, &n->in[i], false);
+    for (int32_t i = 0; i < n->n_out; i++)
+      see(&t, &n->out[i], true);
+    for (int32_t i = 0; i < n->n_in; i++)
+      see(&t, &n->in[i], false);
   }
   imap idx = {0}, ids = {0};
   /* A transposed view no op produces is the export's: its `.t()` of an
@@ -980,8 +1126,8 @@ static void build_tensors(bctx *c, dc_graph *g) {
     if (v->tid > max_id) max_id = v->tid;
     if (v->tid < min_id) min_id = v->tid;
   }
-  bool dense = unique && n_keys > 0 && min_id >= 1 &&
-               max_id <= 4 * n_keys + 4096;
+  bool dense =
+      unique && n_keys > 0 && min_id >= 1 && max_id <= 4 * n_keys + 4096;
   int32_t n_t = dense ? (int32_t)max_id : (int32_t)n_keys;
   g->n_tensors = n_t;
   g->tensors = dc_arena_array(c->a, (size_t)n_t + 1, sizeof *g->tensors);
@@ -1012,18 +1158,24 @@ static void build_tensors(bctx *c, dc_graph *g) {
     for (int32_t i = 0; i < n->n_in; i++) {
       const et_val *v = &n->in[i];
       if (v->kind != ET_TENSOR) continue;
-      if (!v->in_list) plain++;
-      else if (l0 < 0 || v->arg == l0) l0 = v->arg, n0++;
-      else if (l1 < 0 || v->arg == l1) l1 = v->arg, n1++;
-      else plain++;
+      if (!v->in_list)
+        plain++;
+      else if (l0 < 0 || v->arg == l0)
+        l0 = v->arg, n0++;
+      else if (l1 < 0 || v->arg == l1)
+        l1 = v->arg, n1++;
+      else
+        plain++;
     }
     if (plain == 0 && l1 >= 0 && n0 == n1) {
       /* two lists of one length (_foreach_add_(params, grads)): pairs, as
        * graphgen lists them */
       int32_t a = 0, b = 0;
       for (int32_t k = 0; k < n0; k++) {
-        while (n->in[a].kind != ET_TENSOR || n->in[a].arg != l0) a++;
-        while (n->in[b].kind != ET_TENSOR || n->in[b].arg != l1) b++;
+        while (n->in[a].kind != ET_TENSOR || n->in[a].arg != l0)
+          a++;
+        while (n->in[b].kind != ET_TENSOR || n->in[b].arg != l1)
+          b++;
         ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[a++])));
         ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[b++])));
       }
@@ -1066,7 +1218,8 @@ static void build_kernels(bctx *c, dc_et_graph *out) {
   mapped *m = dc_xcalloc((size_t)n + 1, sizeof *m);
   bool *below = dc_xcalloc((size_t)n + 1, sizeof *below); /* launch/unpriced
                                                              beneath */
-  for (int32_t j = 0; j < n; j++) m[j] = map_op(c, j);
+  for (int32_t j = 0; j < n; j++)
+    m[j] = map_op(c, j);
   bool comm = false;
   for (int32_t j = n - 1; j >= 0; j--) {
     dc_op *o = &c->ops[j];
@@ -1103,10 +1256,10 @@ static void build_kernels(bctx *c, dc_et_graph *out) {
   free(below);
 }
 
-/* ---- the graph ------------------------------------------------------------ */
+/* ---- the graph ------------------------------------------------------------
+ */
 
-bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a,
-                    dc_diags *d) {
+bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   memset(out, 0, sizeof *out);
   bctx c = {.f = f, .a = a, .d = d, .cpu_only = !f->any_cuda, .pg_size = 0};
   size_t nn = (size_t)f->n_nodes;
@@ -1178,7 +1331,8 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a,
     }
     sort_nodes = f->nodes;
     if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
-    for (int32_t i = 0; i < l.n; i++) emit(&c, l.v[i], -1, 0);
+    for (int32_t i = 0; i < l.n; i++)
+      emit(&c, l.v[i], -1, 0);
     free(l.v);
   }
   free(roots);
@@ -1240,7 +1394,8 @@ void dc_et_unpriced_write(const dc_et_graph *e, dc_buf *out) {
   qsort(u, (size_t)n, sizeof *u, cmp_count);
   for (int32_t i = 0; i < n;) {
     int32_t k = i;
-    while (k < n && strcmp(u[k]->name, u[i]->name) == 0) k++;
+    while (k < n && strcmp(u[k]->name, u[i]->name) == 0)
+      k++;
     dc_buf_printf(out, "%6d  %s\n", k - i, u[i]->name);
     i = k;
   }

@@ -33,20 +33,20 @@ typedef enum et_kind {
 } et_kind;
 
 typedef struct et_val {
-  uint8_t kind;   /* et_kind */
-  bool in_list;   /* an element of a GenericList argument */
-  bool cuda;      /* tensor on a GPU */
-  bool strided;   /* strides were recorded */
-  bool tposed;    /* no strides: a transposed view (et_graph.c) */
-  int16_t arg;    /* which argument of the node */
+  uint8_t kind; /* et_kind */
+  bool in_list; /* an element of a GenericList argument */
+  bool cuda;    /* tensor on a GPU */
+  bool strided; /* strides were recorded */
+  bool tposed;  /* no strides: a transposed view (et_graph.c) */
+  int16_t arg;  /* which argument of the node */
   int8_t ndim;
-  uint8_t esize;  /* bytes per element as recorded */
+  uint8_t esize; /* bytes per element as recorded */
   dc_dtype dtype;
   int64_t tid, sid, offset, numel; /* tensor id, storage id, ... */
   int64_t shape[ET_MAX_DIMS], stride[ET_MAX_DIMS];
-  int64_t i;      /* Int, Bool */
-  double f;       /* Double */
-  const char *s;  /* String */
+  int64_t i;     /* Int, Bool */
+  double f;      /* Double */
+  const char *s; /* String */
 } et_val;
 
 typedef struct et_node {
@@ -68,13 +68,12 @@ typedef struct et_file {
   const char *schema;
   et_node *nodes; /* in file order */
   int64_t n_nodes;
-  bool any_cuda;  /* some tensor is on a GPU */
+  bool any_cuda; /* some tensor is on a GPU */
 } et_file;
 
 /* et_read.c: reads the file into `f` (records and strings in `a`). */
 bool et_read_file(const char *path, et_file *f, dc_arena *a, dc_diags *d);
 /* et_graph.c: the graph of the records. */
-bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a,
-                    dc_diags *d);
+bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d);
 
 #endif /* DC_RUNTIME_TRACE_ET_INT_H */

@@ -28,7 +28,7 @@
 #include "runtime/trace/jsonio.h"
 
 #define ET_NODE_MAX_VALUES (1 << 20)
-#define ET_MAX_DEPTH 64
+#define ET_MAX_DEPTH       64
 
 /* ---- the per-node DOM ------------------------------------------------ */
 
@@ -49,10 +49,10 @@ typedef struct read_ctx {
   bool top_map, in_nodes, saw_nodes, saw_events;
   char top_key[32];
   jv *stack[ET_MAX_DEPTH];
-  int sp;             /* DOM depth, 0: not building */
-  const char *key;    /* pending object key */
+  int sp;          /* DOM depth, 0: not building */
+  const char *key; /* pending object key */
   size_t key_n;
-  int64_t n_values;   /* of the node being built */
+  int64_t n_values; /* of the node being built */
   int32_t node_line;
 } read_ctx;
 
@@ -95,7 +95,8 @@ static jv *get(const jv *o, const char *key) {
 static jv *at(const jv *a, int32_t i) {
   if (!a || a->t != 'a') return NULL;
   jv *k = a->kid;
-  while (k && i-- > 0) k = k->next;
+  while (k && i-- > 0)
+    k = k->next;
   return k;
 }
 
@@ -120,19 +121,23 @@ static dc_dtype dtype_of(const char *ty, size_t n, int esize) {
   static const struct {
     const char *name;
     dc_dtype t;
-  } names[] = {
-      {"float", DC_DTYPE_FP32},         {"c10::Half", DC_DTYPE_FP16},
-      {"c10::BFloat16", DC_DTYPE_BF16}, {"long int", DC_DTYPE_INT64},
-      {"int", DC_DTYPE_INT32},          {"bool", DC_DTYPE_BOOL},
-      {"signed char", DC_DTYPE_INT8},   {"unsigned char", DC_DTYPE_INT8},
-      {"c10::Float8_e4m3fn", DC_DTYPE_FP8}};
+  } names[] = {{"float", DC_DTYPE_FP32},
+               {"c10::Half", DC_DTYPE_FP16},
+               {"c10::BFloat16", DC_DTYPE_BF16},
+               {"long int", DC_DTYPE_INT64},
+               {"int", DC_DTYPE_INT32},
+               {"bool", DC_DTYPE_BOOL},
+               {"signed char", DC_DTYPE_INT8},
+               {"unsigned char", DC_DTYPE_INT8},
+               {"c10::Float8_e4m3fn", DC_DTYPE_FP8}};
   for (size_t i = 0; i < DC_COUNTOF(names); i++)
     if (strlen(names[i].name) == n && memcmp(names[i].name, ty, n) == 0)
       return names[i].t;
   /* double, short, complex, ...: by size (the pricing reads bytes) */
-  return esize >= 8 ? DC_DTYPE_INT64 : esize == 2 ? DC_DTYPE_FP16
-         : esize == 1                             ? DC_DTYPE_INT8
-                                                  : DC_DTYPE_FP32;
+  return esize >= 8   ? DC_DTYPE_INT64
+         : esize == 2 ? DC_DTYPE_FP16
+         : esize == 1 ? DC_DTYPE_INT8
+                      : DC_DTYPE_FP32;
 }
 
 static bool ints_of(const jv *a, int64_t *v, int8_t *n) {
@@ -165,8 +170,8 @@ static et_val *push(vals *vs, dc_arena *a) {
 
 /* One value typed `ty` (ty_n bytes, not terminated). */
 static void one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
-                      const jv *v, const char *ty, size_t ty_n,
-                      const jv *shape, const jv *stride) {
+                      const jv *v, const char *ty, size_t ty_n, const jv *shape,
+                      const jv *stride) {
   et_val *x = push(vs, c->a);
   x->arg = arg;
   x->in_list = in_list;
@@ -183,8 +188,8 @@ static void one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
     x->offset = f[2];
     x->numel = f[3];
     x->esize = (uint8_t)f[4];
-    x->cuda = dev && dev->t == 's' && dev->n >= 4 &&
-              memcmp(dev->s, "cuda", 4) == 0;
+    x->cuda =
+        dev && dev->t == 's' && dev->n >= 4 && memcmp(dev->s, "cuda", 4) == 0;
     x->dtype = dtype_of(ty + 7, ty_n - 8, x->esize);
     if (!ints_of(shape, x->shape, &x->ndim)) x->ndim = 0;
     int8_t sn = 0;
@@ -196,8 +201,7 @@ static void one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
     x->kind = ET_INT;
   } else if (ty_n == 4 && memcmp(ty, "Bool", 4) == 0 && num_i64(v, &x->i)) {
     x->kind = ET_BOOL;
-  } else if (ty_n == 6 && memcmp(ty, "Double", 6) == 0 && v &&
-             v->t == 'n') {
+  } else if (ty_n == 6 && memcmp(ty, "Double", 6) == 0 && v && v->t == 'n') {
     x->f = strtod(v->s, NULL);
     if (isfinite(x->f)) x->kind = ET_DOUBLE;
   } else if (ty_n == 6 && memcmp(ty, "String", 6) == 0 && v && v->t == 's') {
@@ -219,8 +223,7 @@ static int32_t side(read_ctx *c, const jv *values, const jv *shapes,
   const jv *st = strides && strides->t == 'a' ? strides->kid : NULL;
   for (; v && ty; v = v->next, ty = ty->next, arg++) {
     if (ty->t != 's') continue;
-    if (ty->n > 12 && memcmp(ty->s, "GenericList[", 12) == 0 &&
-        v->t == 'a') {
+    if (ty->n > 12 && memcmp(ty->s, "GenericList[", 12) == 0 && v->t == 'a') {
       /* the element types, split at the list's top-level commas */
       const char *p = ty->s + 12, *end = ty->s + ty->n - 1;
       const jv *e = v->kid, *es = sh && sh->t == 'a' ? sh->kid : NULL;
@@ -288,21 +291,28 @@ static bool node_done(read_ctx *c, jv *o) {
     const jv *an = get(x, "name"), *av = get(x, "value");
     if (!an || an->t != 's' || !av) continue;
 #define IS(k) (an->n == strlen(k) && memcmp(an->s, k, an->n) == 0)
-    if (IS("rf_id")) n->rf_id = int_or(av, 0);
-    else if (IS("tid")) n->tid = int_or(av, 0);
-    else if (IS("seq_id")) n->seq_id = int_or(av, -1);
-    else if (IS("scope")) n->scope = (int32_t)int_or(av, 0);
-    else if (IS("op_schema")) n->schema = str_or(c, av, "");
-    else if (IS("collective_name")) n->coll_name = str_or(c, av, NULL);
-    else if (IS("in_msg_nelems")) n->in_msg_nelems = int_or(av, 0);
-    else if (IS("pg_size")) n->pg_size = int_or(av, 0);
+    if (IS("rf_id"))
+      n->rf_id = int_or(av, 0);
+    else if (IS("tid"))
+      n->tid = int_or(av, 0);
+    else if (IS("seq_id"))
+      n->seq_id = int_or(av, -1);
+    else if (IS("scope"))
+      n->scope = (int32_t)int_or(av, 0);
+    else if (IS("op_schema"))
+      n->schema = str_or(c, av, "");
+    else if (IS("collective_name"))
+      n->coll_name = str_or(c, av, NULL);
+    else if (IS("in_msg_nelems"))
+      n->in_msg_nelems = int_or(av, 0);
+    else if (IS("pg_size"))
+      n->pg_size = int_or(av, 0);
 #undef IS
   }
   const jv *in = get(o, "inputs"), *out = get(o, "outputs");
   if (in && in->t == 'o') { /* 1.0.2+ */
     n->n_in_args = side(c, get(in, "values"), get(in, "shapes"),
-                        get(in, "types"), get(in, "strides"), &n->in,
-                        &n->n_in);
+                        get(in, "types"), get(in, "strides"), &n->in, &n->n_in);
     side(c, get(out, "values"), get(out, "shapes"), get(out, "types"),
          get(out, "strides"), &n->out, &n->n_out);
   } else {
@@ -317,8 +327,7 @@ static bool node_done(read_ctx *c, jv *o) {
 /* ---- SAX --------------------------------------------------------------- */
 
 /* A value event: DOM building inside a node, else the top level. */
-static int on_value(read_ctx *c, char t, const char *s, size_t n,
-                    bool opens) {
+static int on_value(read_ctx *c, char t, const char *s, size_t n, bool opens) {
   if (c->sp > 0 || (c->in_nodes && c->depth == 2)) {
     if (c->sp == 0) {
       if (t != 'o') {
@@ -342,15 +351,14 @@ static int on_value(read_ctx *c, char t, const char *s, size_t n,
     }
     c->key = NULL;
     c->key_n = 0;
-  } else if (c->depth == 1 && c->top_map &&
-             strcmp(c->top_key, "schema") == 0) {
+  } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "schema") == 0) {
     if (t != 's') {
       dc_json_error_here(&c->in, "'schema' must be a string");
       return 0;
     }
     c->f->schema = dc_arena_strndup(c->a, s, n);
-  } else if (c->depth == 1 && c->top_map &&
-             strcmp(c->top_key, "nodes") == 0 && t != 'a') {
+  } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "nodes") == 0 &&
+             t != 'a') {
     dc_json_error_here(&c->in, "'nodes' must be an array");
     return 0;
   }
@@ -435,7 +443,7 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
 }
 
 static const yajl_callbacks callbacks = {
-    cb_null, cb_bool,      NULL,       NULL,           cb_number, cb_string,
+    cb_null,      cb_bool,    NULL,   NULL,           cb_number, cb_string,
     cb_start_map, cb_map_key, cb_end, cb_start_array, cb_end};
 
 bool et_read_file(const char *path, et_file *f, dc_arena *a, dc_diags *d) {

@@ -45,8 +45,7 @@ static const dc_source *error_source(dc_json_in *in, int64_t line,
   return s;
 }
 
-static void verror_at(dc_json_in *in, size_t off, const char *fmt,
-                      va_list ap) {
+static void verror_at(dc_json_in *in, size_t off, const char *fmt, va_list ap) {
   if (off > in->chunk_len) off = in->chunk_len;
   int64_t line = in->line_before + 1;
   size_t line_start = 0;
@@ -150,8 +149,8 @@ static void report_yajl(dc_json_in *in, size_t off) {
 }
 
 dc_json_status dc_json_stream(dc_json_in *in, const char *path,
-                              const yajl_callbacks *cb, void *ctx,
-                              dc_arena *a, dc_diags *d) {
+                              const yajl_callbacks *cb, void *ctx, dc_arena *a,
+                              dc_diags *d) {
   memset(in, 0, sizeof *in);
   in->path = dc_arena_strdup(a, path);
   in->a = a;
@@ -182,8 +181,8 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
         dc_source *src = dc_arena_alloc(a, sizeof *src);
         src->path = in->path;
         src->text = "";
-        dc_diag_error(d, DC_DIAG_IO, (dc_span){src, 0, 0, 0},
-                      "cannot read: %s", strerror(errno));
+        dc_diag_error(d, DC_DIAG_IO, (dc_span){src, 0, 0, 0}, "cannot read: %s",
+                      strerror(errno));
         in->failed = true;
       } else {
         /* zlib prefixes the message with the path: drop it. */
@@ -194,8 +193,7 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
                  "%lld bytes decompressed before the error; was the file "
                  "cut off while copying?",
                  (long long)in->total);
-        dc_json_error_file(in, help, "corrupt or truncated gzip data: %s",
-                           z);
+        dc_json_error_file(in, help, "corrupt or truncated gzip data: %s", z);
       }
       goto done;
     }

@@ -48,8 +48,8 @@ typedef enum dc_json_status {
  * from which they reach `in` for their diagnostics). `in` is initialised
  * here; in->path is the arena's copy of path. */
 dc_json_status dc_json_stream(dc_json_in *in, const char *path,
-                              const yajl_callbacks *cb, void *ctx,
-                              dc_arena *a, dc_diags *d);
+                              const yajl_callbacks *cb, void *ctx, dc_arena *a,
+                              dc_diags *d);
 
 /* Reports an error at byte `off` of the current chunk. */
 void dc_json_error_at(dc_json_in *in, size_t off, const char *fmt, ...)
@@ -58,8 +58,8 @@ void dc_json_error_at(dc_json_in *in, size_t off, const char *fmt, ...)
 void dc_json_error_here(dc_json_in *in, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* An error about the whole file (no position). */
-void dc_json_error_file(dc_json_in *in, const char *help, const char *fmt,
-                        ...) __attribute__((format(printf, 3, 4)));
+void dc_json_error_file(dc_json_in *in, const char *help, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* A JSON number token as an int64: integers, or a float with no fraction
  * ("7.0"); false otherwise. */

@@ -37,20 +37,23 @@
 #define REPLAY_WORST  20
 
 enum { FAM_GEMM, FAM_EMB, FAM_EW, FAM_COPY, FAM_COLL, FAM_N };
-static const char *const fam_name[FAM_N] = {"GEMM", "embedding",
-                                            "element-wise", "copies",
-                                            "collectives"};
+static const char *const fam_name[FAM_N] = {"GEMM", "embedding", "element-wise",
+                                            "copies", "collectives"};
 
 static int family_of(dc_kernel_kind k) {
   switch (k) {
-  case DC_KERNEL_GEMM: return FAM_GEMM;
+  case DC_KERNEL_GEMM:
+    return FAM_GEMM;
   case DC_KERNEL_EMBEDDING_FWD:
-  case DC_KERNEL_EMBEDDING_BWD: return FAM_EMB;
+  case DC_KERNEL_EMBEDDING_BWD:
+    return FAM_EMB;
   case DC_KERNEL_CONCAT:
   case DC_KERNEL_MEMCPY_H2D:
   case DC_KERNEL_MEMCPY_D2H:
-  case DC_KERNEL_MEMCPY_D2D: return FAM_COPY;
-  default: return dc_kernel_is_collective(k) ? FAM_COLL : FAM_EW;
+  case DC_KERNEL_MEMCPY_D2D:
+    return FAM_COPY;
+  default:
+    return dc_kernel_is_collective(k) ? FAM_COLL : FAM_EW;
   }
 }
 
@@ -65,18 +68,18 @@ typedef struct replay {
   dc_trace t;
   dc_trace_model m;
   dc_trace_attrib at;
-  int32_t *match;      /* per op: Kineto event, -1 */
+  int32_t *match; /* per op: Kineto event, -1 */
   int32_t n_matched, n_matchable;
   bool by_rf;
-  int32_t step;        /* the step compared, -1: none */
+  int32_t step; /* the step compared, -1: none */
   /* pricing */
   dc_device dev;
   const dc_kmodels *km;
-  double *pred_us;     /* per op: its kernel's predicted time, -1 */
-  double *meas_us;     /* per op: the GPU time it launched itself, -1 */
+  double *pred_us; /* per op: its kernel's predicted time, -1 */
+  double *meas_us; /* per op: the GPU time it launched itself, -1 */
   int32_t n_measured_unpriced;
-  dc_launch *mlaunch;  /* the unpriced ops' launches, priced as measured */
-  double *mtime_us;    /* [n_measured_unpriced] */
+  dc_launch *mlaunch; /* the unpriced ops' launches, priced as measured */
+  double *mtime_us;   /* [n_measured_unpriced] */
   dc_profile prof;
   const char *prof_name;
 } replay;
@@ -122,11 +125,13 @@ static int32_t match_by_rf(replay *r) {
     const dc_trace_args *a = dc_trace_args_of(t, i);
     if (a && a->record_function_id > max_rf) max_rf = a->record_function_id;
   }
-  for (int32_t j = 0; j < r->g->n_ops; j++) with += r->e.ops[j].rf_id > 0;
+  for (int32_t j = 0; j < r->g->n_ops; j++)
+    with += r->e.ops[j].rf_id > 0;
   if (max_rf <= 0 || with * 2 < r->g->n_ops || max_rf > INT32_MAX - 1)
     return -1;
   int32_t *by = dc_xmalloc(((size_t)max_rf + 1) * sizeof *by);
-  for (int64_t i = 0; i <= max_rf; i++) by[i] = -1;
+  for (int64_t i = 0; i <= max_rf; i++)
+    by[i] = -1;
   for (size_t i = 0; i < t->n_ev; i++) {
     const dc_trace_args *a = dc_trace_args_of(t, i);
     if (a && a->record_function_id > 0 && is_cpu_op(t->ev[i].kind))
@@ -146,8 +151,8 @@ static int32_t match_by_rf(replay *r) {
 }
 
 /* By op order from Kineto position `from` (see the header). */
-static int32_t match_from(replay *r, const uint32_t *k, size_t n_k,
-                          size_t from, int32_t *out) {
+static int32_t match_from(replay *r, const uint32_t *k, size_t n_k, size_t from,
+                          int32_t *out) {
   size_t p = from;
   int32_t n = 0;
   for (int32_t j = 0; j < r->g->n_ops; j++) {
@@ -225,8 +230,7 @@ static double ktime(void *ctx, const dc_launch *l, int32_t rank) {
   (void)rank;
   replay *r = ctx;
   /* an unpriced op's launch carries its measured time (add_measured) */
-  if (r->mlaunch && l >= r->mlaunch &&
-      l < r->mlaunch + r->n_measured_unpriced)
+  if (r->mlaunch && l >= r->mlaunch && l < r->mlaunch + r->n_measured_unpriced)
     return r->mtime_us[l - r->mlaunch];
   return dc_kernel_time(&l->k, &r->dev, r->km);
 }
@@ -285,10 +289,10 @@ static bool load_profile(replay *r) {
     dc_source *src = dc_arena_alloc(r->a, sizeof *src);
     src->path = r->o->et_path;
     src->text = "";
-    dc_diag *gd = dc_diag_error(r->d, DC_DIAG_BAD_TRACE,
-                                (dc_span){src, 0, 0, 0},
-                                "--overheads self needs the Kineto trace "
-                                "of the run");
+    dc_diag *gd =
+        dc_diag_error(r->d, DC_DIAG_BAD_TRACE, (dc_span){src, 0, 0, 0},
+                      "--overheads self needs the Kineto trace "
+                      "of the run");
     dc_diag_set_help(gd, "give KINETO.json after the execution trace, or "
                          "name a profile (paper-v100, ...)");
     return false;
@@ -369,7 +373,8 @@ static void measure(replay *r, iter *it) {
   it->cpu_us = cpu_end > lo ? (double)(cpu_end - lo) / 1000.0 : 0;
 }
 
-/* ---- the report ----------------------------------------------------------- */
+/* ---- the report -----------------------------------------------------------
+ */
 
 typedef struct fam_stat {
   int32_t n;
@@ -437,7 +442,8 @@ static void put_err(dc_buf *out, double pred, double meas) {
 
 static int32_t count_kernels(const dc_graph *g) {
   int32_t n = 0;
-  for (int32_t j = 0; j < g->n_ops; j++) n += g->ops[j].n_launches;
+  for (int32_t j = 0; j < g->n_ops; j++)
+    n += g->ops[j].n_launches;
   return n;
 }
 
@@ -469,16 +475,17 @@ static void report_md(const replay *r, const dc_eval_result *res,
                   r->step >= 0 ? "its ProfilerStep window"
                                : "the matched ops' span");
     if (r->n_measured_unpriced)
-      dc_buf_printf(out, "- %d unpriced ops priced by their measured GPU "
-                         "time\n",
+      dc_buf_printf(out,
+                    "- %d unpriced ops priced by their measured GPU "
+                    "time\n",
                     r->n_measured_unpriced);
     dc_buf_putc(out, '\n');
   }
   dc_buf_puts(out, "## Iteration\n\n| metric | predicted ms | measured ms "
                    "| error |\n|---|---:|---:|---:|\n");
   const char *names[4] = {"E2E", "GPU active", "GPU idle", "CPU"};
-  double pv[4] = {pr->e2e_us, pr->gpu_active_us,
-                  pr->e2e_us - pr->gpu_active_us, pr->cpu_us};
+  double pv[4] = {pr->e2e_us, pr->gpu_active_us, pr->e2e_us - pr->gpu_active_us,
+                  pr->cpu_us};
   double mv[4] = {it->e2e_us, it->active_us, it->idle_us, it->cpu_us};
   for (int i = 0; i < 4; i++) {
     bool cmp = r->have_k && it->e2e_us > 0 && it->gpu;
@@ -517,9 +524,10 @@ static void report_md(const replay *r, const dc_eval_result *res,
       dc_buf_puts(out, "- | - | - | - |\n");
   }
   if (n_w) {
-    dc_buf_printf(out, "\n## The %d worst kernels\n\n| op | kernel | "
-                       "shapes | predicted us | measured us | error "
-                       "|\n|---|---|---|---:|---:|---:|\n",
+    dc_buf_printf(out,
+                  "\n## The %d worst kernels\n\n| op | kernel | "
+                  "shapes | predicted us | measured us | error "
+                  "|\n|---|---|---|---:|---:|---:|\n",
                   n_w < REPLAY_WORST ? n_w : REPLAY_WORST);
     for (int32_t i = 0; i < n_w && i < REPLAY_WORST; i++) {
       int32_t j = w[i].op;
@@ -545,8 +553,8 @@ static void report_csv(const replay *r, const dc_eval_result *res,
   const dc_eval_rank *pr = &res->ranks[0];
   dc_buf_puts(out, "row,matched,predicted_us,measured_us,gmae,mean_error\n");
   const char *names[4] = {"e2e", "gpu_active", "gpu_idle", "cpu"};
-  double pv[4] = {pr->e2e_us, pr->gpu_active_us,
-                  pr->e2e_us - pr->gpu_active_us, pr->cpu_us};
+  double pv[4] = {pr->e2e_us, pr->gpu_active_us, pr->e2e_us - pr->gpu_active_us,
+                  pr->cpu_us};
   double mv[4] = {it->e2e_us, it->active_us, it->idle_us, it->cpu_us};
   for (int i = 0; i < 4; i++) {
     bool cmp = r->have_k && it->e2e_us > 0 && it->gpu && mv[i] > 0;
@@ -565,17 +573,17 @@ static void report_csv(const replay *r, const dc_eval_result *res,
   for (int f = 0; f < FAM_N; f++) {
     dc_buf_printf(out, "%s,%d,", fam_name[f], fs[f].n);
     if (fs[f].n)
-      dc_buf_printf(out, "%.3f,%.3f,%.4f,%.4f\n", fs[f].pred_us,
-                    fs[f].meas_us, fs[f].gmae, fs[f].mean);
+      dc_buf_printf(out, "%.3f,%.3f,%.4f,%.4f\n", fs[f].pred_us, fs[f].meas_us,
+                    fs[f].gmae, fs[f].mean);
     else
       dc_buf_puts(out, ",,,\n");
   }
 }
 
-/* ---- the run -------------------------------------------------------------- */
+/* ---- the run --------------------------------------------------------------
+ */
 
-bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a,
-               dc_diags *d) {
+bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a, dc_diags *d) {
   replay r = {0};
   r.o = o;
   r.a = a;
@@ -588,7 +596,8 @@ bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a,
   int32_t n = r.g->n_ops;
   r.pred_us = dc_arena_array(a, (size_t)n + 1, sizeof *r.pred_us);
   r.meas_us = dc_arena_array(a, (size_t)n + 1, sizeof *r.meas_us);
-  for (int32_t j = 0; j < n; j++) r.meas_us[j] = -1;
+  for (int32_t j = 0; j < n; j++)
+    r.meas_us[j] = -1;
   if (o->kineto_path) {
     if (!dc_trace_load(o->kineto_path, &r.t, a, d)) return false;
     dc_trace_steps_sel sel = {0};
@@ -606,9 +615,8 @@ bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a,
   }
   if (!load_profile(&r)) goto done;
   for (int32_t j = 0; j < n; j++)
-    r.pred_us[j] = r.g->ops[j].n_launches
-                       ? ktime(&r, &r.g->ops[j].launches[0], 0)
-                       : -1;
+    r.pred_us[j] =
+        r.g->ops[j].n_launches ? ktime(&r, &r.g->ops[j].launches[0], 0) : -1;
   dc_eval_opts eo = {&r.prof, ktime, &r, false};
   dc_eval_result res;
   if (!dc_eval_graph(r.g, &eo, a, &res, d)) goto done;
