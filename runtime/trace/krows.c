@@ -238,67 +238,51 @@ static void put_names(dc_buf *out, const dc_trace *t,
   dc_buf_free(&names);
 }
 
-static void gemm_rows(const dc_trace_attrib *at, dc_buf *out,
-                      dc_trace_rows_report *rep) {
-  const dc_trace_model *m = at->m;
-  const dc_trace *t = m->t;
-  dc_buf_puts(out, "op,batch,m,n,k,transa,transb,dtype,time_us,kernels,"
-                   "layout,kernel_names\n");
-  for (size_t p = 0; p < m->n_cpu; p++) {
-    size_t ev = m->cpu[p];
-    const dc_trace_event *e = &t->ev[ev];
-    if (e->kind != DC_TRACE_OP) continue;
-    gemm_form f = gemm_form_of(t->names[e->name]);
-    if (f == G_NONE || dc_trace_model_step_of(m, e->ts_ns) < 0) continue;
-    bool nested = false;
-    for (size_t q = p + 1; q < at->end[p] && !nested; q++)
-      nested = t->ev[m->cpu[q]].kind == DC_TRACE_OP &&
-               gemm_form_of(t->names[t->ev[m->cpu[q]].name]) != G_NONE;
-    if (nested) {
-      rep->nested++;
-      continue;
-    }
-    gemm_row r = {0};
-    dc_trace_skip why = gemm_shape(t, dc_trace_args_of(t, ev), f, &r);
-    dc_trace_launched l = dc_trace_attrib_of(at, ev);
-    if (why == DC_TRACE_SKIP_NONE_ && l.n_kernels == 0)
-      why = DC_TRACE_SKIP_NO_KERNEL;
-    if (why != DC_TRACE_SKIP_NONE_) {
-      rep->skipped[why]++;
-      continue;
-    }
-    const char *gk = NULL;
-    for (uint32_t j = 0; j < l.n && !gk; j++) {
-      const dc_trace_event *g = &t->ev[l.gpu[j]];
-      if (g->kind == DC_TRACE_KERNEL && is_gemm_kernel(t->names[g->name]))
-        gk = t->names[g->name];
-    }
-    const char *layout = "strides";
-    if (f == G_LINEAR) {
-      layout = "semantics";
-    } else if (r.transa < 0 || r.transb < 0) {
-      int ka, kb;
-      if (gk && kernel_layout(gk, &ka, &kb)) {
-        layout = "kernel";
-        r.transa = ka, r.transb = kb;
-      } else {
-        layout = "unknown";
-        r.transa = r.transa > 0, r.transb = r.transb > 0;
-      }
-    }
-    if (r.dtype == DC_DTYPE_FP32 && gk &&
-        (strstr(gk, "tf32") || strstr(gk, "1688gemm"))) {
-      r.dtype = DC_DTYPE_TF32;
-      rep->tf32++;
-    }
-    rep->rows++;
-    dc_buf_printf(out, "%s,%lld,%lld,%lld,%lld,%d,%d,%s,%.3f,%u,%s,",
-                  t->names[e->name], (long long)r.batch, (long long)r.m,
-                  (long long)r.n, (long long)r.k, r.transa, r.transb,
-                  dc_dtype_name(r.dtype), l.kernel_us, l.n_kernels, layout);
-    put_names(out, t, &l);
-    dc_buf_putc(out, '\n');
+static bool is_gemm(const char *name) { return gemm_form_of(name) != G_NONE; }
+
+/* A row's fields up to kernel_names, or why the op gives none. */
+typedef dc_trace_skip (*row_fn)(const dc_trace *t, size_t ev,
+                                const dc_trace_launched *l, dc_buf *out,
+                                dc_trace_rows_report *rep);
+
+static dc_trace_skip gemm_row_of(const dc_trace *t, size_t ev,
+                                 const dc_trace_launched *l, dc_buf *out,
+                                 dc_trace_rows_report *rep) {
+  const char *name = t->names[t->ev[ev].name];
+  gemm_form f = gemm_form_of(name);
+  gemm_row r = {0};
+  dc_trace_skip why = gemm_shape(t, dc_trace_args_of(t, ev), f, &r);
+  if (why != DC_TRACE_SKIP_NONE_) return why;
+  if (l->n_kernels == 0) return DC_TRACE_SKIP_NO_KERNEL;
+  const char *gk = NULL;
+  for (uint32_t j = 0; j < l->n && !gk; j++) {
+    const dc_trace_event *g = &t->ev[l->gpu[j]];
+    if (g->kind == DC_TRACE_KERNEL && is_gemm_kernel(t->names[g->name]))
+      gk = t->names[g->name];
   }
+  const char *layout = "strides";
+  if (f == G_LINEAR) {
+    layout = "semantics";
+  } else if (r.transa < 0 || r.transb < 0) {
+    int ka, kb;
+    if (gk && kernel_layout(gk, &ka, &kb)) {
+      layout = "kernel";
+      r.transa = ka, r.transb = kb;
+    } else {
+      layout = "unknown";
+      r.transa = r.transa > 0, r.transb = r.transb > 0;
+    }
+  }
+  if (r.dtype == DC_DTYPE_FP32 && gk &&
+      (strstr(gk, "tf32") || strstr(gk, "1688gemm"))) {
+    r.dtype = DC_DTYPE_TF32;
+    rep->tf32++;
+  }
+  dc_buf_printf(out, "%s,%lld,%lld,%lld,%lld,%d,%d,%s,%.3f,%u,%s,", name,
+                (long long)r.batch, (long long)r.m, (long long)r.n,
+                (long long)r.k, r.transa, r.transb, dc_dtype_name(r.dtype),
+                l->kernel_us, l->n_kernels, layout);
+  return DC_TRACE_SKIP_NONE_;
 }
 
 static dc_trace_skip ew_shape(const dc_trace *t, const dc_trace_args *a,
@@ -343,41 +327,50 @@ static dc_trace_skip ew_shape(const dc_trace *t, const dc_trace_args *a,
   return DC_TRACE_SKIP_NONE_;
 }
 
-static void ew_rows(const dc_trace_attrib *at, dc_buf *out,
-                    dc_trace_rows_report *rep) {
+static dc_trace_skip ew_row_of(const dc_trace *t, size_t ev,
+                               const dc_trace_launched *l, dc_buf *out,
+                               dc_trace_rows_report *rep) {
+  (void)rep;
+  int64_t elements = 0;
+  int bytes = 0;
+  dc_trace_skip why = ew_shape(t, dc_trace_args_of(t, ev), &elements, &bytes);
+  if (why != DC_TRACE_SKIP_NONE_) return why;
+  if (l->n_kernels == 0) return DC_TRACE_SKIP_NO_KERNEL;
+  dc_buf_printf(out, "%s,%lld,1,%d,%.3f,%u,", t->names[t->ev[ev].name],
+                (long long)elements, bytes, l->kernel_us, l->n_kernels);
+  return DC_TRACE_SKIP_NONE_;
+}
+
+/* The rows of the ops `is_kind` accepts, in the selected steps. An op of
+ * the kind with one of the kind below it (aten::linear over aten::addmm,
+ * aten::add over aten::add_) leaves the row to the innermost. */
+static void rows(const dc_trace_attrib *at, const char *header,
+                 bool (*is_kind)(const char *), row_fn row, dc_buf *out,
+                 dc_trace_rows_report *rep) {
   const dc_trace_model *m = at->m;
   const dc_trace *t = m->t;
-  dc_buf_puts(out, "op,elements,flops_per_elem,bytes_per_elem,time_us,"
-                   "kernels,kernel_names\n");
+  dc_buf_puts(out, header);
   for (size_t p = 0; p < m->n_cpu; p++) {
     size_t ev = m->cpu[p];
     const dc_trace_event *e = &t->ev[ev];
-    if (e->kind != DC_TRACE_OP || !is_elementwise(t->names[e->name]) ||
+    if (e->kind != DC_TRACE_OP || !is_kind(t->names[e->name]) ||
         dc_trace_model_step_of(m, e->ts_ns) < 0)
       continue;
-    /* aten::add_ under aten::add, or a map inside a composite op: the
-     * innermost one launched the kernel */
     bool nested = false;
     for (size_t q = p + 1; q < at->end[p] && !nested; q++)
       nested = t->ev[m->cpu[q]].kind == DC_TRACE_OP &&
-               is_elementwise(t->names[t->ev[m->cpu[q]].name]);
+               is_kind(t->names[t->ev[m->cpu[q]].name]);
     if (nested) {
       rep->nested++;
       continue;
     }
-    int64_t elements = 0;
-    int bytes = 0;
-    dc_trace_skip why = ew_shape(t, dc_trace_args_of(t, ev), &elements, &bytes);
     dc_trace_launched l = dc_trace_attrib_of(at, ev);
-    if (why == DC_TRACE_SKIP_NONE_ && l.n_kernels == 0)
-      why = DC_TRACE_SKIP_NO_KERNEL;
+    dc_trace_skip why = row(t, ev, &l, out, rep);
     if (why != DC_TRACE_SKIP_NONE_) {
       rep->skipped[why]++;
       continue;
     }
     rep->rows++;
-    dc_buf_printf(out, "%s,%lld,1,%d,%.3f,%u,", t->names[e->name],
-                  (long long)elements, bytes, l.kernel_us, l.n_kernels);
     put_names(out, t, &l);
     dc_buf_putc(out, '\n');
   }
@@ -387,7 +380,13 @@ void dc_trace_rows_write(const dc_trace_attrib *at, dc_trace_rows_kind kind,
                          dc_buf *out, dc_trace_rows_report *rep) {
   memset(rep, 0, sizeof *rep);
   if (kind == DC_TRACE_ROWS_GEMM)
-    gemm_rows(at, out, rep);
+    rows(at,
+         "op,batch,m,n,k,transa,transb,dtype,time_us,kernels,layout,"
+         "kernel_names\n",
+         is_gemm, gemm_row_of, out, rep);
   else
-    ew_rows(at, out, rep);
+    rows(at,
+         "op,elements,flops_per_elem,bytes_per_elem,time_us,kernels,"
+         "kernel_names\n",
+         is_elementwise, ew_row_of, out, rep);
 }
