@@ -20,7 +20,7 @@
  * transposed view that no op produces and whose storage id is a tensor of
  * swapped shape (the export's `.t()` of a weight) is that tensor.
  *
- * Kernels. Each op is mapped by name (map_op) from its recorded
+ * Kernels. Each op is mapped by name (et_map.c) from its recorded
  * arguments; a composite op (aten::linear → aten::addmm, aten::to →
  * aten::copy_) launches only when no descendant does, so a kernel is
  * counted once whatever the trace's depth. An op on the device that
@@ -82,354 +82,8 @@ static void imap_free(imap *m) {
 
 /* ---- names ------------------------------------------------------------ */
 
-static bool starts(const char *s, const char *prefix) {
-  return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static bool in_list(const char *name, const char *const *list, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(name, list[i]) == 0) return true;
-  return false;
-}
-
 static bool is_thread_node(const et_node *n) {
-  return strstr(n->name, "|thread]") != NULL && starts(n->name, "[pytorch|");
-}
-
-/* Ops that launch nothing: views, metadata, allocation, autograd
- * bookkeeping. */
-static bool no_kernel(const char *name) {
-  static const char *const names[] = {
-      "aten::view",
-      "aten::reshape",
-      "aten::_reshape_alias",
-      "aten::_unsafe_view",
-      "aten::t",
-      "aten::transpose",
-      "aten::permute",
-      "aten::numpy_T",
-      "aten::expand",
-      "aten::expand_as",
-      "aten::as_strided",
-      "aten::squeeze",
-      "aten::unsqueeze",
-      "aten::select",
-      "aten::slice",
-      "aten::narrow",
-      "aten::split",
-      "aten::split_with_sizes",
-      "aten::chunk",
-      "aten::unbind",
-      "aten::detach",
-      "aten::detach_",
-      "aten::alias",
-      "aten::lift_fresh",
-      "aten::empty",
-      "aten::empty_like",
-      "aten::empty_strided",
-      "aten::new_empty",
-      "aten::new_empty_strided",
-      "aten::resize_",
-      "aten::flatten",
-      "aten::unflatten",
-      "aten::resolve_conj",
-      "aten::resolve_neg",
-      "aten::set_",
-      "aten::record_stream",
-      "aten::broadcast_tensors",
-      "aten::size",
-      "aten::stride",
-      "aten::is_nonzero",
-      "aten::result_type",
-      "aten::can_cast",
-      "aten::_has_compatible_shallow_copy_type",
-      "aten::_nested_tensor_from_mask_left_aligned",
-      "aten::requires_grad_",
-      "aten::_to_dense",
-      "aten::_coalesced_",
-      "aten::_indices",
-      "aten::_values",
-      "aten::sparse_coo_tensor",
-      "aten::_sparse_coo_tensor_unsafe",
-      "aten::_sparse_coo_tensor_with_dims_and_tensors",
-      "aten::values",
-      "aten::indices",
-      "aten::is_same_size",
-      "aten::equal",
-      "torch::autograd::AccumulateGrad",
-      "detach",
-      "detach_"};
-  return in_list(name, names, DC_COUNTOF(names));
-}
-
-static bool is_elementwise(const char *n) {
-  static const char *const names[] = {"aten::add",
-                                      "aten::add_",
-                                      "aten::sub",
-                                      "aten::sub_",
-                                      "aten::mul",
-                                      "aten::mul_",
-                                      "aten::div",
-                                      "aten::div_",
-                                      "aten::relu",
-                                      "aten::relu_",
-                                      "aten::clamp_min",
-                                      "aten::clamp_min_",
-                                      "aten::clamp",
-                                      "aten::clamp_",
-                                      "aten::threshold_backward",
-                                      "aten::sigmoid",
-                                      "aten::sigmoid_",
-                                      "aten::sigmoid_backward",
-                                      "aten::tanh",
-                                      "aten::tanh_",
-                                      "aten::tanh_backward",
-                                      "aten::exp",
-                                      "aten::exp_",
-                                      "aten::log",
-                                      "aten::log_",
-                                      "aten::neg",
-                                      "aten::neg_",
-                                      "aten::pow",
-                                      "aten::pow_",
-                                      "aten::sqrt",
-                                      "aten::sqrt_",
-                                      "aten::rsqrt",
-                                      "aten::reciprocal",
-                                      "aten::abs",
-                                      "aten::sign",
-                                      "aten::where",
-                                      "aten::fill_",
-                                      "aten::zero_",
-                                      "aten::uniform_",
-                                      "aten::normal_",
-                                      "aten::bernoulli_",
-                                      "aten::native_dropout",
-                                      "aten::native_dropout_backward",
-                                      "aten::gelu",
-                                      "aten::gelu_backward",
-                                      "aten::silu",
-                                      "aten::silu_backward",
-                                      "aten::addcmul_",
-                                      "aten::addcdiv_",
-                                      "aten::addcmul",
-                                      "aten::addcdiv",
-                                      "aten::lerp_",
-                                      "aten::maximum",
-                                      "aten::minimum",
-                                      "aten::masked_fill_",
-                                      "aten::mse_loss_backward",
-                                      "aten::binary_cross_entropy_backward",
-                                      "aten::hardtanh",
-                                      "aten::hardtanh_",
-                                      "aten::leaky_relu",
-                                      "aten::softplus",
-                                      "aten::eq",
-                                      "aten::ne",
-                                      "aten::lt",
-                                      "aten::gt",
-                                      "aten::le",
-                                      "aten::ge",
-                                      "aten::logical_and",
-                                      "aten::logical_or",
-                                      "aten::logical_not",
-                                      "aten::floor",
-                                      "aten::ceil",
-                                      "aten::round",
-                                      "aten::sin",
-                                      "aten::cos",
-                                      "aten::erf",
-                                      "aten::nll_loss_backward",
-                                      "aten::index",
-                                      "aten::index_select",
-                                      "aten::gather",
-                                      "aten::scatter_add_",
-                                      "aten::index_put_",
-                                      "aten::_index_put_impl_",
-                                      "aten::index_add_",
-                                      "aten::arange",
-                                      "aten::zeros",
-                                      "aten::ones",
-                                      "aten::full",
-                                      "aten::rand",
-                                      "aten::randn",
-                                      "aten::tril",
-                                      "aten::triu",
-                                      "aten::zeros_like",
-                                      "aten::ones_like",
-                                      "aten::full_like",
-                                      "aten::new_zeros",
-                                      "aten::new_ones",
-                                      "aten::masked_select",
-                                      "aten::_foreach_add_",
-                                      "aten::_foreach_mul_",
-                                      "aten::_foreach_addcmul_",
-                                      "aten::_foreach_addcdiv_",
-                                      "aten::_foreach_sqrt",
-                                      "aten::_foreach_div_",
-                                      "aten::_foreach_lerp_",
-                                      "aten::_foreach_add",
-                                      "aten::_foreach_zero_",
-                                      "aten::_fused_adam_",
-                                      "aten::_fused_adamw_",
-                                      "aten::_fused_sgd_",
-                                      "fbgemm::asynchronous_complete_cumsum",
-                                      "fbgemm::bounds_check_indices",
-                                      "fbgemm::permute_2D_sparse_data"};
-  return in_list(n, names, DC_COUNTOF(names));
-}
-
-static bool is_reduce(const char *n) {
-  static const char *const names[] = {"aten::sum",
-                                      "aten::mean",
-                                      "aten::amax",
-                                      "aten::amin",
-                                      "aten::max",
-                                      "aten::min",
-                                      "aten::norm",
-                                      "aten::linalg_vector_norm",
-                                      "aten::var",
-                                      "aten::std",
-                                      "aten::cumsum",
-                                      "aten::mse_loss",
-                                      "aten::binary_cross_entropy",
-                                      "aten::binary_cross_entropy_with_logits",
-                                      "aten::nll_loss_forward",
-                                      "aten::_log_softmax",
-                                      "aten::_softmax",
-                                      "aten::_log_softmax_backward_data",
-                                      "aten::_softmax_backward_data",
-                                      "aten::native_layer_norm",
-                                      "aten::native_layer_norm_backward",
-                                      "aten::native_batch_norm",
-                                      "aten::native_batch_norm_backward",
-                                      "aten::cudnn_batch_norm",
-                                      "aten::cudnn_batch_norm_backward",
-                                      "aten::argmax",
-                                      "aten::topk",
-                                      "aten::sort"};
-  return in_list(n, names, DC_COUNTOF(names));
-}
-
-/* Ops that may be a sequence of other ops (aten::relu → clamp_min,
- * aten::to → copy_, every element-wise or reduce op): they launch their
- * kernel only when the trace records none beneath them (dlrmc's own
- * export, an older PyTorch), so a kernel is counted once. GEMMs, lookups,
- * collectives and copy_ launch whatever their children do (aten::addmm
- * on the CPU records the bias copy_ beside its GEMM). */
-static bool is_composite(const char *n, dc_kernel_kind k) {
-  static const char *const names[] = {"aten::linear",
-                                      "aten::matmul",
-                                      "aten::embedding_bag",
-                                      "aten::embedding",
-                                      "aten::_embedding_bag_backward",
-                                      "aten::embedding_backward",
-                                      "aten::to",
-                                      "aten::_to_copy",
-                                      "aten::clone",
-                                      "aten::contiguous",
-                                      "aten::item",
-                                      "aten::stack"};
-  return k == DC_KERNEL_ELEMENTWISE || k == DC_KERNEL_REDUCE ||
-         in_list(n, names, DC_COUNTOF(names)) ||
-         starts(n, "fbgemm::split_embedding_codegen_lookup_") ||
-         (starts(n, "fbgemm::split_embedding") && strstr(n, "_wrapper"));
-}
-
-/* The collective a name stands for (c10d op, record_param_comms'
- * collective_name, nccl:*, gloo:*); false when none. */
-static bool coll_kind(const char *name, dc_kernel_kind *k) {
-  if (strstr(name, "all_to_all") || strstr(name, "alltoall"))
-    *k = DC_KERNEL_ALL_TO_ALL;
-  else if (strstr(name, "allreduce") || strstr(name, "all_reduce"))
-    *k = DC_KERNEL_ALL_REDUCE;
-  else if (strstr(name, "reduce_scatter"))
-    *k = DC_KERNEL_REDUCE_SCATTER;
-  else if (strstr(name, "allgather") || strstr(name, "all_gather"))
-    *k = DC_KERNEL_ALL_GATHER;
-  else
-    return false;
-  return true;
-}
-
-/* ---- arguments --------------------------------------------------------- */
-
-/* Index of argument `arg` in the op's schema string, -1 when absent:
- * "ns::op.overload(Type a, Type b=1, *, Type c) -> R" (the `*` is no
- * argument; defaults and nested brackets are skipped). */
-static int arg_index(const char *schema, const char *arg) {
-  const char *p = strchr(schema, '(');
-  if (!p) return -1;
-  size_t an = strlen(arg);
-  int idx = 0;
-  for (p++;;) {
-    /* one argument: [p, q) up to a comma or the closing paren at depth 0 */
-    const char *q = p, *eq = NULL;
-    int depth = 0;
-    while (*q && (depth > 0 || (*q != ',' && *q != ')'))) {
-      if (*q == '(' || *q == '[') depth++;
-      if (*q == ')' || *q == ']') depth--;
-      if (*q == '=' && depth == 0 && !eq) eq = q;
-      q++;
-    }
-    const char *e = eq ? eq : q;
-    while (e > p && e[-1] == ' ')
-      e--;
-    const char *b = e;
-    while (b > p &&
-           (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') ||
-            (b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= '0' && b[-1] <= '9')))
-      b--;
-    bool star = e > p && e[-1] == '*' && b == e;
-    if (!star && b < e) {
-      if ((size_t)(e - b) == an && memcmp(b, arg, an) == 0) return idx;
-      idx++;
-    }
-    if (*q != ',') return -1;
-    p = q + 1;
-  }
-}
-
-/* The first value of argument k, NULL when none. */
-static const et_val *arg_val(const et_node *n, int k) {
-  for (int32_t i = 0; i < n->n_in; i++)
-    if (n->in[i].arg == k) return &n->in[i];
-  return NULL;
-}
-
-static const et_val *named(const et_node *n, const char *name) {
-  int k = arg_index(n->schema, name);
-  return k >= 0 ? arg_val(n, k) : NULL;
-}
-
-static const et_val *named_tensor(const et_node *n, const char *name) {
-  const et_val *v = named(n, name);
-  return v && v->kind == ET_TENSOR ? v : NULL;
-}
-
-static const et_val *tensor_in(const et_node *n, int32_t k) {
-  int32_t seen = 0;
-  for (int32_t i = 0; i < n->n_in; i++)
-    if (n->in[i].kind == ET_TENSOR && seen++ == k) return &n->in[i];
-  return NULL;
-}
-
-static const et_val *tensor_out(const et_node *n, int32_t k) {
-  int32_t seen = 0;
-  for (int32_t i = 0; i < n->n_out; i++)
-    if (n->out[i].kind == ET_TENSOR && seen++ == k) return &n->out[i];
-  return NULL;
-}
-
-static int64_t bytes_of(const et_val *v) {
-  return dc_sat_mul_i64(v->numel, v->esize);
-}
-
-static int64_t rows_of(const et_val *v, int32_t from, int32_t to) {
-  int64_t r = 1;
-  for (int32_t d = from; d < to && d < v->ndim; d++)
-    r = dc_sat_mul_i64(r, v->shape[d]);
-  return r;
+  return strstr(n->name, "|thread]") != NULL && et_starts(n->name, "[pytorch|");
 }
 
 /* ---- the build context ------------------------------------------------- */
@@ -451,26 +105,11 @@ typedef struct bctx {
   const et_node **comm; /* per op: its record_param_comms, if any */
   dc_et_op *info;
   int32_t n_ops, cap_ops;
-  int32_t coll_next;
   bool failed;
 } bctx;
 
 static const et_node *node_at(const bctx *c, int32_t i) {
   return &c->f->nodes[i];
-}
-
-static bool on_dev(const bctx *c, const et_val *v) {
-  return v && v->kind == ET_TENSOR && (v->cuda || c->cpu_only);
-}
-
-static bool transposed(const bctx *c, const et_val *v) {
-  int32_t nd = v->ndim;
-  if (nd < 2) return false;
-  if (v->strided)
-    return v->stride[nd - 1] != 1 && v->stride[nd - 2] == 1 &&
-           v->shape[nd - 1] > 1;
-  (void)c;
-  return v->tposed;
 }
 
 /* Without strides (1.0.1), a transposed view is known by its history:
@@ -488,10 +127,10 @@ static void find_transposes(bctx *c, et_file *f, const int32_t *order) {
     bool flip = strcmp(n->name, "aten::t") == 0 ||
                 strcmp(n->name, "aten::transpose") == 0 ||
                 strcmp(n->name, "aten::numpy_T") == 0;
-    const et_val *in = tensor_in(n, 0), *out = tensor_out(n, 0);
+    const et_val *in = et_tensor_in(n, 0), *out = et_tensor_out(n, 0);
     if (flip && in && out && out->tid != in->tid)
       imap_put(&st, out->tid, in->tposed ? 0 : 1);
-    else if (!flip && !no_kernel(n->name))
+    else if (!flip && !et_no_kernel(n->name))
       for (int32_t i = 0; i < n->n_out; i++)
         if (n->out[i].kind == ET_TENSOR) imap_put(&st, n->out[i].tid, 0);
   }
@@ -499,343 +138,11 @@ static void find_transposes(bctx *c, et_file *f, const int32_t *order) {
   (void)c;
 }
 
-/* ---- the op mapping (spec/replay.md) ----------------------------------- */
-
-typedef struct mapped {
-  int n;        /* kernels: 0, 1 */
-  bool unknown; /* computes on the device; no model */
-  bool sync;    /* blocks the host (a D2H copy, .item()) */
-  dc_kernel k;
-} mapped;
-
-static dc_dtype gemm_dtype(const et_val *a) {
-  return a->dtype == DC_DTYPE_FP16 || a->dtype == DC_DTYPE_BF16 ? a->dtype
-                                                                : DC_DTYPE_FP32;
-}
-
-static void set_gemm(mapped *m, int64_t M, int64_t N, int64_t K, int64_t batch,
-                     bool ta, bool tb, dc_dtype dt) {
-  if (M <= 0 || N <= 0 || K <= 0 || batch <= 0) return; /* nothing to do */
-  m->n = 1;
-  m->k = dc_kernel_gemm(M, N, K, batch, ta, tb, dt);
-}
-
-/* C = op(A) op(B): A [.., m, k], B [.., k, n], batch from A's leading
- * dims when B has them too (bmm, batched matmul), else folded into m. */
-static void gemm_ab(const bctx *c, mapped *m, const et_val *A,
-                    const et_val *B) {
-  if (!A || !B || A->ndim < 1 || B->ndim < 1) {
-    m->unknown = true;
-    return;
-  }
-  int32_t an = A->ndim, bn = B->ndim;
-  int64_t K = A->shape[an - 1];
-  int64_t N = bn >= 2 ? B->shape[bn - 1] : 1;
-  if (bn >= 3 && an >= 3) {
-    set_gemm(m, A->shape[an - 2], N, K, rows_of(A, 0, an - 2), transposed(c, A),
-             transposed(c, B), gemm_dtype(A));
-  } else {
-    set_gemm(m, rows_of(A, 0, an - 1), N, K, 1, an >= 2 && transposed(c, A),
-             bn >= 2 && transposed(c, B), gemm_dtype(A));
-  }
-}
-
-static void set_ew(mapped *m, dc_kernel_kind kind, int64_t elems,
-                   int64_t bytes) {
-  if (elems <= 0) return;
-  m->n = 1;
-  m->k.kind = kind;
-  m->k.u.ew.elements = elems;
-  m->k.u.ew.flops_per_elem = 1.0;
-  m->k.u.ew.bytes_per_elem = (double)bytes / (double)elems;
-}
-
-/* Element-wise or reduce over the op's tensors: elements of the largest
- * output (reduce: input; in-place and _foreach_ ops: the first
- * argument's tensors), bytes of every tensor read and written. */
-static void ew_of(mapped *m, const et_node *n, dc_kernel_kind kind) {
-  int64_t elems = 0, bytes = 0, first = 0;
-  for (int32_t i = 0; i < n->n_out; i++)
-    if (n->out[i].kind == ET_TENSOR) {
-      if (n->out[i].numel > elems) elems = n->out[i].numel;
-      bytes = dc_sat_add_i64(bytes, bytes_of(&n->out[i]));
-    }
-  for (int32_t i = 0; i < n->n_in; i++)
-    if (n->in[i].kind == ET_TENSOR) {
-      if (kind == DC_KERNEL_REDUCE && n->in[i].numel > elems)
-        elems = n->in[i].numel;
-      if (n->in[i].arg == 0) first = dc_sat_add_i64(first, n->in[i].numel);
-      bytes = dc_sat_add_i64(bytes, bytes_of(&n->in[i]));
-    }
-  if (starts(n->name, "aten::_foreach_") || starts(n->name, "aten::_fused_"))
-    elems = first;
-  if (elems == 0) elems = first;
-  set_ew(m, kind, elems, bytes);
-}
-
-/* A copy from `s` to `d` (their devices decide the kind). */
-static void copy_of(const bctx *c, mapped *m, const et_val *s, const et_val *d,
-                    bool non_blocking) {
-  if (!s || !d) {
-    m->unknown = true;
-    return;
-  }
-  if (s->tid == d->tid) return; /* .to() that changes nothing */
-  bool sd = on_dev(c, s), dd = on_dev(c, d);
-  if (!sd && !dd) return;
-  int64_t bytes = bytes_of(d);
-  if (bytes <= 0) return;
-  m->n = 1;
-  m->k.u.copy.bytes = bytes;
-  if (sd && dd) {
-    if (s->dtype == d->dtype && s->esize == d->esize) {
-      m->k.kind = DC_KERNEL_MEMCPY_D2D;
-    } else { /* a cast: read one size, write the other */
-      m->n = 0;
-      set_ew(m, DC_KERNEL_ELEMENTWISE, d->numel,
-             dc_sat_add_i64(bytes_of(s), bytes));
-    }
-  } else if (dd) {
-    m->k.kind = DC_KERNEL_MEMCPY_H2D;
-  } else {
-    m->k.kind = DC_KERNEL_MEMCPY_D2H;
-    m->sync = !non_blocking;
-  }
-}
-
-static void emb_group(bctx *c, mapped *m, dc_kernel_kind kind, int64_t B,
-                      int32_t tables, int64_t rows, int64_t D, double L,
-                      dc_dtype dt, dc_optimizer opt, bool fused) {
-  if (B <= 0 || tables <= 0 || rows <= 0 || D <= 0 || D > INT32_MAX ||
-      !(L > 0)) {
-    m->unknown = true;
-    return;
-  }
-  dc_emb_group *g = dc_arena_alloc(c->a, sizeof *g);
-  g->tables = tables;
-  g->rows = rows;
-  g->dim = (int32_t)D;
-  g->pooling = L;
-  m->n = 1;
-  m->k.kind = kind;
-  m->k.u.emb.batch = B;
-  m->k.u.emb.n_groups = 1;
-  m->k.u.emb.groups = g;
-  m->k.u.emb.dtype = dt;
-  m->k.u.emb.optimizer = opt;
-  m->k.u.emb.fused_optimizer = fused;
-  m->k.u.emb.model = DC_EMBMODEL_ENHANCED;
-}
-
-/* aten::embedding_bag and friends: weight [E, D], indices [N], offsets
- * [B] (+1 with include_last_offset); backward: grad [B, D], num_weights. */
-static void emb_aten(bctx *c, mapped *m, const et_node *n, bool bwd) {
-  const et_val *idx = named_tensor(n, "indices");
-  if (!idx) idx = tensor_in(n, 1);
-  if (!bwd) {
-    const et_val *w = named_tensor(n, "weight");
-    if (!w) w = tensor_in(n, 0);
-    const et_val *off = named_tensor(n, "offsets");
-    const et_val *last = named(n, "include_last_offset");
-    bool bag = off != NULL;
-    int64_t B = bag   ? off->numel - (last && last->kind == ET_BOOL && last->i)
-                : idx ? idx->numel
-                      : 0;
-    if (!w || !idx || w->ndim != 2 || B <= 0) {
-      m->unknown = true;
-      return;
-    }
-    emb_group(c, m, DC_KERNEL_EMBEDDING_FWD, B, 1, w->shape[0], w->shape[1],
-              bag ? (double)idx->numel / (double)B : 1.0, w->dtype,
-              DC_OPTIMIZER_SGD, false);
-    return;
-  }
-  const et_val *g = named_tensor(n, "grad");
-  if (!g) g = tensor_in(n, 0);
-  const et_val *nw = named(n, "num_weights");
-  if (!g || !idx || g->ndim != 2 || g->shape[0] <= 0) {
-    m->unknown = true;
-    return;
-  }
-  int64_t rows = nw && nw->kind == ET_INT && nw->i > 0 ? nw->i : idx->numel;
-  emb_group(c, m, DC_KERNEL_EMBEDDING_BWD, g->shape[0], 1, rows, g->shape[1],
-            (double)idx->numel / (double)g->shape[0], g->dtype,
-            DC_OPTIMIZER_SGD, false);
-}
-
-static dc_optimizer tbe_optimizer(const char *name) {
-  if (strstr(name, "rowwise_adagrad")) return DC_OPTIMIZER_ROWWISE_ADAGRAD;
-  if (strstr(name, "adagrad")) return DC_OPTIMIZER_ADAGRAD;
-  if (strstr(name, "adam")) return DC_OPTIMIZER_ADAM;
-  return DC_OPTIMIZER_SGD;
-}
-
-/* FBGEMM's table-batched lookups: T tables from D_offsets [T+1], B from
- * offsets [T·B+1], N indices, total_D (or the gradient's width); rows and
- * D are the tables' averages (the trace has the sizes, not the values
- * of hash_size_cumsum and D_offsets). */
-static void emb_tbe(bctx *c, mapped *m, const et_node *n, bool bwd) {
-  const et_val *doff = named_tensor(n, "D_offsets");
-  const et_val *off = named_tensor(n, "offsets");
-  const et_val *idx = named_tensor(n, "indices");
-  const et_val *w = NULL;
-  static const char *const wn[] = {"dev_weights", "host_weights", "weights",
-                                   "uvm_weights"};
-  for (size_t i = 0; i < DC_COUNTOF(wn) && !w; i++) {
-    const et_val *x = named_tensor(n, wn[i]);
-    if (x && x->numel > 0) w = x;
-  }
-  int64_t total_d = 0;
-  const et_val *td = named(n, "total_D");
-  const et_val *go = named_tensor(n, "grad_output");
-  if (td && td->kind == ET_INT) total_d = td->i;
-  if (total_d <= 0 && go && go->ndim == 2) total_d = go->shape[1];
-  if (!doff || !off || !idx || !w || doff->numel < 2 || total_d <= 0) {
-    m->unknown = true;
-    return;
-  }
-  int64_t T = doff->numel - 1;
-  int64_t B = (off->numel - 1) / T;
-  if (T > INT32_MAX || B <= 0) {
-    m->unknown = true;
-    return;
-  }
-  int64_t D = (total_d + T / 2) / T;
-  int64_t rows = w->numel / total_d;
-  emb_group(c, m, bwd ? DC_KERNEL_EMBEDDING_BWD : DC_KERNEL_EMBEDDING_FWD, B,
-            (int32_t)T, rows > 0 ? rows : 1, D,
-            (double)idx->numel / ((double)B * (double)T), w->dtype,
-            tbe_optimizer(n->name), bwd);
-}
-
-static void coll_of(bctx *c, mapped *m, const et_node *n, const et_node *comm,
-                    dc_kernel_kind kind) {
-  int64_t bytes = 0;
-  const et_val *t0 = comm ? tensor_in(comm, 0) : NULL;
-  if (!t0) t0 = tensor_in(n, 0);
-  if (comm && comm->in_msg_nelems > 0 && t0)
-    bytes = dc_sat_mul_i64(comm->in_msg_nelems, t0->esize);
-  static const char *const in_names[] = {"input", "input_tensor", "tensors",
-                                         "input_tensors"};
-  for (size_t i = 0; i < DC_COUNTOF(in_names) && bytes == 0; i++) {
-    int k = arg_index(n->schema, in_names[i]);
-    for (int32_t j = 0; k >= 0 && j < n->n_in; j++)
-      if (n->in[j].arg == k && n->in[j].kind == ET_TENSOR)
-        bytes = dc_sat_add_i64(bytes, bytes_of(&n->in[j]));
-  }
-  for (int32_t j = 0; bytes == 0 && j < n->n_in; j++)
-    if (n->in[j].kind == ET_TENSOR)
-      bytes = dc_sat_add_i64(bytes, bytes_of(&n->in[j]));
-  if (bytes <= 0) return;
-  int64_t ranks = comm && comm->pg_size > 0 ? comm->pg_size : c->pg_size;
-  m->n = 1;
-  m->k.kind = kind;
-  m->k.u.coll.bytes = bytes;
-  m->k.u.coll.ranks = (int32_t)(ranks > 0 && ranks < INT32_MAX ? ranks : 1);
-  m->k.u.coll.hosts = 1;
-  m->k.u.coll.coll_id = c->coll_next++;
-}
-
-static bool any_dev(const bctx *c, const et_node *n) {
-  for (int32_t i = 0; i < n->n_in; i++)
-    if (on_dev(c, &n->in[i])) return true;
-  for (int32_t i = 0; i < n->n_out; i++)
-    if (on_dev(c, &n->out[i])) return true;
-  return false;
-}
-
-static bool non_blocking(const et_node *n) {
-  const et_val *v = named(n, "non_blocking");
-  return v && v->kind == ET_BOOL && v->i;
-}
-
-/* What op j launches (before the composite rule). */
-static mapped map_op(bctx *c, int32_t j) {
-  mapped m = {0};
-  m.k.scale = 1.0;
-  const char *name = c->ops[j].name;
-  const et_node *n = c->src[j];
-  if (c->ops[j].annotation || !any_dev(c, n)) return m;
-  dc_kernel_kind ck;
-  if (starts(name, "c10d::") || starts(name, "nccl:") ||
-      strcmp(name, "record_param_comms") == 0) {
-    const et_node *comm = c->comm[j];
-    const char *what = comm && comm->coll_name ? comm->coll_name : name;
-    if (coll_kind(what, &ck) || coll_kind(name, &ck))
-      coll_of(c, &m, n, comm, ck);
-    else
-      m.unknown = true;
-  } else if (strcmp(name, "aten::mm") == 0 || strcmp(name, "aten::bmm") == 0 ||
-             strcmp(name, "aten::matmul") == 0) {
-    gemm_ab(c, &m, tensor_in(n, 0), tensor_in(n, 1));
-  } else if (strcmp(name, "aten::addmm") == 0 ||
-             strcmp(name, "aten::baddbmm") == 0) {
-    gemm_ab(c, &m, tensor_in(n, 1), tensor_in(n, 2));
-  } else if (strcmp(name, "aten::linear") == 0) {
-    const et_val *x = tensor_in(n, 0), *w = tensor_in(n, 1);
-    if (!x || !w || x->ndim < 1 || w->ndim != 2)
-      m.unknown = true;
-    else
-      set_gemm(&m, rows_of(x, 0, x->ndim - 1), w->shape[0],
-               x->shape[x->ndim - 1], 1, false, !transposed(c, w),
-               gemm_dtype(x));
-  } else if (strcmp(name, "aten::embedding_bag") == 0 ||
-             strcmp(name, "aten::_embedding_bag") == 0 ||
-             strcmp(name, "aten::_embedding_bag_forward_only") == 0 ||
-             strcmp(name, "aten::embedding") == 0) {
-    emb_aten(c, &m, n, false);
-  } else if (strcmp(name, "aten::_embedding_bag_backward") == 0 ||
-             strcmp(name, "aten::_embedding_bag_dense_backward") == 0 ||
-             strcmp(name, "aten::_embedding_bag_sparse_backward") == 0 ||
-             strcmp(name, "aten::embedding_dense_backward") == 0 ||
-             strcmp(name, "aten::embedding_backward") == 0) {
-    emb_aten(c, &m, n, true);
-  } else if (starts(name, "fbgemm::split_embedding_codegen_forward") ||
-             starts(name, "fbgemm::split_embedding_codegen_lookup_")) {
-    emb_tbe(c, &m, n, false);
-  } else if (starts(name, "fbgemm::split_embedding_backward_codegen_")) {
-    emb_tbe(c, &m, n, true);
-  } else if (strcmp(name, "aten::copy_") == 0) {
-    copy_of(c, &m, tensor_in(n, 1), tensor_in(n, 0), non_blocking(n));
-  } else if (strcmp(name, "aten::to") == 0 ||
-             strcmp(name, "aten::_to_copy") == 0 ||
-             strcmp(name, "aten::clone") == 0 ||
-             strcmp(name, "aten::contiguous") == 0) {
-    copy_of(c, &m, tensor_in(n, 0), tensor_out(n, 0), non_blocking(n));
-  } else if (strcmp(name, "aten::_local_scalar_dense") == 0 ||
-             strcmp(name, "aten::item") == 0) {
-    const et_val *s = tensor_in(n, 0);
-    m.n = s != NULL;
-    m.k.kind = DC_KERNEL_MEMCPY_D2H;
-    m.k.u.copy.bytes = s ? s->esize : 0;
-    m.sync = true;
-  } else if (strcmp(name, "aten::cat") == 0 ||
-             strcmp(name, "aten::_cat") == 0 ||
-             strcmp(name, "aten::stack") == 0) {
-    const et_val *o = tensor_out(n, 0);
-    if (o && bytes_of(o) > 0) {
-      m.n = 1;
-      m.k.kind = DC_KERNEL_CONCAT;
-      m.k.u.copy.bytes = bytes_of(o);
-    }
-  } else if (is_elementwise(name)) {
-    ew_of(&m, n, DC_KERNEL_ELEMENTWISE);
-  } else if (is_reduce(name)) {
-    ew_of(&m, n, DC_KERNEL_REDUCE);
-  } else if (!no_kernel(name) && strstr(name, "::") &&
-             !starts(name, "autograd::") && !starts(name, "torch::autograd") &&
-             !starts(name, "Optimizer.")) {
-    m.unknown = true;
-  }
-  m.k.scale = 1.0;
-  return m;
-}
-
 /* ---- structure ------------------------------------------------------------
  */
 
 static bool is_eval_name(const char *name) {
-  return starts(name, ET_EVAL);
+  return et_starts(name, ET_EVAL);
 }
 
 /* "group_size": N in the init node's description of the default group. */
@@ -876,7 +183,7 @@ static dc_phase phase_of(const bctx *c, int32_t j) {
   const dc_op *o = &c->ops[j];
   for (int32_t p = j; p >= 0; p = c->ops[p].parent) {
     if (is_eval_name(c->ops[p].name)) return DC_PHASE_BACKWARD;
-    if (starts(c->ops[p].name, "Optimizer.")) return DC_PHASE_OPTIMIZER;
+    if (et_starts(c->ops[p].name, "Optimizer.")) return DC_PHASE_OPTIMIZER;
   }
   if (o->thread != 0) return DC_PHASE_BACKWARD;
   if (c->src[j]->seq_id < 0) return DC_PHASE_INPUT;
@@ -891,7 +198,7 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth);
 static bool transparent(const et_node *n) {
   return is_thread_node(n) || strstr(n->name, "execution_trace|process]") ||
          strstr(n->name, "execution_graph|process]") ||
-         starts(n->name, "gloo:");
+         et_starts(n->name, "gloo:");
 }
 
 typedef struct nlist {
@@ -969,7 +276,7 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
         c->src[j] = node_at(c, k);
         break;
       }
-  } else if (starts(n->name, "c10d::")) { /* absorb record_param_comms */
+  } else if (et_starts(n->name, "c10d::")) { /* absorb record_param_comms */
     for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k])
       if (strcmp(node_at(c, k)->name, "record_param_comms") == 0) {
         skip = k;
@@ -989,7 +296,7 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
     nlist l = {0};
     gather(c, ni, skip, &l, depth);
     for (int32_t i = 0; i < l.n; i++)
-      if (!starts(node_at(c, l.v[i])->name, "nccl:"))
+      if (!et_starts(node_at(c, l.v[i])->name, "nccl:"))
         emit(c, l.v[i], j, depth + 1);
     free(l.v);
   } else {
@@ -1089,7 +396,7 @@ static void fill_tensor(bctx *c, dc_tensor *x, int32_t idx, const et_val *v) {
   /* more than 4 dims: the leading ones fold into the first */
   x->ndim = nd < DC_TENSOR_MAX_DIMS ? nd : DC_TENSOR_MAX_DIMS;
   if (nd == 0) return;
-  x->shape[0] = rows_of(v, 0, lead);
+  x->shape[0] = et_rows_of(v, 0, lead);
   for (int32_t d = 1; d < x->ndim; d++)
     x->shape[d] = v->shape[lead + d - 1];
 }
@@ -1215,15 +522,17 @@ static void build_tensors(bctx *c, dc_graph *g) {
  * nothing beneath it launches or is unpriced. */
 static void build_kernels(bctx *c, dc_et_graph *out) {
   int32_t n = c->n_ops;
-  mapped *m = dc_xcalloc((size_t)n + 1, sizeof *m);
+  et_mapped *m = dc_xcalloc((size_t)n + 1, sizeof *m);
+  et_map_ctx mc = {c->a, c->cpu_only, c->pg_size};
   bool *below = dc_xcalloc((size_t)n + 1, sizeof *below); /* launch/unpriced
                                                              beneath */
   for (int32_t j = 0; j < n; j++)
-    m[j] = map_op(c, j);
+    m[j] = et_map_op(&mc, c->ops[j].name, c->ops[j].annotation, c->src[j],
+                     c->comm[j]);
   bool comm = false;
   for (int32_t j = n - 1; j >= 0; j--) {
     dc_op *o = &c->ops[j];
-    bool here = (m[j].n > 0 && !is_composite(o->name, m[j].k.kind)) ||
+    bool here = (m[j].n > 0 && !et_is_composite(o->name, m[j].k.kind)) ||
                 (!below[j] && (m[j].n > 0 || m[j].unknown));
     if (here && m[j].n > 0) {
       o->n_launches = 1;

@@ -4,6 +4,8 @@
  * node records, et_graph.c turns the records into a dc_graph and maps its
  * ops to kernel descriptors.
  *
+ * et_map.c maps an op to its kernel.
+ *
  * A node record keeps only what the graph and the kernel mapping read:
  * the node's ids, name, schema and thread, and its arguments flattened,
  * one et_val per argument or per element of a list argument (`arg` names
@@ -18,6 +20,8 @@
  */
 #ifndef DC_RUNTIME_TRACE_ET_INT_H
 #define DC_RUNTIME_TRACE_ET_INT_H
+
+#include <string.h>
 
 #include "runtime/trace/trace.h"
 
@@ -70,6 +74,36 @@ typedef struct et_file {
   int64_t n_nodes;
   bool any_cuda; /* some tensor is on a GPU */
 } et_file;
+
+static inline bool et_starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* et_map.c: what an op launches. */
+typedef struct et_map_ctx {
+  dc_arena *a;   /* embedding groups */
+  bool cpu_only; /* every tensor counts as on the device */
+  int32_t pg_size;
+} et_map_ctx;
+
+typedef struct et_mapped {
+  int n;        /* kernels: 0, 1 */
+  bool unknown; /* computes on the device; no model */
+  bool sync;    /* blocks the host (a D2H copy, .item()) */
+  dc_kernel k;  /* collectives: coll_id 0, numbered by the caller */
+} et_mapped;
+
+et_mapped et_map_op(const et_map_ctx *c, const char *name, bool annotation,
+                    const et_node *n, const et_node *comm);
+/* Views, metadata, allocation: nothing to launch. */
+bool et_no_kernel(const char *name);
+/* Ops that launch only when nothing beneath them does. */
+bool et_is_composite(const char *name, dc_kernel_kind k);
+/* Tensor k (0-based, tensors only) of the inputs / outputs; NULL. */
+const et_val *et_tensor_in(const et_node *n, int32_t k);
+const et_val *et_tensor_out(const et_node *n, int32_t k);
+/* Product of dims [from, to) of a tensor's shape. */
+int64_t et_rows_of(const et_val *v, int32_t from, int32_t to);
 
 /* et_read.c: reads the file into `f` (records and strings in `a`). */
 bool et_read_file(const char *path, et_file *f, dc_arena *a, dc_diags *d);
