@@ -369,7 +369,7 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
                        double *measured_us, double *predicted_us);
 
-/* ---- execution traces (et_read.c, et_graph.c, et_map.c) ------------------------
+/* ---- execution traces (et_read.c, et_graph.c, et_map.c) --------------
  *
  * A PyTorch execution trace (the JSON torch.profiler's
  * ExecutionTraceObserver writes: schema 1.0.1, 1.0.2-chakra.0.0.4 to
