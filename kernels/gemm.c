@@ -34,7 +34,9 @@
 #include "kernels/kernels.h"
 #include "kernels/kinternal.h"
 
-#define GEMM_FIXED_US 5.0
+#define GEMM_FIXED_US 3.5
+#define GEMM_REDUCE_US 4.0
+#define GEMM_WAVE_US 1.5
 #define GEMM_DRAM_LATENCY_S 600e-9
 
 /* Operand alignment. cuBLAS and CUTLASS main loops move A and B in 16-byte
@@ -51,8 +53,8 @@
  * their rate: DeepBench's misaligned fp16 shapes on V100 and T4 show no
  * such loss, and no trace we have ran misaligned half GEMMs. */
 #define GEMM_ALIGN_BYTES 16
-#define GEMM_MISALIGNED_TENSOR 0.45
-#define GEMM_MISALIGNED_SIMT 0.75
+#define GEMM_MISALIGNED_TENSOR 0.5
+#define GEMM_MISALIGNED_SIMT 0.85
 
 /* The candidate CTA tiles mt × nt, as seven shapes with mt ≥ nt: 256×128,
  * 128×128, 128×64, 128×32, 64×64, 64×32 and 32×32. A shape with mt > nt
@@ -77,6 +79,15 @@ static const gemm_shape gemm_shapes[] = {
     GEMM_SHAPE(128, 32, 2, 0, 2, 4)};
 #undef GEMM_SHAPE
 #define GEMM_TILES 11
+#define GEMM_SHAPES 7
+
+/* Tensor-core kernels have no tile side under 64: a CTA of four or more
+ * warps each computing at least 32×32 (cuBLAS's and CUTLASS's s1688,
+ * h1688 and h884 kernels: 64×64 up to 256×128, as the A100 trace's kernel
+ * names show). So on tensor cores the candidates are 128×128, 256×128,
+ * 128×64 and 64×64 (and mirrors); SIMT kernels keep all seven
+ * (sgemm_32x32_sliced, 32x128, 64x32, 128x32 appear in the trace). */
+#define GEMM_TENSOR_SHAPES 0x27u /* gemm_shapes[0, 1, 2, 5] */
 
 /* The math units a dtype runs on: their datasheet rate (TFLOP/s at the
  * boost clock) and the catalog's achievable fraction of it. FP32 runs on
@@ -169,10 +180,13 @@ typedef struct gemm_ctx {
   double us_per_byte;            /* 1e6 / dram_bps */
   double bytes_needed;           /* in flight to reach dram_bps */
   double inv_sms;
+  double wave_us; /* latency of one wave of CTAs */
   int64_t sms;
+  unsigned shapes; /* bit t set: gemm_shapes[t] is a candidate */
 } gemm_ctx;
 
-#define GEMM_MAX_SPLIT_LOG 5
+#define GEMM_MAX_SPLIT_LOG 7
+#define GEMM_MIN_SPLIT_K 64
 #define GEMM_SAFE (1 - 1e-9)
 
 /* floor(a / sms) and the remainder, exactly, for 0 ≤ a. The double
@@ -232,6 +246,19 @@ static inline int64_t gemm_per_sm(int64_t need, int cps_log) {
   return need <= cps ? need : (need + cps - 1) & -cps;
 }
 
+/* The waves those CTAs take: ceil(need / ctas_per_sm). */
+static inline int64_t gemm_waves(int64_t need, int cps_log) {
+  return (need + ((int64_t)1 << cps_log) - 1) >> cps_log;
+}
+
+/* The time of a tile's CTAs on one SM: `need` CTAs in sequence (waves of
+ * ctas_per_sm) of ks·per_ks each, plus each wave's latency. */
+static inline double gemm_tcomp(int64_t need, int cps_log, double ks,
+                                double per_ks, const gemm_ctx *c) {
+  return (double)gemm_per_sm(need, cps_log) * ks * per_ks +
+         (double)gemm_waves(need, cps_log) * c->wave_us;
+}
+
 /* Little's law: the active CTAs, min(tiles, slots), keep (mt + nt)·kstep·
  * s·2 bytes each in flight; below bytes_needed the DRAM bandwidth is
  * latency-bound. The bytes in flight of shape g with `tiles` tiles, and the
@@ -285,8 +312,8 @@ static inline void gemm_price(int t, int64_t tiles, int64_t q, int64_t r,
   runs->per_ks[i] = per_ks;
   runs->shape[i] = (int8_t)t;
   runs->lat[i] = lat;
-  double tcomp = (double)gemm_per_sm(q + (r > 0), gemm_shapes[t].cps_log) *
-                 sp->ks[0] * per_ks;
+  double tcomp =
+      gemm_tcomp(q + (r > 0), gemm_shapes[t].cps_log, sp->ks[0], per_ks, c);
   if (lat)
     *best = dmin(*best, dmax(tcomp, gemm_tmem_lat(inflight, 0, sp, c)) +
                             GEMM_FIXED_US);
@@ -323,11 +350,12 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   sp.kstep_bytes = (s < 4 ? 64 : 32) * s * 2;
   for (int j = 0; j <= GEMM_MAX_SPLIT_LOG; j++) {
     int64_t ks = (kk + ((int64_t)1 << j) - 1) >> j;
-    if (j > 0 && ks < 128) break;
+    if (j > 0 && ks < GEMM_MIN_SPLIT_K) break;
     sp.ks[j] = (double)ks;
     sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
-    sp.floor_us[j] = sp.tdram[j] * GEMM_SAFE + 2 * GEMM_FIXED_US;
+    sp.floor_us[j] =
+        sp.tdram[j] * GEMM_SAFE + GEMM_FIXED_US + GEMM_REDUCE_US;
     sp.n = j + 1;
   }
   /* ceil(m / side), ceil(n / side) for sides 32, 64, 128, 256 */
@@ -353,13 +381,21 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     b->known = false;
     b->per_ks = dmax(g->flops_per_k * c->inv_peak_sm, g->feed_per_k * feed_us);
     split_loses[t] = false;
-    if (g->half >= 0) {
+    if (!(c->shapes >> t & 1)) continue;
+    if (g->half >= 0 && (c->shapes >> g->half & 1)) {
       gemm_shape_state *h = &st[g->half];
       if (!h->known) gemm_look(g->half, mside, nside, batch, &sp, c, h);
       if (gemm_half_wins(h, b)) {
+        /* Without split-K: the shape needs at least ceil(need / 2) CTAs
+         * per SM (need: the half shape's), so its CTAs' time is at least
+         * gemm_tcomp of that count at its own per-k cost, computed with
+         * the same operations on no larger operands (rounding is
+         * monotone). The half shape has full bandwidth: when its own
+         * time is no more, the shape cannot win. */
         int hcps = gemm_shapes[g->half].cps_log;
-        int64_t need = h->q + (h->r > 0);
-        if (gemm_per_sm(need, hcps) <= 2 * gemm_per_sm((need + 1) / 2, hcps))
+        int64_t need = h->q + (h->r > 0), least = (need + 1) / 2;
+        if (gemm_tcomp(need, hcps, sp.ks[0], h->per_ks, c) <=
+            gemm_tcomp(least, hcps, sp.ks[0], b->per_ks, c))
           continue;
         split_loses[t] = true;
       }
@@ -384,27 +420,31 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   /* With split-K, tile by tile. Once a full-bandwidth tile's compute fits
    * under the bytes at full bandwidth, its candidate is that memory floor,
    * and its larger splits (more bytes) cannot be cheaper. */
-  double split_fixed = 2 * GEMM_FIXED_US;
+  double split_fixed = GEMM_FIXED_US + GEMM_REDUCE_US;
+  double split_least = split_fixed + c->wave_us; /* one wave at least */
   for (int i = 0; i < runs.n; i++) {
     if (runs.mn_tiles[i] < 0 || split_loses[runs.shape[i]]) continue;
     double per_ks = runs.per_ks[i];
     double lb = (double)runs.mn_tiles[i] * dk * c->inv_sms * per_ks;
-    if (lb * GEMM_SAFE + split_fixed >= best) continue;
+    if (lb * GEMM_SAFE + split_least >= best) continue;
     int cps_log = gemm_shapes[runs.shape[i]].cps_log;
     int64_t q = runs.q[i], r = runs.r[i];
     for (int j = 1; j < sp.n; j++) {
       if (sp.floor_us[j] >= best) break;
       q *= 2, r *= 2; /* tiles double: 2q·SMs + 2r */
       if (r >= c->sms) q++, r -= c->sms;
-      double tcomp =
-          (double)gemm_per_sm(q + (r > 0), cps_log) * sp.ks[j] * per_ks;
+      double tcomp = gemm_tcomp(q + (r > 0), cps_log, sp.ks[j], per_ks, c);
       if (!runs.lat[i]) {
         best = dmin(best, dmax(tcomp, sp.tdram[j]) + split_fixed);
         if (tcomp <= sp.tdram[j]) break;
         continue;
       }
-      double inflight = gemm_inflight(&gemm_shapes[runs.shape[i]],
-                                      runs.mn_tiles[i] << j, &sp, c);
+      /* tiles at this split, saturated: only min(tiles, slots) counts */
+      int64_t tiles = runs.mn_tiles[i] > (INT64_MAX >> j)
+                          ? INT64_MAX
+                          : runs.mn_tiles[i] << j;
+      double inflight =
+          gemm_inflight(&gemm_shapes[runs.shape[i]], tiles, &sp, c);
       best = dmin(best, dmax(tcomp, gemm_tmem_lat(inflight, j, &sp, c)) +
                             split_fixed);
     }
@@ -437,9 +477,13 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.sms = dev->sms > 0 ? dev->sms : 1;
   c.inv_sms = 1.0 / (double)c.sms;
   double sms = (double)c.sms;
+  double align = dc_k_gemm_align_factor(k, dev);
   c.inv_peak_sm = sms / (dc_k_math_flops_per_us(dev, k->u.gemm.dtype) *
-                         dc_k_gemm_align_factor(k, dev)); /* µs per flop */
-  c.inv_l2_sm = sms / (dev->l2_gbps * 1e3);             /* µs per byte */
+                         align);                       /* µs per flop */
+  c.inv_l2_sm = sms / (dev->l2_gbps * 1e3 * align);    /* µs per byte */
+  c.wave_us = GEMM_WAVE_US;
+  c.shapes = on_tensor_cores(dev, k->u.gemm.dtype) ? GEMM_TENSOR_SHAPES
+                                                   : (1u << GEMM_SHAPES) - 1;
   double dram_bps = dc_k_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;
   c.bytes_needed = dram_bps * GEMM_DRAM_LATENCY_S;
