@@ -166,7 +166,7 @@ static __attribute__((noinline, cold)) double clamp_to_floor(const dc_kernel *k,
 /* The kinds a model may be fitted for: the model when it applies, else
  * `analytic`. Unless `raw` (dc_kernel_price clamps itself), a fitted
  * answer is checked against the kernel's whole floor, an analytic one
- * against the launch floor (the GEMM model's fixed 5 µs is below a GPU
+ * against the launch floor (the GEMM model's fixed 3.5 µs is below a GPU
  * file's larger kernel_us), and raised to the floor when below it. Out of
  * line: its call to dc_mlp_covers would otherwise give dc_kernel_time a
  * stack frame on every kind's path. */

@@ -12,6 +12,17 @@ set_tests_properties(validation_kernels_gemm_deepbench PROPERTIES
   ENVIRONMENT "DC_SOURCE_DIR=${PROJECT_SOURCE_DIR};DC_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data"
   SKIP_RETURN_CODE 77)
 
+# The analytic GEMM on the held-back GEMMs of the A100 recsys trace
+# (tests/validation/trace_gemm_check.py; skips without ../shared/data).
+find_program(DC_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(DC_PYTHON3)
+  add_test(NAME validation_gemm_trace
+    COMMAND ${DC_PYTHON3}
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_gemm_check.py
+            $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/../shared/data)
+  set_tests_properties(validation_gemm_trace PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+
 add_executable(bench_kernels
                ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_kernels.c)
 target_link_libraries(bench_kernels PRIVATE dc_kernels dc_support dc_warnings)

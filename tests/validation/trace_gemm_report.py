@@ -15,7 +15,7 @@ p10/p50/p90 of pred/real per shape class:
 Usage: trace_gemm_report.py PRICED.csv [all|even|odd]
        trace_gemm_report.py --split ROWS.csv EVEN.csv ODD.csv
 Standard library only; a development helper (README, "GEMMs of real
-traces"), not run by ctest.
+traces"). trace_gemm_check.py, run by ctest, uses its gmae_by_class.
 """
 import csv
 import math
@@ -42,6 +42,32 @@ def cls(r):
     return 'large'
 
 
+CLASSES = ('all', 'large', 'skinny', 'wgrad', 'batched')
+
+
+def gmae_by_class(rows, part='all'):
+    """{class: (GMAE, sorted pred/real ratios)} over the rows of `part`
+    (all, even or odd shapes), classes in CLASSES order, empty ones left
+    out."""
+    half = half_of(rows)
+    groups = {}
+    for r in rows:
+        if part == 'even' and half[shape(r)] != 0:
+            continue
+        if part == 'odd' and half[shape(r)] != 1:
+            continue
+        ratio = float(r['pred_us']) / float(r['time_us'])
+        for g in ('all', cls(r)):
+            groups.setdefault(g, []).append(ratio)
+    out = {}
+    for g in CLASSES:
+        v = sorted(groups.get(g, []))
+        if v:
+            out[g] = (math.exp(sum(math.log(max(abs(x - 1), 1e-9))
+                                   for x in v) / len(v)), v)
+    return out
+
+
 def main(argv):
     if len(argv) == 4 and argv[0] == '--split':
         rows = list(csv.DictReader(open(argv[1])))
@@ -55,22 +81,8 @@ def main(argv):
         return 0
     rows = list(csv.DictReader(open(argv[0])))
     part = argv[1] if len(argv) > 1 else 'all'
-    half = half_of(rows)
-    groups = {}
-    for r in rows:
-        if part == 'even' and half[shape(r)] != 0:
-            continue
-        if part == 'odd' and half[shape(r)] != 1:
-            continue
-        ratio = float(r['pred_us']) / float(r['time_us'])
-        for g in ('all', cls(r)):
-            groups.setdefault(g, []).append(ratio)
     print('class,rows,gmae_pct,p10,p50,p90')
-    for g in ('all', 'large', 'skinny', 'wgrad', 'batched'):
-        v = sorted(groups.get(g, []))
-        if not v:
-            continue
-        gm = math.exp(sum(math.log(max(abs(x - 1), 1e-9)) for x in v) / len(v))
+    for g, (gm, v) in gmae_by_class(rows, part).items():
         print(f'{g},{len(v)},{gm * 100:.1f},{v[len(v) // 10]:.2f},'
               f'{v[len(v) // 2]:.2f},{v[len(v) * 9 // 10]:.2f}')
     return 0
