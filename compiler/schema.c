@@ -58,7 +58,9 @@ const char *const dc_metric_columns[] = {
     "emb_total_variation", "emb_total_distance", "emb_chi_divergence",
     "emb_kl_divergence", "torchrec_ms", "torchrec_fwd_compute_ms",
     "torchrec_fwd_comms_ms", "torchrec_bwd_compute_ms",
-    "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance"};
+    "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance",
+    /* issue #21: the breakdown of e2e_ms */
+    "compute_ms", "exposed_comm_ms", "exposed_host_ms", "other_idle_ms"};
 const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
 
 #define S DC_SF_SWEEP | DC_SF_OVERRIDE

@@ -27,6 +27,7 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
       c[k++] = (dc_emit_col){src->param_paths[i], true, (int)i, 0};
     for (int m = 0; m < DC_METRIC_COUNT_; m++) {
       if (m == DC_METRIC_SPEEDUP && !has_baseline) continue;
+      if (m >= DC_METRIC_FIRST_DETAIL) continue;
       /* issue #7's columns join the default set only when the study asks
        * for TorchRec's estimate (every other table keeps its columns) */
       if (m >= DC_METRIC_FIRST_EXTRA && !src->torchrec) continue;
