@@ -230,7 +230,7 @@ bool dc_report_render(const dc_report *r, const dc_report_meta *meta,
   if (!ok)
     dc_diag_error(d, DC_DIAG_BAD_RESULTS, (dc_span){0},
                   "%s: a coordinate of %s is not finite; nothing written",
-                  r->source, c.svg.where ? c.svg.where : "a chart");
+                  r->source, c.svg.failed ? c.svg.failed : "a chart");
   else
     dc_buf_append(out, body.data, body.len);
   dc_buf_free(&body);

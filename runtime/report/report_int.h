@@ -17,7 +17,8 @@
 typedef struct dc_svg {
   dc_buf *b;
   bool bad;          /* a non-finite coordinate was refused */
-  const char *where; /* the chart being written, for the error */
+  const char *where; /* the chart being written */
+  const char *failed; /* where the first refusal happened */
 } dc_svg;
 
 /* A coordinate or length: one decimal, finite or refused. */

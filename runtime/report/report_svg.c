@@ -15,6 +15,7 @@
 
 void dc_svg_num(dc_svg *s, double v) {
   if (!isfinite(v) || fabs(v) > 1e7) {
+    if (!s->bad) s->failed = s->where;
     s->bad = true;
     v = 0.0;
   }
@@ -109,6 +110,7 @@ void dc_svg_title(dc_svg *s, const char *text) {
 
 void dc_svg_data_value(dc_svg *s, double v) {
   if (!isfinite(v)) {
+    if (!s->bad) s->failed = s->where;
     s->bad = true;
     v = 0.0;
   }
