@@ -120,10 +120,10 @@ static const char patterns[] =
     "<pattern id=\"p7\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
     "<rect x=\"0\" y=\"0\" width=\"3\" height=\"3\" fill=\"#fff\" "
     "fill-opacity=\".6\"/></pattern>\n"
-    "<pattern id=\"poom\" width=\"7\" height=\"7\" patternUnits=\"userSpaceOnUse\" "
-    "patternTransform=\"rotate(45)\"><rect width=\"7\" height=\"7\" "
-    "fill=\"#fff\" fill-opacity=\".6\"/><line x1=\"0\" y1=\"0\" x2=\"0\" "
-    "y2=\"7\" stroke=\"#D55E00\" stroke-width=\"2.5\"/></pattern>\n"
+    "<pattern id=\"poom\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\">"
+    "<rect width=\"8\" height=\"8\" fill=\"#fff\" fill-opacity=\".75\"/>"
+    "<path d=\"M0 0L8 8M8 0L0 8\" stroke=\"#D55E00\" stroke-width=\"1.6\"/>"
+    "</pattern>\n"
     "</defs></svg>\n";
 
 static void meta_row(dc_buf *b, const char *name, const char *value,

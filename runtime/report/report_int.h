@@ -66,7 +66,7 @@ double dc_axis_map(const dc_axis *a, double v);
  * A unit from a metric's name: _ms → "ms", _gib → "GiB", samples_per_s →
  * "samples/s", speedup → "×", otherwise "". */
 const char *dc_report_unit(const char *metric);
-/* A tick label: 3 significant digits, k/M/G for thousands (binary k for
+/* A tick label: 3 significant digits (4 below 10,000), k/M/G above (binary k for
  * whole multiples of 1024: 16384 is "16k"), then " unit" when given. */
 void dc_report_label(dc_buf *b, double v, const char *unit);
 

@@ -210,7 +210,8 @@ void dc_report_label(dc_buf *b, double v, const char *unit) {
   } else if (a == 0.0) {
     dc_buf_putc(b, '0');
   } else {
-    dc_buf_printf(b, "%.3g", v);
+    /* four digits below 10,000 keep "4000" from becoming "4e+03" */
+    dc_buf_printf(b, a >= 1000 ? "%.4g" : "%.3g", v);
   }
   if (unit && *unit) {
     if (strcmp(unit, "×") != 0) dc_buf_putc(b, ' ');
