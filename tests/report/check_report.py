@@ -17,8 +17,8 @@ Standard library only. Usage: check_report.py MODE DLRMC SRC OUT [args]
   chromium the report of studies/paper-configs.yaml rendered by headless
            Chromium to a PNG that is not blank (distinct pixel values,
            read with zlib); exit 77 (skipped) without Chromium.
-  shot     STUDY PNG: the README's screenshot, made as `chromium` makes its
-           PNG.
+  shot     STUDY PNG [W,H]: the README's screenshot, made as `chromium`
+           makes its PNG, of `dlrmc run STUDY --format html` run from SRC.
 """
 import csv
 import html.parser
@@ -334,6 +334,10 @@ def chromium():
 
 def screenshot(dlrmc, study, html_path, png, size="1100,1500"):
     run(dlrmc, "run", study, "--format", "html", "-o", html_path)
+    shoot(html_path, png, size)
+
+
+def shoot(html_path, png, size):
     exe = chromium()
     subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
                     "--hide-scrollbars", "--force-device-scale-factor=1",
@@ -410,9 +414,20 @@ def main():
     mode, dlrmc, src, out = sys.argv[1:5]
     os.makedirs(out, exist_ok=True)
     if mode == "shot":
+        # run from the source tree with relative names, so that the page
+        # shows the command a reader types: dlrmc run studies/X.yaml
+        # --format html -o X.html
         study, png = sys.argv[5], sys.argv[6]
-        screenshot(dlrmc, study, os.path.join(out, "shot.html"), png,
-                   sys.argv[7] if len(sys.argv) > 7 else "1000,1300")
+        name = os.path.splitext(os.path.basename(study))[0] + ".html"
+        p = subprocess.run([os.path.abspath(dlrmc), "run",
+                            os.path.relpath(study, src), "--format", "html",
+                            "-o", name], cwd=src, capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            sys.exit(p.stderr)
+        page = os.path.join(out, name)
+        shutil.move(os.path.join(src, name), page)
+        shoot(page, png, sys.argv[7] if len(sys.argv) > 7 else "1000,1300")
         return
     {"check": mode_check, "golden": mode_golden, "bad": mode_bad,
      "chromium": mode_chromium}[mode](dlrmc, src, out)
