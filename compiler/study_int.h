@@ -17,9 +17,10 @@
  *   - dc_study_point runs it once more without diagnostics.
  *
  * Files: schema.c (the key table, structure walk, leaf parsers),
- * resolve.c (resolver and lowering), sweep_axes.c (axes, ranges, point
- * decoding, baseline), override.c (-D), study.c (dc_study_load and the
- * accessors). Ownership: everything lives in the study's arena except the
+ * resolve.c and resolve_*.c (resolver and lowering, one file per part of
+ * the study; resolve_int.h), sweep_axes.c (axes, ranges, point decoding,
+ * baseline), override.c (-D), study.c (dc_study_load and the accessors).
+ * Ownership: everything lives in the study's arena except the
  * per-point data, which the caller's arena holds.
  */
 #ifndef DC_STUDY_INT_H
@@ -198,7 +199,7 @@ struct dc_study {
   struct dc_fastpoint *fast; /* dc_study_point's templates (study.c) */
 };
 
-/* ---- resolver (resolve.c) ------------------------------------------------ */
+/* ---- resolver (resolve.c, resolve_*.c) ---------------------------------- */
 
 /* Summary of the values that cross-key constraints read, for checking
  * every combination of sweep values cheaply (see study.c). */
@@ -253,7 +254,8 @@ typedef struct dc_rctx {
  * `catalog_fill`, unknown catalog names are looked up and cached in the
  * study (load time only: the study is mutable then). */
 bool dc_resolve(dc_rctx *c, bool catalog_fill);
-/* The cross-key constraints; reports to d (may be NULL). */
+/* The cross-key constraints (resolve_xcheck.c); reports to d (may be
+ * NULL). */
 bool dc_xcheck(const dc_xkeys *x, dc_diags *d);
 
 /* dc_study_point without its templates: every point resolved in full

@@ -1,0 +1,108 @@
+/*
+ * resolve_sharding.c — how a point's embedding tables are placed: the
+ * sharding plan (one scheme for all tables, or an explicit list naming
+ * tables, schemes and ranks) and the cost estimator the planner uses
+ * (dlrmc's own, or TorchRec's with its bandwidth settings).
+ *
+ * An explicit plan edits the tables resolve_model.c built, so it runs
+ * after the model; a rank is checked against the GPU count as a cross-key
+ * constraint (the count may be swept), through the highest rank recorded
+ * in the summary.
+ */
+#include <string.h>
+
+#include "compiler/resolve_int.h"
+
+/* schema: sharding.plan: auto | table_wise | row_wise | column_wise |
+ * table_row_wise | data_parallel, or a list of {table, sharding, ranks}. */
+void dc_res_sharding(dc_rctx *c, dc_point *p) {
+  const dc_node *n = dc_res_get(c, "sharding.plan");
+  p->sharding = DC_SHARDING_AUTO;
+  if (!n) return;
+  if (n->kind != DC_NODE_SEQ) {
+    int v = 0;
+    if (!dc_leaf_enum(n, "sharding.plan", dc_enum_plan, &v, c->d))
+      dc_res_fail(c);
+    p->sharding = (dc_sharding)v;
+    return;
+  }
+  p->sharding = DC_SHARDING_EXPLICIT;
+  dc_table *t = (dc_table *)p->tables;
+  const char **names = dc_arena_array(c->a, (size_t)p->n_tables + 1,
+                                      sizeof *names);
+  for (int32_t i = 0; i < p->n_tables; i++) names[i] = t[i].name;
+  for (size_t i = 0; i < n->n; i++) {
+    const dc_node *it = n->items[i];
+    char w[96];
+    snprintf(w, sizeof w, "sharding.plan[%zu]", i);
+    if (!dc_expect_kind(it, DC_NODE_MAP, w, c->d)) {
+      dc_res_fail(c);
+      continue;
+    }
+    const dc_node *tn = dc_node_get(it, "table");
+    const char *tname = NULL;
+    if (!tn) {
+      if (c->d)
+        dc_diag_error(c->d, DC_DIAG_MISSING_KEY, it->span,
+                      "%s has no 'table'", w);
+      dc_res_fail(c);
+      continue;
+    }
+    if (!dc_leaf_str(tn, "sharding.plan[].table", &tname, c->d)) {
+      dc_res_fail(c);
+      continue;
+    }
+    int32_t j = 0;
+    while (j < p->n_tables && strcmp(t[j].name, tname) != 0) j++;
+    if (j == p->n_tables) {
+      if (c->d) {
+        dc_diag *g = dc_diag_error(c->d, DC_DIAG_SEMANTIC, tn->span,
+                                   "no embedding table named '%s'", tname);
+        const char *s = dc_suggest(tname, names, (size_t)p->n_tables);
+        if (s) dc_diag_set_help(g, "did you mean '%s'?", s);
+      }
+      dc_res_fail(c);
+      continue;
+    }
+    int v = DC_SHARDING_TABLE_WISE;
+    const dc_node *sn = dc_node_get(it, "sharding");
+    if (sn && !dc_leaf_enum(sn, "sharding.plan[].sharding",
+                            dc_enum_table_sharding, &v, c->d))
+      dc_res_fail(c);
+    t[j].sharding = (dc_sharding)v;
+    const dc_node *rn = dc_node_get(it, "ranks");
+    if (rn) {
+      int64_t *r = NULL;
+      int32_t nr = 0;
+      if (!dc_res_intlist(c, rn, "sharding.plan[].ranks",
+                   dc_schema_find("sharding.plan[].ranks"), 1, &r, &nr)) {
+        dc_res_fail(c);
+        continue;
+      }
+      int32_t *r32 = dc_arena_array(c->a, (size_t)nr, sizeof *r32);
+      for (int32_t q = 0; q < nr; q++) {
+        r32[q] = (int32_t)r[q];
+        if (r[q] > c->x.max_rank) {
+          c->x.max_rank = r[q];
+          c->x.rank_sp = rn->items[q]->span;
+        }
+      }
+      t[j].ranks = r32;
+      t[j].n_ranks = nr;
+    }
+  }
+}
+
+/* schema: sharding.estimator: dlrmc | torchrec; sharding.torchrec:
+ * {hbm_bw, ddr_bw, hbm_to_ddr_bw, intra_host_bw, cross_host_bw} in
+ * TorchRec's GB/s (0 / absent: TorchRec's default, runtime/torchrec.c). */
+void dc_res_estimator(dc_rctx *c, dc_point *p) {
+  p->torchrec = dc_res_enum(c, "sharding.estimator", 0) == 1;
+  p->torchrec_hbm_bw = p->torchrec_ddr_bw = p->torchrec_hbm_to_ddr_bw = 0;
+  p->torchrec_intra_host_bw = p->torchrec_cross_host_bw = 0;
+  dc_res_num(c, "sharding.torchrec.hbm_bw", &p->torchrec_hbm_bw);
+  dc_res_num(c, "sharding.torchrec.ddr_bw", &p->torchrec_ddr_bw);
+  dc_res_num(c, "sharding.torchrec.hbm_to_ddr_bw", &p->torchrec_hbm_to_ddr_bw);
+  dc_res_num(c, "sharding.torchrec.intra_host_bw", &p->torchrec_intra_host_bw);
+  dc_res_num(c, "sharding.torchrec.cross_host_bw", &p->torchrec_cross_host_bw);
+}

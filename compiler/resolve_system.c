@@ -1,0 +1,250 @@
+/*
+ * resolve_system.c — the machine a point runs on and how it runs: the GPU
+ * and overhead profile (catalog names or paths), GPU and host counts,
+ * links, the execution style (system.framework, system.pipeline), the
+ * storage precisions of tables and collectives, and the capacity search
+ * (capacity:, which names more GPU types and counts).
+ *
+ * What depends on the GPU entry (fp8 support, vendor, tensor cores,
+ * architecture) is copied into the cross-key summary rather than checked
+ * here, because the GPU may be swept independently of the keys it
+ * constrains (resolve_xcheck.c checks every combination).
+ */
+#include <string.h>
+
+#include "compiler/resolve_int.h"
+
+#define DEFAULT_GPU "V100-SXM2-16GB"
+#define DEFAULT_OVERHEADS "paper-v100"
+
+/* schema: system: {gpu, gpus, hosts, gpus_per_host, overheads, links:
+ * {nvlink, pcie, nic, latency}}; gpus = hosts × gpus_per_host. */
+void dc_res_system(dc_rctx *c, dc_point *p, bool fill) {
+  const dc_catref *r =
+      dc_res_catalog(c, "system.gpu", "gpus", DEFAULT_GPU, fill);
+  p->gpu = r ? r->name : DEFAULT_GPU;
+  /* fp8 support, for the cross-key precision check: the entry's
+   * fp8_tflops (datasheet, 0 or absent when the GPU has no fp8) */
+  c->x.gpu = p->gpu;
+  c->x.gpu_fp8 = false;
+  const dc_node *f8 = r && r->root ? dc_node_get(r->root, "fp8_tflops") : NULL;
+  double f8v = 0;
+  if (f8 && dc_leaf_num(f8, "fp8_tflops", NULL, &f8v, NULL) && f8v > 0)
+    c->x.gpu_fp8 = true;
+  /* what the fused style's kernels need (dc_xcheck): an NVIDIA GPU,
+   * tensor cores for half precision, Ampere or later for DCN */
+  c->x.gpu_nvidia = c->x.gpu_tc = false;
+  c->x.gpu_arch = NULL;
+  if (r && r->root) {
+    const dc_node *v = dc_node_get(r->root, "vendor");
+    const dc_node *ar = dc_node_get(r->root, "arch");
+    const dc_node *tc = dc_node_get(r->root, "tensor_cores");
+    c->x.gpu_nvidia = v && v->kind == DC_NODE_SCALAR &&
+                      !strcmp(v->text, "nvidia");
+    c->x.gpu_tc = tc && tc->kind == DC_NODE_SCALAR && !strcmp(tc->text, "true");
+    c->x.gpu_arch = ar && ar->kind == DC_NODE_SCALAR ? ar->text : NULL;
+  }
+  const dc_node *gn = dc_res_get(c, "system.gpu");
+  c->x.gpu_sp = gn ? gn->span : (dc_span){0};
+  r = dc_res_catalog(c, "system.overheads", "overheads", DEFAULT_OVERHEADS,
+                     fill);
+  p->overheads = r ? r->name : DEFAULT_OVERHEADS;
+  const dc_node *n;
+  if ((n = dc_res_int(c, "system.gpus", &c->x.gpus))) c->x.gpus_sp = n->span;
+  if ((n = dc_res_int(c, "system.hosts", &c->x.hosts))) c->x.hosts_sp = n->span;
+  if ((n = dc_res_int(c, "system.gpus_per_host", &c->x.gph)))
+    c->x.gph_sp = n->span;
+  p->nvlink_gbps = dc_res_gbps(c, "system.links.nvlink", 0);
+  p->pcie_gbps = dc_res_gbps(c, "system.links.pcie", 0);
+  p->nic_gbps = dc_res_gbps(c, "system.links.nic", 0);
+  p->link_latency_us = -1;
+  n = dc_res_get(c, "system.links.latency");
+  if (n && !dc_leaf_time(n, "system.links.latency",
+                         dc_schema_find("system.links.latency"),
+                         &p->link_latency_us, c->d))
+    dc_res_fail(c);
+}
+
+/* schema: system.framework: pytorch | torchrec | fused (default pytorch);
+ * system.pipeline (torchrec only, default true). TorchRec and the fused
+ * style look every table up with one table-batched kernel (FBGEMM's TBE,
+ * a vendor's fused lookup): they imply model.embedding_kernel: batched,
+ * and a written per_table conflicts. Whether the GPU can run the fused
+ * kernels is a cross-key check (dc_xcheck: the GPU may be swept). */
+void dc_res_framework(dc_rctx *c, dc_point *p) {
+  p->framework = (dc_framework)dc_res_enum(c, "system.framework", 0);
+  const dc_node *fn = dc_res_get(c, "system.framework");
+  bool fw_varies = dc_res_varies(c, "system.framework");
+  c->x.fused = p->framework == DC_FRAMEWORK_FUSED;
+  c->x.fw_sp = fn ? fn->span : (dc_span){0};
+  const dc_node *pn = dc_res_get(c, "system.pipeline");
+  p->pipeline = dc_res_bool(c, "system.pipeline", true) &&
+                p->framework == DC_FRAMEWORK_TORCHREC;
+  if (pn && p->framework != DC_FRAMEWORK_TORCHREC && !fw_varies) {
+    if (c->d) {
+      const dc_node *k = dc_node_key(dc_res_get(c, "system"), "pipeline");
+      dc_diag *g = dc_diag_error(
+          c->d, DC_DIAG_CONFLICT, k ? k->span : pn->span,
+          "'system.pipeline' applies only to framework 'torchrec', and "
+          "this study's framework is '%s'",
+          dc_framework_name(p->framework));
+      dc_diag_set_help(g, "remove it, or set system.framework: torchrec");
+    }
+    dc_res_fail(c);
+  }
+  if (p->framework == DC_FRAMEWORK_PYTORCH) return;
+  const dc_node *kn = dc_res_get(c, "model.embedding_kernel");
+  if (kn && !dc_res_in_preset(kn->span) &&
+      p->embedding_kernel == DC_EMBEDDING_PER_TABLE && !fw_varies &&
+      !dc_res_varies(c, "model.embedding_kernel")) {
+    if (c->d) {
+      dc_diag *g = dc_diag_error(
+          c->d, DC_DIAG_CONFLICT, kn->span,
+          "model.embedding_kernel per_table cannot run under framework "
+          "'%s': it looks every table up with one table-batched kernel",
+          dc_framework_name(p->framework));
+      dc_diag_set_help(g, "remove model.embedding_kernel (the framework "
+                          "implies batched), or use system.framework: "
+                          "pytorch");
+    }
+    dc_res_fail(c);
+  }
+  p->embedding_kernel = DC_EMBEDDING_BATCHED;
+}
+
+/* schema: training.{sparse_optimizer (default: optimizer),
+ * embedding_precision, comm_precision (default fp32)}. fp8 needs a GPU
+ * with fp8 support (a cross-key check: the GPU may be swept). Tables in
+ * anything but fp32 are FBGEMM's (stock DLRM's nn.EmbeddingBag tables
+ * are fp32), so they need embedding_kernel: batched. */
+void dc_res_storage(dc_rctx *c, dc_point *p) {
+  p->sparse_optimizer =
+      (dc_optimizer)dc_res_enum(c, "training.sparse_optimizer", p->optimizer);
+  p->embedding_precision =
+      (dc_storage)dc_res_enum(c, "training.embedding_precision", 0);
+  /* comm's list (dc_enum_comm_storage) has no int8 */
+  static const dc_storage comm[] = {DC_STORAGE_FP32, DC_STORAGE_FP16,
+                                    DC_STORAGE_BF16, DC_STORAGE_FP8};
+  p->comm_precision = comm[dc_res_enum(c, "training.comm_precision", 0)];
+  static const char *const keys[] = {"training.embedding_precision",
+                                     "training.comm_precision"};
+  dc_storage v[] = {p->embedding_precision, p->comm_precision};
+  for (size_t i = 0; i < DC_COUNTOF(keys); i++) {
+    if (v[i] != DC_STORAGE_FP8 || c->x.fp8_key) continue;
+    const dc_node *n = dc_res_get(c, keys[i]);
+    c->x.fp8_key = keys[i];
+    if (n) c->x.fp8_sp = n->span;
+  }
+  dc_storage e = p->embedding_precision;
+  if (e != DC_STORAGE_FP32 && p->embedding_kernel != DC_EMBEDDING_BATCHED &&
+      !dc_res_varies(c, "model.embedding_kernel")) {
+    if (c->d) {
+      const dc_node *n = dc_res_get(c, "training.embedding_precision");
+      dc_diag *g = dc_diag_error(
+          c->d, DC_DIAG_CONFLICT,
+          n ? n->span : dc_res_missing_span(c, "training"),
+          "training.embedding_precision %s needs model.embedding_kernel: "
+          "batched",
+          dc_storage_name(e));
+      dc_diag_set_help(g, "stock DLRM's nn.EmbeddingBag tables (per_table) "
+                          "are fp32; FBGEMM's table-batched lookup "
+                          "(batched) holds %s rows",
+                       dc_storage_name(e));
+    }
+    dc_res_fail(c);
+  }
+}
+
+/* schema: capacity: {target_step_ms, gpus: [counts], gpu: name | [names],
+ * gpus_per_host}. Defaults: gpus [1, 2, 4, 8, 16, 32, 64], gpu the
+ * point's system.gpu, gpus_per_host 8. Counts are sorted ascending and
+ * deduplicated (the search takes the first that meets the target). */
+void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill) {
+  static const int32_t def_counts[] = {1, 2, 4, 8, 16, 32, 64};
+  p->capacity_target_ms = 0;
+  p->capacity_gpus_per_host = 8;
+  p->n_capacity_gpus = 0;
+  p->capacity_gpus = NULL;
+  p->n_capacity_types = 0;
+  p->capacity_types = NULL;
+  const dc_node *n = dc_res_get(c, "capacity.target_step_ms");
+  if (!n) {
+    if (dc_res_get(c, "capacity") && c->d) {
+      dc_diag_error(c->d, DC_DIAG_MISSING_KEY,
+                    dc_node_key(c->s->root, "capacity")
+                        ? dc_node_key(c->s->root, "capacity")->span
+                        : dc_res_missing_span(c, "capacity"),
+                    "'capacity' has no 'target_step_ms'");
+      dc_res_fail(c);
+    }
+    return;
+  }
+  if (!dc_res_num(c, "capacity.target_step_ms", &p->capacity_target_ms)) return;
+  int64_t q = 8;
+  dc_res_int(c, "capacity.gpus_per_host", &q);
+  p->capacity_gpus_per_host = (int32_t)q;
+  n = dc_res_get(c, "capacity.gpus");
+  if (n) {
+    int64_t *v = NULL;
+    int32_t k = 0;
+    if (!dc_res_intlist(c, n, "capacity.gpus", dc_schema_find("capacity.gpus"),
+                        1, &v, &k)) {
+      dc_res_fail(c);
+      return;
+    }
+    int32_t *w = dc_arena_array(c->a, (size_t)k, sizeof *w);
+    int32_t m = 0;
+    for (int32_t i = 0; i < k; i++) { /* insertion sort, dedup */
+      int32_t x = (int32_t)v[i], j = m;
+      bool dup = false;
+      for (int32_t y = 0; y < m; y++) dup |= w[y] == x;
+      if (dup) continue;
+      while (j > 0 && w[j - 1] > x) {
+        w[j] = w[j - 1];
+        j--;
+      }
+      w[j] = x;
+      m++;
+    }
+    p->capacity_gpus = w;
+    p->n_capacity_gpus = m;
+  } else {
+    p->capacity_gpus = def_counts;
+    p->n_capacity_gpus = (int32_t)DC_COUNTOF(def_counts);
+  }
+  n = dc_res_get(c, "capacity.gpu");
+  const char **names;
+  if (!n) {
+    names = dc_arena_array(c->a, 1, sizeof *names);
+    names[0] = p->gpu;
+    p->capacity_types = names;
+    p->n_capacity_types = 1;
+    return;
+  }
+  size_t cnt = n->kind == DC_NODE_SEQ ? n->n : 1;
+  if (n->kind == DC_NODE_SEQ && cnt == 0) {
+    if (c->d)
+      dc_diag_error(c->d, DC_DIAG_EMPTY_LIST, n->span,
+                    "'capacity.gpu' is empty");
+    dc_res_fail(c);
+    return;
+  }
+  names = dc_arena_array(c->a, cnt, sizeof *names);
+  for (size_t i = 0; i < cnt; i++) {
+    const dc_node *it = n->kind == DC_NODE_SEQ ? n->items[i] : n;
+    const char *name = NULL;
+    if (!dc_leaf_str(it, "capacity.gpu", &name, c->d)) {
+      dc_res_fail(c);
+      return;
+    }
+    const dc_catref *r =
+        dc_study_catalog((dc_study *)c->s, "gpus", name, it, c->d, fill);
+    if (!r) {
+      dc_res_fail(c);
+      return;
+    }
+    names[i] = r->name;
+  }
+  p->capacity_types = names;
+  p->n_capacity_types = (int32_t)cnt;
+}
