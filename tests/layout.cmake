@@ -1,7 +1,8 @@
 # The repository's layout rules (README "Layout"; the rules and the
 # definition of a cycle are in tests/layout/check_layout.py): no include
-# or call cycle between files, compiler/support/ depends on no stage, no
-# two source files share a name, a .c over 700 lines says why.
+# or call cycle between files, each folder uses only the folders below it
+# (compiler/support/ none), no two source files share a name, a .c over
+# 700 lines says why.
 #  - layout: the check on this tree;
 #  - layout_selftest: the check on synthetic trees it writes to a
 #    temporary directory, one per planted violation, each of which must be
