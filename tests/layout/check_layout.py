@@ -127,8 +127,7 @@ class Source:
     """What the rules need from one C file: its includes, the functions it
     defines (external and static), and the names its code uses."""
 
-    def __init__(self, path, text):
-        self.path = path
+    def __init__(self, text):
         self.includes = []        # (line, quoted path), from the raw text
         self.defines = {}         # name -> line (external linkage)
         self.statics = set()      # names of static functions
@@ -246,7 +245,7 @@ def read_sources(root, files):
         with open(os.path.join(root, p), encoding="utf-8",
                   errors="replace") as f:
             text = f.read()
-        src = Source(p, text)
+        src = Source(text)
         # Blanking hides the quoted include paths: read them from the raw
         # text.
         for ln, raw in enumerate(text.split("\n"), 1):
