@@ -183,13 +183,7 @@ dc_launch *gg_launch(gg_b *b, dc_kernel_kind kind, int32_t stream) {
 void gg_gemm(gg_b *b, int64_t m, int64_t n, int64_t k, int64_t batch,
              bool ta, bool tb, dc_dtype dt) {
   dc_launch *l = gg_launch(b, DC_KERNEL_GEMM, GG_STREAM_COMPUTE);
-  l->k.u.gemm.m = m;
-  l->k.u.gemm.n = n;
-  l->k.u.gemm.k = k;
-  l->k.u.gemm.batch = batch;
-  l->k.u.gemm.transa = ta;
-  l->k.u.gemm.transb = tb;
-  l->k.u.gemm.dtype = dt;
+  l->k = dc_kernel_gemm(m, n, k, batch, ta, tb, dt);
 }
 
 void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,

@@ -32,7 +32,7 @@ typedef struct dc_command {
 /* Defined in each cmd_<name>.c. */
 extern const dc_command dc_cmd_check_def, dc_cmd_run_def, dc_cmd_graph_def,
     dc_cmd_explain_def, dc_cmd_gpus_def, dc_cmd_overheads_def,
-    dc_cmd_trace_def, dc_cmd_fit_def, dc_cmd_kernel_def;
+    dc_cmd_trace_def, dc_cmd_fit_def, dc_cmd_kernel_def, dc_cmd_replay_def;
 
 /* Shared helpers for commands (compiler/cli/cmd_common.c). */
 
