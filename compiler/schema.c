@@ -187,6 +187,35 @@ const char *dc_schema_suggest_path(const char *path) {
   return dc_suggest(path, cands, n);
 }
 
+/* A dotted path given to `sweep:` or `-D` must name a key of the table
+ * that may be swept (set): the check both override.c and sweep_axes.c
+ * make, with the same diagnostics. */
+const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
+                             dc_diags *d) {
+  const dc_skey *k = dc_schema_find(path);
+  unsigned need = sweep ? DC_SF_SWEEP : DC_SF_OVERRIDE;
+  dc_diag_code code = sweep ? DC_DIAG_SWEEP_PATH : DC_DIAG_BAD_OVERRIDE;
+  if (k && (k->flags & need)) return k;
+  if (!d) return NULL;
+  if (k) {
+    dc_diag *g = dc_diag_error(d, code, at, "'%s' cannot be %s", path,
+                               sweep ? "swept" : "set with -D");
+    if (sweep)
+      dc_diag_set_help(g, "sweep the keys of model, training, system, "
+                          "sharding, kernels or transforms");
+    return NULL;
+  }
+  dc_diag *g = dc_diag_error(d, code, at, "no key '%s' in the study language",
+                             path);
+  const char *s = dc_schema_suggest_path(path);
+  if (s)
+    dc_diag_set_help(g, "did you mean '%s'?", s);
+  else
+    dc_diag_set_help(g, "keys are dotted paths such as "
+                        "'training.batch_size'; see spec/study.md");
+  return NULL;
+}
+
 const char *dc_node_describe(const dc_node *n, char *buf, size_t cap) {
   if (!n || n->is_null) return "nothing";
   if (n->kind == DC_NODE_SEQ) return "a list";

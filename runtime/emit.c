@@ -194,6 +194,36 @@ static void close_row(dc_format f, dc_buf *b) {
   }
 }
 
+/* A metric in its fixed output precision (runtime.h): here with the other
+ * number printing, so that metrics.c computes and emit.c writes. */
+void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
+  double v = x->v[m];
+  switch (m) {
+  case DC_METRIC_FITS:
+    dc_buf_puts(out, v != 0.0 ? "true" : "false");
+    return;
+  case DC_METRIC_COMM_BYTES:
+    dc_emit_put_int(out, (int64_t)llround(v));
+    return;
+  case DC_METRIC_SAMPLES_PER_S:
+    dc_emit_put_double(out, v, 1);
+    return;
+  case DC_METRIC_EMB_TOTAL_VARIATION:
+  case DC_METRIC_EMB_TOTAL_DISTANCE:
+  case DC_METRIC_EMB_CHI_DIVERGENCE:
+  case DC_METRIC_EMB_KL_DIVERGENCE:
+    dc_emit_put_double(out, v, 6);
+    return;
+  case DC_METRIC_SPEEDUP:
+    if (!x->has_speedup) return; /* empty: the study has no baseline */
+    dc_emit_put_double(out, v, 4);
+    return;
+  default:
+    dc_emit_put_double(out, v, 4);
+    return;
+  }
+}
+
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
                  dc_buf *b, dc_buf *scratch) {

@@ -76,7 +76,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime/emit.h"
 #include "runtime/runtime.h"
 #include "runtime/torchrec_estimate.h"
 
@@ -315,32 +314,4 @@ void dc_metrics_sharding(const dc_graph *g, const dc_eval_result *r,
   v[DC_METRIC_TORCHREC_BWD_COMMS_MS] = s->bwd_comms_ms;
   v[DC_METRIC_TORCHREC_HBM_GIB] = e.max_hbm_bytes / (1024.0 * 1024 * 1024);
   v[DC_METRIC_TORCHREC_IMBALANCE] = e.perf.max_over_mean;
-}
-
-void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
-  double v = x->v[m];
-  switch (m) {
-  case DC_METRIC_FITS:
-    dc_buf_puts(out, v != 0.0 ? "true" : "false");
-    return;
-  case DC_METRIC_COMM_BYTES:
-    dc_emit_put_int(out, (int64_t)llround(v));
-    return;
-  case DC_METRIC_SAMPLES_PER_S:
-    dc_emit_put_double(out, v, 1);
-    return;
-  case DC_METRIC_EMB_TOTAL_VARIATION:
-  case DC_METRIC_EMB_TOTAL_DISTANCE:
-  case DC_METRIC_EMB_CHI_DIVERGENCE:
-  case DC_METRIC_EMB_KL_DIVERGENCE:
-    dc_emit_put_double(out, v, 6);
-    return;
-  case DC_METRIC_SPEEDUP:
-    if (!x->has_speedup) return; /* empty: the study has no baseline */
-    dc_emit_put_double(out, v, 4);
-    return;
-  default:
-    dc_emit_put_double(out, v, 4);
-    return;
-  }
 }
