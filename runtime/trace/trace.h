@@ -52,9 +52,13 @@ static inline bool dc_trace_kind_is_gpu(uint8_t k) {
   return k == DC_TRACE_KERNEL || k == DC_TRACE_MEMCPY || k == DC_TRACE_MEMSET;
 }
 
+/* The loader's bound on ts and dur (each in [0, 2^62) ns, about 146
+ * years): ends and differences of event times never overflow int64. */
+#define DC_TRACE_MAX_NS (INT64_C(1) << 62)
+
 typedef struct dc_trace_event {
-  int64_t ts_ns;
-  int64_t dur_ns;
+  int64_t ts_ns;   /* [0, DC_TRACE_MAX_NS) */
+  int64_t dur_ns;  /* [0, DC_TRACE_MAX_NS) */
   int64_t corr;    /* args.correlation, -1 when absent */
   uint32_t name;   /* index into dc_trace.names */
   uint32_t thread; /* index into dc_trace.threads: "pid/tid" (GPU: stream) */
