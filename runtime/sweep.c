@@ -607,16 +607,6 @@ static bool flush_out(run *R, dc_buf *out, bool force) {
   return ok;
 }
 
-static void collect_diags(dc_diags *d, const dc_diags *from) {
-  for (size_t i = 0; i < from->count; i++) {
-    const dc_diag *g = &from->items[i];
-    dc_diag *n = g->severity == DC_SEV_ERROR
-                     ? dc_diag_error(d, g->code, g->span, "%s", g->message)
-                     : dc_diag_warning(d, g->code, g->span, "%s", g->message);
-    if (g->help) dc_diag_set_help(n, "%s", g->help);
-  }
-}
-
 bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   DC_ASSERT(o->shard_n >= 1 && o->shard_k >= 1 && o->shard_k <= o->shard_n);
   run R;
@@ -713,7 +703,7 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
         (first < 0 || ws[i].failed_index < ws[first].failed_index))
       first = i;
   if (first >= 0) {
-    collect_diags(d, &ws[first].diags);
+    dc_diags_append(d, &ws[first].diags);
     ok = false;
   }
   o->memo_hits = o->memo_misses = 0;

@@ -46,10 +46,26 @@ void dc_diags_free(dc_diags *d) {
   memset(d, 0, sizeof *d);
 }
 
+/* Messages and echoed lines are clipped (issue #19: a 5 MB key must not
+ * echo 10 MB): a message or help past MAX_TEXT bytes ends in "...", and a
+ * source line past MAX_ECHO bytes is echoed as a window around the caret. */
+enum { MAX_TEXT = 512, MAX_ECHO = 512, ECHO_BEFORE = 128 };
+
+/* The largest n' <= n that does not split a UTF-8 sequence of s. */
+static size_t utf8_floor(const char *s, size_t n) {
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  return n;
+}
+
 __attribute__((format(printf, 1, 0)))
 static char *vformat(const char *fmt, va_list ap) {
   dc_buf b = {0};
   dc_buf_vprintf(&b, fmt, ap);
+  if (b.len > MAX_TEXT) {
+    b.len = utf8_floor(b.data, MAX_TEXT - 3);
+    b.data[b.len] = '\0';
+    dc_buf_puts(&b, "...");
+  }
   return b.data ? b.data : dc_xstrdup("");
 }
 
@@ -95,6 +111,16 @@ dc_diag *dc_diag_warning(dc_diags *d, dc_diag_code code, dc_span span,
   dc_diag *g = diag_add(d, DC_SEV_WARNING, code, span, fmt, ap);
   va_end(ap);
   return g;
+}
+
+void dc_diags_append(dc_diags *d, const dc_diags *from) {
+  for (size_t i = 0; i < from->count; i++) {
+    const dc_diag *g = &from->items[i];
+    dc_diag *n = g->severity == DC_SEV_ERROR
+                     ? dc_diag_error(d, g->code, g->span, "%s", g->message)
+                     : dc_diag_warning(d, g->code, g->span, "%s", g->message);
+    if (g->help) dc_diag_set_help(n, "%s", g->help);
+  }
 }
 
 void dc_diag_set_help(dc_diag *g, const char *fmt, ...) {
@@ -182,8 +208,24 @@ void dc_diag_render_one(const dc_diag *g, dc_buf *out, bool color) {
     size_t to = from + (size_t)(sp->len > 0 ? sp->len : 1);
     if (to > len && from < len) to = len;
     dc_buf text = {0}, pad = {0};
+    bool cut_end = false;
+    if (len > MAX_ECHO) {
+      size_t a = from > ECHO_BEFORE ? utf8_floor(line, from - ECHO_BEFORE) : 0;
+      if (a > len) a = utf8_floor(line, len - 1);
+      size_t b = a + MAX_ECHO < len ? utf8_floor(line, a + MAX_ECHO) : len;
+      if (a > 0) {
+        dc_buf_puts(&text, "...");
+        dc_buf_puts(&pad, "   ");
+      }
+      cut_end = b < len;
+      line += a, len = b - a;
+      from = from > a ? from - a : 0;
+      to = to > a ? to - a : 0;
+      if (to > len + 1) to = len + 1;
+    }
     size_t carets;
     echo_line(&text, line, len, from, to, &pad, &carets);
+    if (cut_end) dc_buf_puts(&text, "...");
     if (carets == 0) carets = 1;
     dc_buf_printf(out, "%s%*d |%s %s\n", c_blue, w, sp->line, c_off,
                   text.data ? text.data : "");

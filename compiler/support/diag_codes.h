@@ -64,6 +64,7 @@
   X(BAD_CSV, "E0603", "invalid CSV data")                                   \
   /* runtime and overhead profiles */                                       \
   X(BAD_PROFILE, "E0701", "invalid overhead profile")                       \
+  X(NON_FINITE, "E0702", "time or count not representable")                 \
   /* traces */                                                              \
   X(BAD_TRACE, "E0801", "invalid trace")
 
