@@ -188,7 +188,15 @@ static bool unknown(const dc_kernel *k, const char *key, dc_span sp,
 bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
                          dc_span sp, bool *known, dc_diags *d) {
   if (known) *known = true;
-  if (strcmp(key, "scale") == 0) return num_val(key, v, sp, &k->scale, d);
+  if (strcmp(key, "scale") == 0) {
+    /* the study's transforms[].scale.factor range (spec/numbers.md) */
+    if (!num_val(key, v, sp, &k->scale, d)) return false;
+    if (k->scale <= 1e6) return true;
+    dc_diag_error(d, DC_DIAG_OUT_OF_RANGE, sp,
+                  "'scale': '%s' is out of range; it must be between 0 and "
+                  "1000000", v);
+    return false;
+  }
   switch (k->kind) {
   case DC_KERNEL_GEMM:
     if (strcmp(key, "m") == 0) return size_val(key, v, sp, 0, &k->u.gemm.m, d);
