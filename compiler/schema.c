@@ -135,7 +135,7 @@ static const dc_skey keys[] = {
     {"transforms[]", DC_SK_MAP, NULL, 0, 0, 0},
     {"transforms[].scale", DC_SK_MAP, NULL, 0, 0, 0},
     {"transforms[].scale.match", DC_SK_STR, NULL, 0, 0, 0},
-    {"transforms[].scale.factor", DC_SK_NUM, NULL, 0, 1e6, 0},
+    {"transforms[].scale.factor", DC_SK_NUM, NULL, 1e-9, 1e6, 0},
     {"transforms[].remove", DC_SK_MAP, NULL, 0, 0, 0},
     {"transforms[].remove.match", DC_SK_STR, NULL, 0, 0, 0},
     {"transforms[].stream", DC_SK_MAP, NULL, 0, 0, 0},

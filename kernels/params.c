@@ -191,10 +191,10 @@ bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
   if (strcmp(key, "scale") == 0) {
     /* the study's transforms[].scale.factor range (spec/numbers.md) */
     if (!num_val(key, v, sp, &k->scale, d)) return false;
-    if (k->scale <= 1e6) return true;
+    if (k->scale > 0 && k->scale <= 1e6) return true;
     dc_diag_error(d, DC_DIAG_OUT_OF_RANGE, sp,
-                  "'scale': '%s' is out of range; it must be between 0 and "
-                  "1000000", v);
+                  "'scale': '%s' is out of range; it must be greater than 0 "
+                  "and at most 1000000", v);
     return false;
   }
   switch (k->kind) {
