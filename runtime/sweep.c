@@ -231,7 +231,7 @@ typedef struct run {
   size_t n_cols;
   dc_cell_col *mcols; /* the columns of a row mode (rows != POINT) */
   size_t n_mcols;
-  int64_t n_local; /* points in this shard */
+  int64_t first, n_local; /* this shard's points: first, first + 1, ... */
   int64_t window;
   slot *slots;
   pthread_mutex_t mu;
@@ -244,8 +244,17 @@ typedef struct run {
   bool sharding_metrics; /* some output reads dc_metrics_sharding's values */
 } run;
 
+/* Shard K of N holds a contiguous block of points, so that `cat` of the
+ * shards 1..N is the single run byte for byte: the first P mod N shards
+ * hold ceil(P / N) points, the others floor(P / N) (no product that can
+ * overflow, whatever P and N). */
+static int64_t shard_first(int64_t points, int64_t k, int64_t n) {
+  int64_t q = points / n, r = points % n;
+  return (k - 1) * q + (k - 1 < r ? k - 1 : r);
+}
+
 static int64_t global_index(const run *R, int64_t j) {
-  return (R->o->shard_k - 1) + j * R->o->shard_n;
+  return R->first + j;
 }
 
 static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
@@ -613,9 +622,9 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   memset(&R, 0, sizeof R);
   R.src = src;
   R.o = o;
-  R.n_local = src->n_points > o->shard_k - 1
-                  ? (src->n_points - o->shard_k) / o->shard_n + 1
-                  : 0;
+  R.first = shard_first(src->n_points, o->shard_k, o->shard_n);
+  R.n_local = shard_first(src->n_points, o->shard_k + 1, o->shard_n) -
+              R.first;
   bool has_baseline = src->baseline_of && src->n_points > 0 &&
                       src->baseline_of(src->ctx, 0) >= 0;
   dc_emit_col *cols = NULL;
