@@ -285,6 +285,8 @@ static int cmd_run(int argc, char **argv) {
   o.sink_ctx = &of;
   o.rows = rows;
   o.digits = (int)digits;
+  o.precision = dc_study_precision(s);
+  o.has_precision = o.precision >= 0;
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;

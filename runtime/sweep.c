@@ -478,6 +478,7 @@ static bool point_row(worker *w, const run *R, int64_t i) {
     shard_rows(w, R, g, &pr);
   else
     dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, R->o->digits,
+                R->o->has_precision ? R->o->precision : -1,
                 &w->row, &w->scratch);
   if (record) {
     dc_buf_clear(&w->timeline);
@@ -660,6 +661,8 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   for (int i = 0; i < jobs; i++) {
     worker_init(&ws[i]);
     ws[i].cells.digits = o->digits;
+    ws[i].cells.fixed_decimals = o->has_precision;
+    ws[i].cells.decimals = o->precision;
   }
 
   if (jobs == 1) {

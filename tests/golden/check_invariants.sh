@@ -51,4 +51,10 @@ awk -F, '
     if (rows != 96) { print "expected 96 rows, got " rows; bad = 1 }
     exit bad
   }' "$out/inv-j1.csv"
+# output.precision reaches the table: every metric with one decimal.
+"$dlrmc" run "$study" -D output.precision=1 --shard 1/96 \
+  -D output.columns=[e2e_ms,gpu_util,samples_per_s] > "$out/inv-prec.csv"
+tail -n 1 "$out/inv-prec.csv" | tr -d '\r' |
+  grep -Eq '^[0-9]+\.[0-9],[0-9]\.[0-9],[0-9]+\.[0-9]$' ||
+  { echo "output.precision 1 not applied:"; cat "$out/inv-prec.csv"; exit 1; }
 echo "invariants hold on 96 points; --jobs and --shard outputs agree"
