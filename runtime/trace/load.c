@@ -401,6 +401,13 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
                  ev_no(c), type);
       return 0;
     }
+    /* A \u0000 inside a name would cut it short wherever it is used as a
+     * C string: refused rather than truncated silently. */
+    if (f == F_NAME && memchr(s, '\0', n)) {
+      error_here(c, "'name' of event #%lld contains a NUL character "
+                    "(\\u0000)", ev_no(c));
+      return 0;
+    }
     if (f == F_PH) c->ph = n == 1 ? (char)s[0] : '?';
     if (f == F_CAT) c->kind = cat_kind(s, n);
     if (f == F_NAME) scratch_set(&c->name, s, n);
