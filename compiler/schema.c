@@ -262,7 +262,7 @@ static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
   const char *what = plen ? path : "the study";
   if (k->kind == DC_SK_MAP) {
     if (!dc_expect_kind(node, DC_NODE_MAP, what, d)) return;
-    if (k->flags & PATHS) return; /* sweep:, baseline: (sweep.c) */
+    if (k->flags & PATHS) return; /* sweep:, baseline: (sweep_axes.c) */
     for (size_t i = 0; i < node->n; i++) {
       const dc_node *key = node->keys[i];
       size_t kl = key->text_len;

@@ -18,8 +18,9 @@
  *
  * Files: schema.c (the key table, structure walk, leaf parsers),
  * resolve.c and resolve_*.c (resolver and lowering, one file per part of
- * the study; resolve_int.h), sweep.c (axes, ranges, point decoding,
- * baseline), override.c (-D), study.c (dc_study_load and the accessors). Ownership: everything lives in the study's arena except the
+ * the study; resolve_int.h), sweep_axes.c (axes, ranges, point decoding,
+ * baseline), override.c (-D), study.c (dc_study_load and the accessors).
+ * Ownership: everything lives in the study's arena except the
  * per-point data, which the caller's arena holds.
  */
 #ifndef DC_STUDY_INT_H
@@ -121,7 +122,7 @@ extern const size_t dc_n_metric_columns;
 /* One value as one line of flow-style text, e.g. "[512, 256, 64]". */
 const char *dc_node_flow(const dc_node *n, dc_arena *a);
 
-/* ---- sweeps (sweep.c) ---------------------------------------------------- */
+/* ---- sweeps (sweep_axes.c) ----------------------------------------------- */
 
 typedef enum dc_axis_kind { DC_AXIS_LIST, DC_AXIS_IRANGE, DC_AXIS_FRANGE }
     dc_axis_kind;
@@ -262,7 +263,7 @@ const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
                                   const char *name, const dc_node *at,
                                   dc_diags *d, bool fill);
 
-/* ---- overrides and sweeps (override.c, sweep.c) -------------------------- */
+/* ---- overrides and sweeps (override.c, sweep_axes.c) --------------------- */
 
 /* Parses the -D list: single values into s->fixed, comma lists as axes
  * appended to `axes` (product groups). Returns false on errors. */

@@ -225,7 +225,7 @@ typedef struct gg_ctx {
   dc_dtype gdt;        /* GEMM math dtype */
   bool batched;        /* embedding_kernel: batched */
   bool legacy;         /* PyTorch 1.13 zero_grad / AccumulateGrad / loops */
-  bool trec;           /* the torchrec style (torchrec.c) */
+  bool trec;           /* the torchrec style (torchrec_graph.c) */
   bool sharded;        /* embeddings exchanged by all-to-all */
 
   int32_t n_local;
@@ -351,9 +351,9 @@ int32_t gg_h2d(gg_b *b, int32_t host);
 void gg_declare_params(gg_ctx *c);
 /* FBGEMM's table-batched lookup op for the tables' optimizer, forward
  * (fbgemm::split_embedding_codegen_lookup_<opt>_function) or its
- * backward's autograd node (torchrec.c). */
+ * backward's autograd node (torchrec_graph.c). */
 const char *gg_tbe_name(dc_optimizer o, bool backward);
-/* The iteration in the torchrec style (torchrec.c). */
+/* The iteration in the torchrec style (torchrec_graph.c). */
 void gg_build_torchrec(gg_ctx *c);
 /* torchrec: in the forward, before the lookups (gg_embeddings) */
 void gg_tbe_dist(gg_ctx *c);

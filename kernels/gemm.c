@@ -37,6 +37,23 @@
 #define GEMM_FIXED_US 5.0
 #define GEMM_DRAM_LATENCY_S 600e-9
 
+/* Operand alignment. cuBLAS and CUTLASS main loops move A and B in 16-byte
+ * vectors (cp.async, LDG.128); when a leading dimension is not a multiple
+ * of 16 bytes the library falls back to kernels with narrower loads
+ * (CUTLASS's `_align1`/`_align2`, visible in traces), which feed the math
+ * units more slowly. Which of m, n and k is a leading dimension depends
+ * on the transposes (and C's is n), so any of them not a multiple of
+ * 16 / element-size elements counts. The factor is the fraction of the
+ * math rate left, calibrated on the even-numbered distinct shapes of the
+ * A100 recsys trace's GEMMs (README, "GEMMs of real traces"; the odd ones
+ * and DeepBench judge it): TF32 on tensor cores keeps 0.45 (align1
+ * kernels: 4-byte loads), SIMT fp32 0.75. fp16/bf16 on tensor cores keep
+ * their rate: DeepBench's misaligned fp16 shapes on V100 and T4 show no
+ * such loss, and no trace we have ran misaligned half GEMMs. */
+#define GEMM_ALIGN_BYTES 16
+#define GEMM_MISALIGNED_TENSOR 0.45
+#define GEMM_MISALIGNED_SIMT 0.75
+
 /* The candidate CTA tiles mt × nt, as seven shapes with mt ≥ nt: 256×128,
  * 128×128, 128×64, 128×32, 64×64, 64×32 and 32×32. A shape with mt > nt
  * stands for two tiles, itself and its mirror nt × mt (128×256, 64×128,
@@ -409,6 +426,22 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   return best;
 }
 
+/* Whether dtype t runs on tensor (matrix) cores on dev. */
+static bool on_tensor_cores(const dc_device *dev, dc_dtype t) {
+  double eff;
+  return dev->tensor_cores && t != DC_DTYPE_FP32 &&
+         math_unit(dev, t, &eff) != dev->fp32_tflops;
+}
+
+double dc_k_gemm_align_factor(const dc_kernel *k, const dc_device *dev) {
+  int64_t v = GEMM_ALIGN_BYTES / (int64_t)dc_dtype_bytes(k->u.gemm.dtype);
+  if (v <= 1 || (k->u.gemm.m % v == 0 && k->u.gemm.n % v == 0 &&
+                 k->u.gemm.k % v == 0))
+    return 1.0;
+  if (!on_tensor_cores(dev, k->u.gemm.dtype)) return GEMM_MISALIGNED_SIMT;
+  return k->u.gemm.dtype == DC_DTYPE_TF32 ? GEMM_MISALIGNED_TENSOR : 1.0;
+}
+
 double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   int64_t m = k->u.gemm.m, n = k->u.gemm.n, kk = k->u.gemm.k;
   int64_t batch = k->u.gemm.batch;
@@ -418,7 +451,8 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.sms = dev->sms > 0 ? dev->sms : 1;
   c.inv_sms = 1.0 / (double)c.sms;
   double sms = (double)c.sms;
-  c.inv_peak_sm = sms / dc_k_math_flops_per_us(dev, k->u.gemm.dtype); /* µs per flop */
+  c.inv_peak_sm = sms / (dc_k_math_flops_per_us(dev, k->u.gemm.dtype) *
+                         dc_k_gemm_align_factor(k, dev)); /* µs per flop */
   c.inv_l2_sm = sms / (dev->l2_gbps * 1e3);             /* µs per byte */
   double dram_bps = dc_k_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;

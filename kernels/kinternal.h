@@ -20,6 +20,9 @@ double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev);
 /* Achievable math rate of a dtype (tensor cores for tf32/fp16/bf16 where
  * the GPU has them, else SIMT fp32), flops per µs. */
 double dc_k_math_flops_per_us(const dc_device *dev, dc_dtype t);
+/* The fraction of the math rate a GEMM keeps with its operands' alignment
+ * (1 when m, n and k are multiples of 16 bytes of its dtype). */
+double dc_k_gemm_align_factor(const dc_kernel *k, const dc_device *dev);
 /* The datasheet peak of those units at the boost clock (no achievable
  * factor, no power cap): the FLOP bound of kernels/bounds.c. */
 double dc_k_math_peak_flops_per_us(const dc_device *dev, dc_dtype t);

@@ -51,7 +51,7 @@
  * interaction) as new tensors, which the formula does not.
  *
  * Sharding metrics (dc_metrics_sharding): the imbalance statistics of the
- * ranks' embedding time (TorchRec's definitions, runtime/torchrec.h:
+ * ranks' embedding time (TorchRec's definitions, runtime/torchrec_estimate.h:
  * total variation, total distance, chi divergence, KL) and TorchRec's
  * estimate of the graph's plan with the point's constants:
  *   torchrec_ms            the plan's cost: the slowest rank's sum of its
@@ -66,7 +66,7 @@
 
 #include "runtime/emit.h"
 #include "runtime/runtime.h"
-#include "runtime/torchrec.h"
+#include "runtime/torchrec_estimate.h"
 
 static const char *const metric_names[] = {
 #define DC_METRIC_STR(sym, name) name,

@@ -270,7 +270,7 @@ double dc_memo_time(dc_memo *m, const dc_kernel *k, int32_t device_id,
 /* Hits and misses, for the benchmark. */
 void dc_memo_stats(const dc_memo *m, int64_t *hits, int64_t *misses);
 
-/* ---- the sweep executor and emitters (runtime/sweep.c, emit.c) --------- */
+/* ---- the sweep executor and emitters (runtime/sweep_exec.c, emit.c) ---- */
 
 typedef enum dc_format {
   DC_FORMAT_CSV,   /* RFC 4180 */

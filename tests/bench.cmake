@@ -1,4 +1,4 @@
 # tests/bench/: front-end benchmarks, built but not registered with ctest
-# (timings are reported, not asserted). Run: build/tests/bench_sweep
-add_executable(bench_sweep ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_sweep.c)
-target_link_libraries(bench_sweep PRIVATE dc_compiler dc_support dc_warnings)
+# (timings are reported, not asserted). Run: build/tests/bench_frontend
+add_executable(bench_frontend ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench_frontend.c)
+target_link_libraries(bench_frontend PRIVATE dc_compiler dc_support dc_warnings)

@@ -8,9 +8,9 @@
 #    shapes, loss, optimizer) and the same GEMMs; what cannot match on the
 #    CPU is listed in check_graph.py;
 #  - planner_torchrec: dlrmc's restatement of TorchRec's shard estimator
-#    (runtime/torchrec.c) against the per-shard Perf and Storage TorchRec
-#    1.9.2's own planner computed on 60 generated configs, with TorchRec's
-#    chosen plan pinned; then dlrmc's `plan: auto` with
+#    (runtime/torchrec_estimate.c) against the per-shard Perf and Storage
+#    TorchRec 1.9.2's own planner computed on 60 generated configs, with
+#    TorchRec's chosen plan pinned; then dlrmc's `plan: auto` with
 #    `sharding.objective: torchrec` against TorchRec's plan under
 #    TorchRec's cost (never worse, or the test fails), and with the
 #    default objective for information (tests/fixtures/planner/README.md).

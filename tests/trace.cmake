@@ -33,3 +33,11 @@ add_custom_target(bench_trace
   DEPENDS dc_trace_gen dlrmc
   USES_TERMINAL
   COMMENT "Trace benchmark: a generated 200 MB Kineto trace")
+
+# `dlrmc trace kernels` (issue #17): the hand-written fixture's rows, and
+# the real A100 trace's 1,776 GEMM rows (exit 77 when ../shared/data is
+# absent).
+add_test(NAME trace_kernels
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/trace_kernels.sh
+                 $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA})
+set_tests_properties(trace_kernels PROPERTIES SKIP_RETURN_CODE 77)

@@ -6,10 +6,15 @@
  * gzread (which reads plain files as they are), so memory never holds the
  * text or a DOM: for each element of "traceEvents" we keep only ph, cat,
  * name, pid, tid, ts, dur and args.correlation, and store a 40-byte record
- * for complete events ("ph": "X") of a category we analyse. Everything
- * else (args, call stacks, metadata, flow events) is skipped as it streams
- * past. Accepted shapes: {"traceEvents": [...], ...} and the bare array
- * form of the Chrome trace format.
+ * for complete events ("ph": "X") of a category we analyse. CPU ops also
+ * keep the args that say what they computed (Input Dims, Input type,
+ * Input Strides, External id, Record function id, Sequence number, Fwd
+ * thread id): they stream into per-event scratch arrays (the keys of an
+ * event may come in any order, "cat" after "args") and are copied into
+ * the trace's side tables when the event turns out to be a CPU op.
+ * Everything else (other args, call stacks, metadata, flow events) is
+ * skipped as it streams past. Accepted shapes: {"traceEvents": [...],
+ * ...} and the bare array form of the Chrome trace format.
  *
  * Categories, current and 2021 (Kineto before PyTorch 1.9):
  *   cpu_op | Operator          -> op          kernel     | Kernel -> kernel
@@ -31,6 +36,9 @@
 #include <zlib.h>
 
 #include "runtime/trace/trace.h"
+
+/* The record stays 40 bytes: the args index fills padding. */
+_Static_assert(sizeof(dc_trace_event) == 40, "dc_trace_event grew");
 
 #define CHUNK_BYTES     (256u * 1024u)
 #define SCRATCH_MAX     4096 /* longer names are truncated (kernel templates) */
@@ -88,6 +96,18 @@ static uint32_t intern(const char ***strs, size_t *n_strs, size_t *cap_strs,
  */
 
 enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
+/* The args we read (A_CORR for every event, the others for CPU ops). */
+enum arg_key {
+  A_NONE,
+  A_CORR,
+  A_EXT,
+  A_RFID,
+  A_SEQ,
+  A_FWD,
+  A_DIMS,
+  A_STRIDES,
+  A_TYPES
+};
 enum { NO_EVENTS = -100 };
 
 static const char *field_name(enum field f) {
@@ -102,6 +122,23 @@ typedef struct scratch_str {
   bool set;
 } scratch_str;
 
+/* Input Dims or Input Strides of the current event while it streams:
+ * values, shapes over them, and per input its run of shapes. */
+typedef struct arg_input {
+  uint32_t shape, n; /* into shapes */
+  bool list, bad;
+} arg_input;
+
+typedef struct arg_shapes {
+  bool set;
+  int64_t *vals;
+  size_t n_vals, cap_vals;
+  dc_trace_shape *shapes;
+  size_t n_shapes, cap_shapes;
+  arg_input *in;
+  size_t n_in, cap_in;
+} arg_shapes;
+
 typedef struct load_ctx {
   dc_trace *t;
   dc_arena *a;
@@ -114,7 +151,14 @@ typedef struct load_ctx {
   /* the current event */
   bool in_event, in_args;
   enum field field;
-  bool arg_corr;
+  enum arg_key arg;   /* the args key just read */
+  enum arg_key arr;   /* the args array being read (A_DIMS, ...), or none */
+  /* the CPU-op args of the current event */
+  int64_t ext_id, rf_id, seq, fwd_tid;
+  arg_shapes dims, strides;
+  bool types_set;
+  uint32_t *types;
+  size_t n_types, cap_types;
   char ph;
   int kind; /* -1: skip */
   bool has_ts;
@@ -310,6 +354,160 @@ static void scratch_set(scratch_str *x, const unsigned char *s, size_t n) {
   x->set = true;
 }
 
+/* Makes room for one more element of an array of `size`-byte elements. */
+static void *grow(void *p, size_t n, size_t *cap, size_t size) {
+  if (n < *cap) return p;
+  *cap = *cap ? *cap * 2 : 16;
+  return dc_xrealloc(p, *cap * size);
+}
+
+static void shapes_reset(arg_shapes *x) {
+  x->set = true;
+  x->n_vals = x->n_shapes = x->n_in = 0;
+}
+
+static void shapes_free(arg_shapes *x) {
+  free(x->vals);
+  free(x->shapes);
+  free(x->in);
+}
+
+static void shapes_push_shape(arg_shapes *x) {
+  x->shapes = grow(x->shapes, x->n_shapes, &x->cap_shapes, sizeof *x->shapes);
+  x->shapes[x->n_shapes++] = (dc_trace_shape){(uint32_t)x->n_vals, 0};
+}
+
+/* An array opening at `rel` levels below the args value array: a new
+ * input (rel 0) or an element of a list of tensors (rel 1). */
+static void shapes_open(arg_shapes *x, int rel) {
+  if (rel == 0) {
+    x->in = grow(x->in, x->n_in, &x->cap_in, sizeof *x->in);
+    x->in[x->n_in++] = (arg_input){(uint32_t)x->n_shapes, 0, false, false};
+    return;
+  }
+  arg_input *in = &x->in[x->n_in - 1];
+  if (rel > 1 || (in->n > 0 && !in->list) || in->bad) {
+    in->bad = true;
+    return;
+  }
+  in->list = true;
+  in->n++;
+  shapes_push_shape(x);
+}
+
+/* An input's array closes: an empty one is a rank-0 shape. */
+static void shapes_close_input(arg_shapes *x) {
+  arg_input *in = &x->in[x->n_in - 1];
+  if (!in->bad && in->n == 0 && !in->list) {
+    in->n = 1;
+    shapes_push_shape(x);
+  }
+}
+
+/* A scalar `rel` levels below the args value array (1: in an input, 2:
+ * in a list element); anything but an integer spoils its input. */
+static void shapes_value(arg_shapes *x, int rel, bool is_num,
+                         const unsigned char *s, size_t n) {
+  if (rel == 0) { /* a bare scalar where an input's array belongs */
+    x->in = grow(x->in, x->n_in, &x->cap_in, sizeof *x->in);
+    x->in[x->n_in++] = (arg_input){(uint32_t)x->n_shapes, 0, false, true};
+    return;
+  }
+  arg_input *in = &x->in[x->n_in - 1];
+  int64_t v;
+  if (in->bad || rel > 2 || (rel == 1 && in->list) ||
+      !is_num || !number_i64((const char *)s, n, &v)) {
+    in->bad = true;
+    return;
+  }
+  if (rel == 1 && in->n == 0) {
+    in->n = 1;
+    shapes_push_shape(x);
+  }
+  x->vals = grow(x->vals, x->n_vals, &x->cap_vals, sizeof *x->vals);
+  x->vals[x->n_vals++] = v;
+  x->shapes[x->n_shapes - 1].rank++;
+}
+
+const int64_t *dc_trace_input_dims(const dc_trace *t, const dc_trace_input *in,
+                                   uint32_t *rank) {
+  *rank = 0;
+  if (!in || in->list || in->n_shapes != 1) return NULL;
+  const dc_trace_shape *sh = &t->shapes[in->shape];
+  *rank = sh->rank;
+  return t->dims + sh->first;
+}
+
+const int64_t *dc_trace_input_strides(const dc_trace *t,
+                                      const dc_trace_input *in,
+                                      uint32_t *rank) {
+  *rank = 0;
+  if (!in || in->list || in->n_strides != 1) return NULL;
+  const dc_trace_shape *sh = &t->shapes[in->strides];
+  *rank = sh->rank;
+  return t->dims + sh->first;
+}
+
+const char *dc_trace_input_type(const dc_trace *t, const dc_trace_input *in) {
+  return in && in->type != DC_TRACE_NONE ? t->types[in->type] : "";
+}
+
+/* Copies one of Input Dims / Input Strides into the trace's pools:
+ * input i's run of shapes goes to *first / *count. */
+static void keep_shapes(dc_trace *t, const arg_shapes *x, size_t i,
+                        uint32_t *first, uint32_t *count) {
+  *first = DC_TRACE_NONE;
+  *count = 0;
+  if (!x->set || i >= x->n_in || x->in[i].bad) return;
+  const arg_input *in = &x->in[i];
+  *first = (uint32_t)t->n_shapes;
+  *count = in->n;
+  for (uint32_t j = 0; j < in->n; j++) {
+    const dc_trace_shape *sh = &x->shapes[in->shape + j];
+    t->shapes = grow(t->shapes, t->n_shapes, &t->cap_shapes, sizeof *t->shapes);
+    t->shapes[t->n_shapes++] = (dc_trace_shape){(uint32_t)t->n_dims, sh->rank};
+    for (uint32_t r = 0; r < sh->rank; r++) {
+      t->dims = grow(t->dims, t->n_dims, &t->cap_dims, sizeof *t->dims);
+      t->dims[t->n_dims++] = x->vals[sh->first + r];
+    }
+  }
+}
+
+/* Stores the current event's CPU-op args and returns their index. */
+static uint32_t keep_args(load_ctx *c) {
+  dc_trace *t = c->t;
+  size_t n_in = c->dims.set ? c->dims.n_in : 0;
+  if (c->strides.set && c->strides.n_in > n_in) n_in = c->strides.n_in;
+  if (c->types_set && c->n_types > n_in) n_in = c->n_types;
+  if (n_in == 0 && c->ext_id < 0 && c->rf_id < 0 && c->seq < 0 &&
+      c->fwd_tid < 0)
+    return DC_TRACE_NONE;
+  /* Every index stays below DC_TRACE_NONE. */
+  const size_t lim = (size_t)UINT32_MAX - 1;
+  size_t more_shapes = c->dims.n_shapes + c->strides.n_shapes;
+  size_t more_dims = c->dims.n_vals + c->strides.n_vals;
+  if (t->n_args >= lim || n_in > lim - t->n_inputs ||
+      more_shapes > lim - t->n_shapes || more_dims > lim - t->n_dims) {
+    t->n_args_dropped++;
+    return DC_TRACE_NONE;
+  }
+  t->args = grow(t->args, t->n_args, &t->cap_args, sizeof *t->args);
+  dc_trace_args *a = &t->args[t->n_args];
+  *a = (dc_trace_args){c->ext_id, c->rf_id, c->seq, c->fwd_tid,
+                       (uint32_t)t->n_inputs, (uint32_t)n_in};
+  for (size_t i = 0; i < n_in; i++) {
+    dc_trace_input in = {0};
+    keep_shapes(t, &c->dims, i, &in.shape, &in.n_shapes);
+    keep_shapes(t, &c->strides, i, &in.strides, &in.n_strides);
+    in.list = c->dims.set && i < c->dims.n_in && c->dims.in[i].list &&
+              !c->dims.in[i].bad;
+    in.type = c->types_set && i < c->n_types ? c->types[i] : DC_TRACE_NONE;
+    t->inputs = grow(t->inputs, t->n_inputs, &t->cap_inputs, sizeof *t->inputs);
+    t->inputs[t->n_inputs++] = in;
+  }
+  return (uint32_t)t->n_args++;
+}
+
 static void event_begin(load_ctx *c) {
   c->in_event = true;
   c->in_args = false;
@@ -321,6 +519,9 @@ static void event_begin(load_ctx *c) {
   c->corr = -1;
   c->name.set = c->pid.set = c->tid.set = false;
   c->name.n = c->pid.n = c->tid.n = 0;
+  c->arg = c->arr = A_NONE;
+  c->ext_id = c->rf_id = c->seq = c->fwd_tid = -1;
+  c->dims.set = c->strides.set = c->types_set = false;
   c->t->n_json_events++;
 }
 
@@ -345,6 +546,7 @@ static bool event_end(load_ctx *c) {
   e->dur_ns = c->dur_ns;
   e->corr = c->corr;
   e->kind = (uint8_t)c->kind;
+  e->args = c->kind == DC_TRACE_OP ? keep_args(c) : DC_TRACE_NONE;
   e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
                    &t->name_cap, c->name.s, c->name.n, c->a);
   char key[2 * SCRATCH_MAX / 4 + 2];
@@ -376,9 +578,36 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
                ev_no(c) + 1, type);
     return 0;
   }
+  if (c->in_args && c->arr != A_NONE && c->depth >= c->ev_d + 3) {
+    int rel = c->depth - (c->ev_d + 3);
+    if (c->arr == A_TYPES) {
+      if (rel != 0) return 1; /* nested: not a type name */
+      uint32_t ty = DC_TRACE_NONE;
+      if (is_str) {
+        dc_trace *t = c->t;
+        ty = intern(&t->types, &t->n_types, &t->cap_types, &t->type_slots,
+                    &t->type_cap, (const char *)s,
+                    n < SCRATCH_MAX ? n : SCRATCH_MAX - 1, c->a);
+      }
+      c->types = grow(c->types, c->n_types, &c->cap_types, sizeof *c->types);
+      c->types[c->n_types++] = ty;
+    } else {
+      shapes_value(c->arr == A_DIMS ? &c->dims : &c->strides, rel, is_num, s,
+                   n);
+    }
+    return 1;
+  }
   if (c->in_args && c->depth == c->ev_d + 2) {
-    if (!c->arg_corr) return 1;
-    c->arg_corr = false;
+    enum arg_key k = c->arg;
+    c->arg = A_NONE;
+    if (k == A_EXT || k == A_RFID || k == A_SEQ || k == A_FWD) {
+      int64_t v;
+      if (is_num && number_i64((const char *)s, n, &v) && v >= 0)
+        *(k == A_EXT ? &c->ext_id : k == A_RFID ? &c->rf_id
+          : k == A_SEQ ? &c->seq : &c->fwd_tid) = v;
+      return 1;
+    }
+    if (k != A_CORR) return 1;
     if (!is_num || !number_i64((const char *)s, n, &c->corr)) {
       if (!is_num && !is_str) return 1; /* null: no correlation */
       error_here(c, "'args.correlation' of event #%lld is not an integer",
@@ -477,7 +706,7 @@ static int cb_start_map(void *ctx) {
   } else if (c->in_event && c->depth == c->ev_d + 1) {
     if (c->field == F_ARGS) {
       c->in_args = true;
-      c->arg_corr = false;
+      c->arg = A_NONE;
     } else if (c->field != F_NONE) {
       error_here(c, "'%s' of event #%lld cannot be an object",
                  field_name(c->field), ev_no(c));
@@ -489,7 +718,17 @@ static int cb_start_map(void *ctx) {
     error_here(c, "'traceEvents' must be an array, not an object");
     return 0;
   } else if (c->in_args && c->depth == c->ev_d + 2) {
-    c->arg_corr = false;
+    c->arg = A_NONE;
+  } else if (c->in_args && c->depth >= c->ev_d + 3 &&
+             (c->arr == A_DIMS || c->arr == A_STRIDES)) {
+    /* an object inside Input Dims: that input is not a shape */
+    arg_shapes *x = c->arr == A_DIMS ? &c->dims : &c->strides;
+    int rel = c->depth - (c->ev_d + 3);
+    if (rel == 0) shapes_value(x, 0, false, NULL, 0);
+    else x->in[x->n_in - 1].bad = true;
+  } else if (c->in_args && c->depth == c->ev_d + 3 && c->arr == A_TYPES) {
+    c->types = grow(c->types, c->n_types, &c->cap_types, sizeof *c->types);
+    c->types[c->n_types++] = DC_TRACE_NONE; /* not a type name */
   }
   c->depth++;
   return 1;
@@ -535,11 +774,28 @@ static int cb_start_array(void *ctx) {
     }
     c->field = F_NONE;
   } else if (c->in_args && c->depth == c->ev_d + 2) {
-    if (c->arg_corr) {
+    if (c->arg == A_CORR) {
       error_here(c, "'args.correlation' of event #%lld is not an integer",
                  ev_no(c));
       return 0;
     }
+    c->arr = c->arg == A_DIMS || c->arg == A_STRIDES || c->arg == A_TYPES
+                 ? c->arg
+                 : A_NONE;
+    c->arg = A_NONE;
+    if (c->arr == A_DIMS) shapes_reset(&c->dims);
+    if (c->arr == A_STRIDES) shapes_reset(&c->strides);
+    if (c->arr == A_TYPES) {
+      c->types_set = true;
+      c->n_types = 0;
+    }
+  } else if (c->in_args && c->depth >= c->ev_d + 3 &&
+             (c->arr == A_DIMS || c->arr == A_STRIDES)) {
+    shapes_open(c->arr == A_DIMS ? &c->dims : &c->strides,
+                c->depth - (c->ev_d + 3));
+  } else if (c->in_args && c->depth == c->ev_d + 3 && c->arr == A_TYPES) {
+    c->types = grow(c->types, c->n_types, &c->cap_types, sizeof *c->types);
+    c->types[c->n_types++] = DC_TRACE_NONE; /* not a type name */
   }
   c->depth++;
   return 1;
@@ -549,6 +805,12 @@ static int cb_end_array(void *ctx) {
   load_ctx *c = ctx;
   c->depth--;
   if (c->depth == c->ev_d - 1) c->ev_d = NO_EVENTS;
+  if (c->in_args && c->arr != A_NONE) {
+    if (c->depth == c->ev_d + 2)
+      c->arr = A_NONE;
+    else if (c->depth == c->ev_d + 3 && c->arr != A_TYPES)
+      shapes_close_input(c->arr == A_DIMS ? &c->dims : &c->strides);
+  }
   return 1;
 }
 
@@ -573,7 +835,23 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
         break;
       }
   } else if (c->in_args && c->depth == c->ev_d + 2) {
-    c->arg_corr = n == 11 && memcmp(s, "correlation", 11) == 0;
+    static const struct {
+      const char *k;
+      enum arg_key a;
+    } keys[] = {{"correlation", A_CORR},
+                {"External id", A_EXT},
+                {"Record function id", A_RFID},
+                {"Sequence number", A_SEQ},
+                {"Fwd thread id", A_FWD},
+                {"Input Dims", A_DIMS},
+                {"Input Strides", A_STRIDES},
+                {"Input type", A_TYPES}};
+    c->arg = A_NONE;
+    for (size_t i = 0; i < DC_COUNTOF(keys); i++)
+      if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
+        c->arg = keys[i].a;
+        break;
+      }
   }
   return 1;
 }
@@ -713,6 +991,9 @@ done:
   if (c.h) yajl_free(c.h);
   if (g) gzclose(g);
   free(buf);
+  shapes_free(&c.dims);
+  shapes_free(&c.strides);
+  free(c.types);
   if (!ok) dc_trace_free(t);
   return ok;
 }
@@ -723,6 +1004,12 @@ void dc_trace_free(dc_trace *t) {
   free(t->threads);
   free(t->name_slots);
   free(t->thread_slots);
+  free(t->type_slots);
+  free(t->args);
+  free(t->inputs);
+  free(t->shapes);
+  free(t->dims);
+  free(t->types);
   const char *path = t->path;
   const dc_source *src = t->src;
   memset(t, 0, sizeof *t);

@@ -1,8 +1,9 @@
 /*
  * trace.h — PyTorch profiler (Kineto) traces, the trace-reading component
  * (runtime/trace/, library dc_trace): the loader (load.c), the event tree
- * and its analysis (tree.c), the host-overhead extraction T1–T5
- * (overheads.c) and the per-step breakdown (stats.c). It sits beside the
+ * and its analysis (tree.c), which GPU activity each op launched
+ * (attrib.c), the host-overhead extraction T1–T5 (overheads.c) and the
+ * per-step breakdown (stats.c). It sits beside the
  * evaluator, not inside it: it reads measurements, which graph import,
  * overhead profiles and kernel fitting consume; it fills and checks the
  * runtime's profiles (dc_profile), and the evaluator includes nothing of
@@ -16,6 +17,12 @@
  * complete ("ph": "X") event, one 40-byte record; names and thread ids
  * are interned once. Memory is therefore proportional to the number of
  * events, never to the size of the JSON text (no DOM is ever built).
+ * CPU ops recorded with shapes (record_shapes=True) also keep their
+ * args — Input Dims, Input type, Input Strides, External id, Record
+ * function id, Sequence number, Fwd thread id — in side tables the
+ * record points into (dc_trace_args, dc_trace_input, dc_trace_shape,
+ * one pool of int64 dims, interned type names): proportional to the
+ * ops and their ranks. Every other arg of every event is skipped.
  *
  * Times are int64 nanoseconds as read (Kineto writes µs with up to three
  * decimals; epoch-scale µs with a fraction do not fit a double exactly),
@@ -56,6 +63,9 @@ static inline bool dc_trace_kind_is_gpu(uint8_t k) {
  * years): ends and differences of event times never overflow int64. */
 #define DC_TRACE_MAX_NS (INT64_C(1) << 62)
 
+/* "No such entry" for the uint32 indices below. */
+#define DC_TRACE_NONE UINT32_MAX
+
 typedef struct dc_trace_event {
   int64_t ts_ns;   /* [0, DC_TRACE_MAX_NS) */
   int64_t dur_ns;  /* [0, DC_TRACE_MAX_NS) */
@@ -63,7 +73,34 @@ typedef struct dc_trace_event {
   uint32_t name;   /* index into dc_trace.names */
   uint32_t thread; /* index into dc_trace.threads: "pid/tid" (GPU: stream) */
   uint8_t kind;    /* dc_trace_kind */
+  uint32_t args;   /* CPU ops: index into dc_trace.args, else DC_TRACE_NONE */
 } dc_trace_event;
+
+/* One recorded shape or stride vector: dc_trace.dims[first .. +rank). */
+typedef struct dc_trace_shape {
+  uint32_t first, rank;
+} dc_trace_shape;
+
+/* One input of a CPU op as the profiler recorded it (record_shapes). */
+typedef struct dc_trace_input {
+  /* Input Dims: n_shapes entries of dc_trace.shapes from `shape` — one
+   * for a tensor (rank 0 for a scalar, None or an empty list), one per
+   * element for a list of tensors (`list`); DC_TRACE_NONE and 0 when the
+   * op has no Input Dims or this entry is neither. */
+  uint32_t shape, n_shapes;
+  /* Input Strides in the same layout (DC_TRACE_NONE: not recorded). */
+  uint32_t strides, n_strides;
+  /* Input type: index into dc_trace.types ("float", "c10::Half",
+   * "Scalar", "" for None), DC_TRACE_NONE when not recorded. */
+  uint32_t type;
+  bool list;
+} dc_trace_input;
+
+/* The args kept for one CPU op; integers are -1 when absent. */
+typedef struct dc_trace_args {
+  int64_t external_id, record_function_id, sequence, fwd_thread;
+  uint32_t first_input, n_inputs; /* dc_trace.inputs[first_input ..) */
+} dc_trace_args;
 
 typedef struct dc_trace {
   const char *path;
@@ -76,9 +113,21 @@ typedef struct dc_trace {
   size_t n_threads, cap_threads;
   int64_t t0_ns;         /* earliest kept ts */
   int64_t n_json_events; /* every element of traceEvents */
+  /* CPU op args (see dc_trace_args), each array owned */
+  dc_trace_args *args;
+  size_t n_args, cap_args;
+  dc_trace_input *inputs;
+  size_t n_inputs, cap_inputs;
+  dc_trace_shape *shapes;
+  size_t n_shapes, cap_shapes;
+  int64_t *dims;
+  size_t n_dims, cap_dims;
+  const char **types; /* interned Input type names */
+  size_t n_types, cap_types;
+  int64_t n_args_dropped; /* ops whose args did not fit 32-bit indices */
   /* interning tables (open addressing on indices) */
-  uint32_t *name_slots, *thread_slots;
-  size_t name_cap, thread_cap;
+  uint32_t *name_slots, *thread_slots, *type_slots;
+  size_t name_cap, thread_cap, type_cap;
 } dc_trace;
 
 /* What the loader found when the file is not a Kineto trace. */
@@ -94,6 +143,27 @@ typedef enum dc_trace_format {
  * `t` is then freed. Strings are allocated in `a`. */
 bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d);
 void dc_trace_free(dc_trace *t);
+
+/* The args of event `ev` (NULL: not a CPU op, or none recorded). */
+static inline const dc_trace_args *dc_trace_args_of(const dc_trace *t,
+                                                    size_t ev) {
+  uint32_t i = t->ev[ev].args;
+  return i == DC_TRACE_NONE ? NULL : &t->args[i];
+}
+/* Input `i` of `a` (NULL when the op recorded fewer inputs). */
+static inline const dc_trace_input *
+dc_trace_input_at(const dc_trace *t, const dc_trace_args *a, uint32_t i) {
+  return a && i < a->n_inputs ? &t->inputs[a->first_input + i] : NULL;
+}
+/* The tensor shape of an input (its first shape; NULL when it has none,
+ * or is a list); *rank is set. Strides: the same for Input Strides. */
+const int64_t *dc_trace_input_dims(const dc_trace *t, const dc_trace_input *in,
+                                   uint32_t *rank);
+const int64_t *dc_trace_input_strides(const dc_trace *t,
+                                      const dc_trace_input *in,
+                                      uint32_t *rank);
+/* Its Input type ("" when not recorded). */
+const char *dc_trace_input_type(const dc_trace *t, const dc_trace_input *in);
 
 /* Microseconds of ts relative to the trace's start. */
 static inline double dc_trace_us(const dc_trace *t, int64_t ts_ns) {
@@ -166,6 +236,80 @@ void dc_trace_model_free(dc_trace_model *m);
 /* The step a timestamp falls in (-1: none or unselected when the trace
  * has steps; 0 when it has none and everything counts). */
 int32_t dc_trace_model_step_of(const dc_trace_model *m, int64_t ts_ns);
+
+/* ---- op -> GPU activity attribution (attrib.c) ---------------------
+ * What each CPU event launched: GPU activity (kernels, copies, memsets)
+ * belongs to the runtime call with its correlation id (the model's
+ * `launcher`), and a runtime call to every CPU event that contains it on
+ * its host thread (the tree). An op's GPU activity is therefore that of
+ * the runtime calls in its subtree — its own and its children's, so a
+ * top-level op's is everything it caused, and aten::linear's includes
+ * that of the aten::addmm under it. Each subtree is a contiguous range
+ * of the model's cpu[] order, so the activity launched from it is one
+ * contiguous range of `gpu` below and its time one difference of prefix
+ * sums: building is O(n log n), a query O(1). Activity whose launch call
+ * is not linked (no correlation) belongs to no op. */
+typedef struct dc_trace_attrib {
+  const dc_trace_model *m;
+  uint32_t *pos;   /* per event: position in m->cpu[] (DC_TRACE_NONE: GPU) */
+  uint32_t *end;   /* per position: one past its last descendant */
+  uint32_t *first; /* [n_cpu + 1]: gpu[first[p] ..) launched by p's call */
+  uint32_t *gpu;   /* GPU events by launching position, then by ts */
+  size_t n_gpu;
+  int64_t *ns_before;        /* [n_gpu + 1]: durations of gpu[0 .. j) */
+  int64_t *kernel_ns_before; /* the same counting kernels only */
+  uint32_t *kernels_before;  /* [n_gpu + 1]: kernels among gpu[0 .. j) */
+} dc_trace_attrib;
+
+/* The GPU activity launched from one CPU event's subtree. */
+typedef struct dc_trace_launched {
+  const uint32_t *gpu; /* n event indices (kernels, memcpys, memsets) */
+  uint32_t n;
+  uint32_t n_kernels;  /* how many of them are kernels */
+  double us;           /* their summed duration */
+  double kernel_us;    /* the kernels' alone */
+} dc_trace_launched;
+
+void dc_trace_attrib_build(const dc_trace_model *m, dc_trace_attrib *a);
+void dc_trace_attrib_free(dc_trace_attrib *a);
+/* For a CPU event `ev` (an op, annotation or runtime call; any other
+ * event launched nothing). */
+dc_trace_launched dc_trace_attrib_of(const dc_trace_attrib *a, size_t ev);
+
+/* ---- kernel rows with shapes (krows.c) -----------------------------
+ * `dlrmc trace kernels`: one CSV row per GEMM-like op (columns op, batch,
+ * m, n, k, transa, transb, dtype, time_us, kernels, layout,
+ * kernel_names) or element-wise op (op, elements, flops_per_elem,
+ * bytes_per_elem, time_us, kernels, kernel_names) of the selected steps,
+ * time_us being the kernels the op launched (attrib.c); the parameter
+ * columns are those `dlrmc kernel --csv` and `dlrmc fit` read. Rules in
+ * krows.c and spec/trace-kernels.md. */
+typedef enum dc_trace_rows_kind {
+  DC_TRACE_ROWS_GEMM,
+  DC_TRACE_ROWS_ELEMENTWISE
+} dc_trace_rows_kind;
+
+typedef enum dc_trace_skip {
+  DC_TRACE_SKIP_NO_SHAPES,
+  DC_TRACE_SKIP_SHAPES,
+  DC_TRACE_SKIP_EMPTY,
+  DC_TRACE_SKIP_DTYPE,
+  DC_TRACE_SKIP_NO_KERNEL,
+  DC_TRACE_SKIP_COUNT_,
+  DC_TRACE_SKIP_NONE_ = DC_TRACE_SKIP_COUNT_
+} dc_trace_skip;
+
+typedef struct dc_trace_rows_report {
+  int64_t rows;
+  int64_t skipped[DC_TRACE_SKIP_COUNT_]; /* ops without a row, by reason */
+  int64_t nested; /* ops whose GEMM-like (element-wise) child has the row */
+  int64_t tf32;   /* float GEMMs whose kernel ran on TF32 tensor cores */
+} dc_trace_rows_report;
+
+/* Why ops were skipped, in words (for the driver's stderr). */
+const char *dc_trace_skip_reason(dc_trace_skip r);
+void dc_trace_rows_write(const dc_trace_attrib *at, dc_trace_rows_kind kind,
+                         dc_buf *out, dc_trace_rows_report *rep);
 
 /* ---- overheads (overheads.c) ------------------------------------- */
 

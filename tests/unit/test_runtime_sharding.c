@@ -18,8 +18,8 @@
 
 #include "compiler/compiler.h"
 #include "runtime/emit.h"
-#include "runtime/plan.h"
-#include "runtime/torchrec.h"
+#include "runtime/planner.h"
+#include "runtime/torchrec_estimate.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
 

@@ -1,5 +1,5 @@
 /*
- * torchrec.c — one rank's iteration in the `torchrec` execution style
+ * torchrec_graph.c — one rank's iteration in the `torchrec` execution style
  * (system.framework: torchrec; spec/frameworks.md): a DLRM or DLRM-DCNv2
  * (torchrec.models.dlrm) wrapped in DistributedModelParallel, its tables
  * in FBGEMM table-batched embeddings with the sparse optimizer fused into

@@ -1,9 +1,9 @@
 /*
- * cmd.h — the driver's subcommands (internal to compiler/). Each command
- * lives in compiler/cmd_<name>.c, parses its own arguments and returns the
- * process exit status: 0 success, 1 errors in the user's input (study,
- * trace, CSV), 2 usage errors. Commands print diagnostics to stderr with
- * dc_diags_render and results to stdout or the -o file (written to a
+ * cmd.h — the driver's subcommands (internal to compiler/cli/). Each
+ * command lives in compiler/cli/cmd_<name>.c, parses its own arguments and
+ * returns the process exit status: 0 success, 1 errors in the user's input
+ * (study, trace, CSV), 2 usage errors. Commands print diagnostics to stderr
+ * with dc_diags_render and results to stdout or the -o file (written to a
  * temporary name and renamed when complete: dc_write_file_atomic).
  */
 #ifndef DC_CMD_H
@@ -34,7 +34,7 @@ extern const dc_command dc_cmd_check_def, dc_cmd_run_def, dc_cmd_graph_def,
     dc_cmd_explain_def, dc_cmd_gpus_def, dc_cmd_overheads_def,
     dc_cmd_trace_def, dc_cmd_fit_def, dc_cmd_kernel_def;
 
-/* Shared helpers for commands (compiler/cmd_common.c). */
+/* Shared helpers for commands (compiler/cli/cmd_common.c). */
 
 /* True when stderr is a terminal (colours, progress bars). */
 bool dc_cli_stderr_tty(void);

@@ -5,6 +5,10 @@
  * Fig. 5): per step wall, GPU active and idle time and utilization; GPU
  * time per kernel kind; per top-level op CPU and GPU time; top kernels.
  * The tables themselves are written by runtime/trace/stats.c.
+ * `dlrmc trace kernels TRACE [--kind gemm|elementwise] [--csv]
+ * [--steps A:B] [-o FILE]`: the trace's ops recorded with shapes as
+ * kernel rows with measured times (runtime/trace/krows.c), for
+ * `dlrmc kernel --csv` and `dlrmc fit`; skipped ops are counted on stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,14 +16,39 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "runtime/trace/trace.h"
+
+/* `trace kernels`: the rows, and on stderr what was skipped and why. */
+static void write_rows(const dc_trace_model *m, dc_trace_rows_kind kind,
+                       dc_buf *out) {
+  dc_trace_attrib at;
+  dc_trace_attrib_build(m, &at);
+  dc_trace_rows_report rep;
+  dc_trace_rows_write(&at, kind, out, &rep);
+  dc_trace_attrib_free(&at);
+  const char *what = kind == DC_TRACE_ROWS_GEMM ? "GEMM" : "element-wise";
+  fprintf(stderr, "%lld %s rows", (long long)rep.rows, what);
+  if (rep.nested)
+    fprintf(stderr, "; %lld parent ops left to the %s op they call",
+            (long long)rep.nested, what);
+  if (rep.tf32)
+    fprintf(stderr, "; %lld float GEMMs ran TF32 tensor-core kernels "
+                    "(dtype tf32)", (long long)rep.tf32);
+  fputc('\n', stderr);
+  for (int r = 0; r < DC_TRACE_SKIP_COUNT_; r++)
+    if (rep.skipped[r])
+      fprintf(stderr, "skipped %lld %s ops: %s\n", (long long)rep.skipped[r],
+              what, dc_trace_skip_reason((dc_trace_skip)r));
+}
 
 static int cmd_trace(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_trace_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
-  int sub = dc_cli_subcommand(cmd, argc, argv, "stats");
+  bool krows = argc >= 2 && strcmp(argv[1], "kernels") == 0;
+  int sub = krows ? 0 : dc_cli_subcommand(cmd, argc, argv, "stats");
   if (sub) return sub;
+  dc_trace_rows_kind kind = DC_TRACE_ROWS_GEMM;
   const char *path = NULL, *out_path = NULL, *steps_text = NULL;
   bool md = true;
   dc_trace_table table = DC_TRACE_TABLE_ALL;
@@ -41,9 +70,20 @@ static int cmd_trace(int argc, char **argv) {
       path = a;
       continue;
     }
+    if (krows && strcmp(a, "--csv") == 0) {
+      md = false; /* rows are always CSV; accepted for symmetry */
+      continue;
+    }
+    if (krows && (strcmp(a, "--table") == 0 || strcmp(a, "--top") == 0 ||
+                  strcmp(a, "--format") == 0))
+      return dc_cli_usage_error(cmd, "'%s' is for 'trace stats'; 'trace "
+                                     "kernels' writes CSV rows", a);
+    if (!krows && (strcmp(a, "--kind") == 0 || strcmp(a, "--csv") == 0))
+      return dc_cli_usage_error(cmd, "'%s' is for 'trace kernels'", a);
     if (strcmp(a, "--format") != 0 && strcmp(a, "--steps") != 0 &&
         strcmp(a, "--table") != 0 && strcmp(a, "--top") != 0 &&
-        strcmp(a, "-o") != 0 && strcmp(a, "--output") != 0)
+        strcmp(a, "--kind") != 0 && strcmp(a, "-o") != 0 &&
+        strcmp(a, "--output") != 0)
       return dc_cli_usage_error(cmd, "unknown option '%s'", a);
     if (i + 1 >= argc)
       return dc_cli_usage_error(cmd, "option '%s' needs a value", a);
@@ -57,6 +97,14 @@ static int cmd_trace(int argc, char **argv) {
         return dc_cli_usage_error(cmd, "unknown format '%s' (csv or md)", v);
     } else if (strcmp(a, "--steps") == 0) {
       steps_text = v;
+    } else if (strcmp(a, "--kind") == 0) {
+      if (strcmp(v, "gemm") == 0)
+        kind = DC_TRACE_ROWS_GEMM;
+      else if (strcmp(v, "elementwise") == 0)
+        kind = DC_TRACE_ROWS_ELEMENTWISE;
+      else
+        return dc_cli_usage_error(cmd, "unknown --kind '%s' (gemm or "
+                                       "elementwise)", v);
     } else if (strcmp(a, "--table") == 0) {
       static const struct {
         const char *n;
@@ -101,7 +149,10 @@ static int cmd_trace(int argc, char **argv) {
   if (dc_trace_load(path, &t, &a, &d)) {
     if (dc_trace_model_build(&t, &sel, &m, &d)) {
       dc_buf out = {0};
-      dc_trace_stats_write(&m, md, table, top, &out);
+      if (krows)
+        write_rows(&m, kind, &out);
+      else
+        dc_trace_stats_write(&m, md, table, top, &out);
       rc = dc_write_file_atomic(out_path, out.data ? out.data : "", out.len)
                ? DC_EXIT_OK
                : DC_EXIT_INPUT;
@@ -119,8 +170,11 @@ static int cmd_trace(int argc, char **argv) {
 const dc_command dc_cmd_trace_def = {
     "trace", cmd_trace,
     "dlrmc trace stats TRACE.json [--format csv|md] [--steps A:B] "
-    "[--table NAME] [--top N] [-o FILE]",
-    "Per-step and per-op breakdown of a PyTorch profiler trace.",
+    "[--table NAME] [--top N] [-o FILE]\n"
+    "       dlrmc trace kernels TRACE.json [--kind gemm|elementwise] [--csv] "
+    "[--steps A:B] [-o FILE]",
+    "Per-step and per-op breakdown of a PyTorch profiler trace; its "
+    "kernels with shapes.",
     "Reads a PyTorch profiler (Kineto) trace, plain or gzip, and prints:\n"
     "  steps    per ProfilerStep#N: wall time, GPU active time (union of\n"
     "           kernel, memcpy and memset intervals in the step's window),\n"
@@ -137,4 +191,17 @@ const dc_command dc_cmd_trace_def = {
     "  --table NAME       only one table: steps, kinds, ops or kernels\n"
     "  --steps A:B        only ProfilerStep#A..#B (inclusive)\n"
     "  --top N            rows of the kernels table (default 20)\n"
-    "  -o, --output FILE  write there (atomically) instead of stdout\n"};
+    "  -o, --output FILE  write there (atomically) instead of stdout\n"
+    "\n"
+    "trace kernels: one CSV row per op recorded with shapes (profile with\n"
+    "record_shapes=True) and the time of the kernels it launched:\n"
+    "  --kind gemm         (default) aten::mm/addmm/bmm/baddbmm/matmul/linear:\n"
+    "                      op,batch,m,n,k,transa,transb,dtype,time_us,kernels,\n"
+    "                      layout,kernel_names\n"
+    "  --kind elementwise  add, mul, relu, sigmoid, ...: op,elements,\n"
+    "                      flops_per_elem,bytes_per_elem,time_us,kernels,\n"
+    "                      kernel_names\n"
+    "The rows feed 'dlrmc kernel KIND --csv' and 'dlrmc fit gemm'; ops that\n"
+    "give no row are counted by reason on stderr. Rules: spec/trace-kernels.md.\n"
+    "  dlrmc trace kernels run.json.gz --csv > g.csv\n"
+    "  dlrmc kernel gemm --csv g.csv --gpu A100\n"};

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 
 #ifndef DC_VERSION
 #define DC_VERSION "0.0.0"

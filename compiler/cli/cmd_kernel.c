@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "kernels/kernels.h"
 
 typedef struct kargs {

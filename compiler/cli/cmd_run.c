@@ -20,10 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 #include "runtime/runtime.h"
 
 /* ---- the point source ---------------------------------------------------- */

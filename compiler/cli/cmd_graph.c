@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 
 typedef struct graph_args {
   const char *study, *out;

@@ -1,5 +1,5 @@
 /*
- * plan.c — the `plan: auto` sharding planner (plan.h).
+ * planner.c — the `plan: auto` sharding planner (planner.h).
  *
  * Model. The embedding part of an iteration is synchronised by its
  * collectives: every rank's lookups must finish before the all-to-all (or
@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 #include "runtime/runtime.h"
 
 typedef struct cand {

@@ -1,11 +1,11 @@
 /*
- * bench_sweep.c — how fast the front end checks and lowers a big sweep.
+ * bench_frontend.c — how fast the front end checks and lowers a big sweep.
  * Loads (checks) a 1,000,000-point study (1000 batch sizes × 1000 GPU
  * counts... see STUDY below: two range axes, one of them cross-checked
  * against the other for every combination), then lowers N points, and
  * prints the wall time of each and the peak RSS. Not a ctest (timing is
  * not a pass/fail criterion); run it by hand:
- *   build/tests/bench_sweep [points-to-lower]
+ *   build/tests/bench_frontend [points-to-lower]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

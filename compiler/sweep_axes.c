@@ -1,5 +1,5 @@
 /*
- * sweep.c — the `sweep:` and `baseline:` sections: axes (one per swept
+ * sweep_axes.c — the `sweep:` and `baseline:` sections: axes (one per swept
  * path) made of a value list or a numeric range, grouped into the digits
  * of a mixed-radix number whose value is the point index.
  *

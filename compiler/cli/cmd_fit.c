@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "kernels/kernels.h"
 
 static int cmd_fit(int argc, char **argv) {

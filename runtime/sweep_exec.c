@@ -1,5 +1,5 @@
 /*
- * sweep.c — the sweep executor (DESIGN.md §6): evaluates every point of a
+ * sweep_exec.c — the sweep executor (DESIGN.md §6): evaluates every point of a
  * shard on N worker threads and streams the table out in index order.
  *
  * Shape, and why:
@@ -26,9 +26,9 @@
 #include <time.h>
 
 #include "runtime/emit.h"
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 #include "runtime/runtime.h"
-#include "runtime/torchrec.h"
+#include "runtime/torchrec_estimate.h"
 
 enum {
   MAX_DEVICES = 32,

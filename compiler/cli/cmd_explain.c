@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/plan.h"
+#include "runtime/planner.h"
 #include "runtime/runtime.h"
 
 static int cmd_explain(int argc, char **argv) {

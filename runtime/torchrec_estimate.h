@@ -1,5 +1,5 @@
 /*
- * torchrec.h — TorchRec's sharding-planner cost model (`sharding:
+ * torchrec_estimate.h — TorchRec's sharding-planner cost model (`sharding:
  * {estimator: torchrec}`), restated from its published formulas
  * (reference/torchrec-estimator.md; pytorch/torchrec, BSD-3,
  * torchrec/distributed/planner/shard_estimators.py and constants.py). It
@@ -13,8 +13,8 @@
  *
  * Ownership: an estimate's arrays live in the arena passed in.
  */
-#ifndef DC_RUNTIME_TORCHREC_H
-#define DC_RUNTIME_TORCHREC_H
+#ifndef DC_RUNTIME_TORCHREC_ESTIMATE_H
+#define DC_RUNTIME_TORCHREC_ESTIMATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -116,4 +116,4 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
  * Σ batch inputs · 8 · 20 for input batches in flight. Bytes. */
 double dc_torchrec_usable_hbm(const dc_point *p, const dc_torchrec_consts *c);
 
-#endif /* DC_RUNTIME_TORCHREC_H */
+#endif /* DC_RUNTIME_TORCHREC_ESTIMATE_H */

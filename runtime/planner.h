@@ -1,17 +1,17 @@
 /*
- * plan.h — the `plan: auto` sharding planner (issue #7): chooses a type
+ * planner.h — the `plan: auto` sharding planner (issue #7): chooses a type
  * and ranks for every embedding table so that the slowest rank's
  * predicted embedding time (lookups, their exchange, data-parallel
  * all-reduces and updates) is smallest, subject to every rank's HBM.
- * Algorithm and cost in runtime/plan.c. With `sharding.objective:
+ * Algorithm and cost in runtime/planner.c. With `sharding.objective:
  * torchrec` (the point's `objective`) it minimises TorchRec's planner
- * cost instead — the slowest rank's Σ Perf.total, runtime/torchrec.c —
- * within TorchRec's storage budget (runtime/plan_torchrec.c).
+ * cost instead — the slowest rank's Σ Perf.total, runtime/torchrec_estimate.c —
+ * within TorchRec's storage budget (runtime/planner_torchrec.c).
  *
  * Ownership: the plan and the cost's arrays live in the arena passed in.
  */
-#ifndef DC_RUNTIME_PLAN_H
-#define DC_RUNTIME_PLAN_H
+#ifndef DC_RUNTIME_PLANNER_H
+#define DC_RUNTIME_PLANNER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,7 +70,7 @@ uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
                              int32_t t);
 
 /* The planner and its cost under the torchrec objective (dc_plan_auto and
- * dc_plan_cost_of call them for such a point; plan_torchrec.c). */
+ * dc_plan_cost_of call them for such a point; planner_torchrec.c). */
 dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
                                      const dc_plan_opts *o, dc_arena *a,
                                      dc_diags *d, dc_plan_cost *cost);
@@ -95,4 +95,4 @@ void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
  * nothing fits (its row then says fits = false). The driver's entry. */
 dc_graph *dc_plan_build_graph(const dc_point *p, dc_arena *a, dc_diags *d);
 
-#endif /* DC_RUNTIME_PLAN_H */
+#endif /* DC_RUNTIME_PLANNER_H */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/cmd.h"
+#include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "kernels/kernels.h"
 #include "runtime/runtime.h"
