@@ -5,12 +5,14 @@
  * it. With --csv FILE every row of the CSV (columns named like the
  * parameters; a `gpu` column instead of --gpu, never both) is priced and
  * written back with a `pred_us` column (replacing one the file has);
- * key=value arguments then act as defaults for columns the file lacks; a
- * column that is neither a parameter nor a measurement is an error. --analytic ignores fitted models (the zero-shot
+ * key=value arguments then act as defaults for columns the file lacks;
+ * other columns are carried through, unless one is a parameter's name in
+ * other letter case (an error). --analytic ignores fitted models (the zero-shot
  * figures); --explain names the model used on stderr, the kernel's
  * physical floor (kernels/bounds.c), and says when the model's answer
  * was clamped to it.
  */
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -111,8 +113,11 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
     return DC_EXIT_INPUT;
   }
   /* Measurement columns (the benchmark's, and a pred_us from an earlier
-   * run, whose cells are replaced) are no parameters; any other column
-   * that is not a parameter of the kind is reported, not ignored. */
+   * run, whose cells are replaced) are no parameters; other columns that
+   * are not parameters of the kind (annotations such as `trace kernels`'
+   * op and layout) are carried through unread, except one that is a
+   * parameter's name in other letter case ('M' for 'm'): an error, not a
+   * column silently not read. */
   static const char *const skip[] = {"gpu", "time_us", "mean_us", "pred_us",
                                      "std_us", "min_us", "max_us", "runs"};
   bool *is_param = dc_arena_array(a, (size_t)c.n_cols + 1, sizeof *is_param);
@@ -122,17 +127,26 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
     for (size_t s = 0; s < DC_COUNTOF(skip); s++)
       if (strcmp(c.cols[col], skip[s]) == 0) skipped = true;
     if (skipped) continue;
+    char *lower = dc_arena_strdup(a, c.cols[col]);
+    for (char *q = lower; *q; q++) *q = (char)tolower((unsigned char)*q);
+    bool known = true, known_lower = true;
     dc_kernel probe;
     dc_kernel_params_init(&probe, ka->kind, a);
     dc_diags quiet = {0};
-    bool known = true;
     dc_kernel_param_set(&probe, c.cols[col], "1", (dc_span){0}, &known,
+                        &quiet);
+    dc_kernel_param_set(&probe, lower, "1", (dc_span){0}, &known_lower,
                         &quiet);
     dc_diags_free(&quiet);
     is_param[col] = known;
-    if (!known) /* reported by dc_kernel_param_set without `known` */
-      dc_kernel_param_set(&probe, c.cols[col], "1", header_span(&c, col),
-                          NULL, d);
+    if (!known && known_lower) {
+      dc_diag *g = dc_diag_error(d, DC_DIAG_UNKNOWN_KEY,
+                                 header_span(&c, col),
+                                 "column '%s' is not a parameter of kernel "
+                                 "'%s'; parameters are lower case",
+                                 c.cols[col], dc_kernel_kind_name(ka->kind));
+      dc_diag_set_help(g, "did you mean '%s'?", lower);
+    }
   }
   if (d->errors) return DC_EXIT_INPUT;
   dc_buf o = {0};
@@ -287,8 +301,8 @@ const dc_command dc_cmd_kernel_def = {
     "--csv FILE prices every row (columns named like the parameters; a 'gpu'"
     "\n"
     "column instead of --gpu) and writes the rows with a pred_us column\n"
-    "(replacing the file's own); other columns but the benchmark's time_us,\n"
-    "mean_us, std_us, min_us, max_us and runs are errors.\n"
+    "(replacing the file's own); other columns are carried through unread\n"
+    "(a parameter's name in capitals, like 'M', is an error).\n"
     "--analytic ignores fitted models; --explain names the model on stderr,\n"
     "with the kernel's physical floor (FLOP, DRAM, link and launch bounds)\n"
     "and, when the model's answer was below it, 'clamped to the ... bound'.\n"
