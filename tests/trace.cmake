@@ -41,3 +41,15 @@ add_test(NAME trace_kernels
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/trace_kernels.sh
                  $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA})
 set_tests_properties(trace_kernels PROPERTIES SKIP_RETURN_CODE 77)
+
+# Execution-trace import and `dlrmc replay` (issue #16): the op mapping on
+# two hand-written traces, the export -> import -> export round trip of
+# every single-GPU study, replay on the repo's recorded CPU pairs and on
+# ../shared/data's GPU pairs (skipped, exit 77, when absent).
+foreach(_mode mapping roundtrip fixtures shared)
+  add_test(NAME replay_${_mode}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/replay.sh
+                   $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA}
+                   ${_mode})
+  set_tests_properties(replay_${_mode} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()

@@ -15,9 +15,10 @@
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/planner.h"
+#include "runtime/trace/trace.h"
 
 typedef struct graph_args {
-  const char *study, *out;
+  const char *study, *out, *from_et;
   int64_t point, rank;
   bool rank_given;
   dc_graph_format format;
@@ -47,7 +48,7 @@ static int parse_args(int argc, char **argv, graph_args *a) {
       }
       if (strcmp(s, "--point") == 0 ||
                  strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
-                 strcmp(s, "--rank") == 0) {
+                 strcmp(s, "--rank") == 0 || strcmp(s, "--from-et") == 0) {
         if (i + 1 >= argc)
           return dc_cli_usage_error(cmd, "%s needs a value", s);
         v = argv[++i];
@@ -67,6 +68,8 @@ static int parse_args(int argc, char **argv, graph_args *a) {
         if (!dc_graph_format_parse(v, &a->format))
           return dc_cli_usage_error(cmd, "--format '%s': expected et, dot "
                                          "or text", v);
+      } else if (strcmp(s, "--from-et") == 0) {
+        a->from_et = v;
       } else {
         a->out = v;
       }
@@ -75,8 +78,39 @@ static int parse_args(int argc, char **argv, graph_args *a) {
     if (a->study) return dc_cli_usage_error(cmd, "more than one study file");
     a->study = s;
   }
-  if (!a->study) return dc_cli_usage_error(cmd, "missing the study file");
+  if (a->from_et && a->study)
+    return dc_cli_usage_error(cmd, "give a study or --from-et, not both");
+  if (!a->study && !a->from_et)
+    return dc_cli_usage_error(cmd, "missing the study file");
   return 0;
+}
+
+/* --from-et: the graph of a recorded execution trace (one rank). */
+static int graph_from_et(const graph_args *a, dc_arena *arena, dc_diags *d,
+                         dc_buf *out) {
+  if (a->n_ov || a->point)
+    return dc_cli_usage_error(&dc_cmd_graph_def,
+                              "--point and -D apply to a study, not to "
+                              "--from-et");
+  if (a->rank_given && a->rank > 0)
+    return dc_cli_usage_error(&dc_cmd_graph_def,
+                              "--rank %lld: an execution trace has one rank",
+                              (long long)a->rank);
+  dc_et_graph e;
+  if (!dc_et_import(a->from_et, &e, arena, d)) return DC_EXIT_INPUT;
+  dc_graph_write_rank(e.g, a->format, a->format == DC_GRAPH_ET ? 0 : -1, out);
+  if (e.n_unpriced > 0) {
+    dc_buf u = {0};
+    dc_et_unpriced_write(&e, &u);
+    fprintf(stderr,
+            "dlrmc graph: note: %d op%s on the device that no kernel model "
+            "prices (`dlrmc replay` prices them from a Kineto trace):\n%s",
+            e.n_unpriced, e.n_unpriced == 1 ? "" : "s", u.data);
+    dc_buf_free(&u);
+  }
+  return dc_write_file_atomic(a->out, out->data ? out->data : "", out->len)
+             ? DC_EXIT_OK
+             : DC_EXIT_INPUT;
 }
 
 static int cmd_graph(int argc, char **argv) {
@@ -93,7 +127,12 @@ static int cmd_graph(int argc, char **argv) {
   dc_arena_init(&arena);
   dc_buf out = {0};
   rc = DC_EXIT_INPUT;
-  dc_study *s = dc_cli_load_study(a.study, a.ov, a.n_ov);
+  dc_study *s = NULL;
+  if (a.from_et) {
+    rc = graph_from_et(&a, &arena, &d, &out);
+    goto done;
+  }
+  s = dc_cli_load_study(a.study, a.ov, a.n_ov);
   if (!s) goto done;
   int prc = dc_cli_check_point(&dc_cmd_graph_def, s, a.point);
   if (prc) {
@@ -132,16 +171,21 @@ done:
 
 const dc_command dc_cmd_graph_def = {
     "graph", cmd_graph,
-    "dlrmc graph STUDY.yaml [--point N] [--format text|dot|et] [--rank R] "
-    "[-o FILE] [-D path=value]...",
+    "dlrmc graph STUDY.yaml|--from-et RUN.et.json [--point N] "
+    "[--format text|dot|et] [--rank R] [-o FILE] [-D path=value]...",
     "Write the training-iteration graph of one point.",
     "Builds the graph of one training iteration of point N (default 0) of\n"
     "the study, as stock PyTorch would run it, and writes it:\n"
     "  --format text  a listing of ops, tensor shapes and kernels (default)\n"
     "  --format dot   Graphviz (render with `dot -Tsvg`)\n"
-    "  --format et    a PyTorch execution trace (JSON, schema 1.0.1) of one\n"
+    "  --format et    a PyTorch execution trace (JSON, schema 1.1.1) of one\n"
     "                 rank (--rank R, default 0)\n"
     "  --rank R       text and dot: only rank R (default: every rank)\n"
     "  -o FILE        write FILE (atomically) instead of stdout\n"
     "  -D path=value  override a study key\n"
+    "  --from-et RUN.et.json\n"
+    "                 instead of a study: the graph of a recorded PyTorch\n"
+    "                 execution trace (plain or gzip; spec/replay.md), ops\n"
+    "                 mapped to kernels; ops no model prices are listed on\n"
+    "                 stderr\n"
     "Exit status: 0 ok, 1 errors in the study, 2 usage errors.\n"};

@@ -64,7 +64,8 @@
   X(BAD_CSV, "E0603", "invalid CSV data")                                   \
   /* runtime and overhead profiles */                                       \
   X(BAD_PROFILE, "E0701", "invalid overhead profile")                       \
-  X(NON_FINITE, "E0702", "time or count not representable")                 \
+  X(BAD_RESULTS, "E0702", "invalid results table")                          \
+  X(NON_FINITE, "E0703", "time or count not representable")                 \
   /* traces */                                                              \
   X(BAD_TRACE, "E0801", "invalid trace")
 

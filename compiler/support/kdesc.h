@@ -149,4 +149,20 @@ typedef struct dc_kernel {
   } u;
 } dc_kernel;
 
+/* A GEMM descriptor (the conventions in graphgen/graphgen.h), scale 1:
+ * the one place graphgen and the execution-trace import fill one. */
+static inline dc_kernel dc_kernel_gemm(int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, bool ta, bool tb,
+                                       dc_dtype dt) {
+  dc_kernel x = {.kind = DC_KERNEL_GEMM, .scale = 1.0};
+  x.u.gemm.m = m;
+  x.u.gemm.n = n;
+  x.u.gemm.k = k;
+  x.u.gemm.batch = batch;
+  x.u.gemm.transa = ta;
+  x.u.gemm.transb = tb;
+  x.u.gemm.dtype = dt;
+  return x;
+}
+
 #endif /* DC_KDESC_H */

@@ -22,40 +22,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ---- allocation and invariants ---------------------------------------- */
+/* ---- allocation, invariants, checked arithmetic (alloc.h) ------------ */
 
-void *dc_xmalloc(size_t size);
-void *dc_xcalloc(size_t n, size_t size);
-void *dc_xrealloc(void *p, size_t size);
-char *dc_xstrdup(const char *s);
-_Noreturn void dc_fatal(const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* An internal invariant that no input can break. */
-#define DC_ASSERT(cond)                                                     \
-  ((cond) ? (void)0 : dc_fatal(__FILE__, __LINE__, "assertion failed: %s", \
-                               #cond))
-
-#define DC_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
-
-/* Checked 64-bit arithmetic: false on overflow (result left unspecified).
- * Inline: graph building and the memory model call them per tensor. */
-static inline bool dc_mul_i64(int64_t a, int64_t b, int64_t *out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
-static inline bool dc_add_i64(int64_t a, int64_t b, int64_t *out) {
-  return !__builtin_add_overflow(a, b, out);
-}
-/* Saturating forms, for sums that only need a bound (INT64_MAX on
- * overflow): memory estimates and parameter counts. */
-static inline int64_t dc_sat_add_i64(int64_t a, int64_t b) {
-  int64_t r;
-  return dc_add_i64(a, b, &r) ? r : INT64_MAX;
-}
-static inline int64_t dc_sat_mul_i64(int64_t a, int64_t b) {
-  int64_t r;
-  return dc_mul_i64(a, b, &r) ? r : INT64_MAX;
-}
+#include "compiler/support/alloc.h"
 
 /* ---- arena -------------------------------------------------------------- */
 
@@ -202,6 +171,10 @@ void dc_diag_set_help(dc_diag *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Appends copies of every diagnostic of `from` (errors and warnings). */
 void dc_diags_append(dc_diags *d, const dc_diags *from);
+/* The largest n' <= n at which s[n'] does not continue a UTF-8 sequence:
+ * where text of at least n bytes can be cut. Messages are clipped at 512
+ * bytes and long source lines echoed as a window round the caret. */
+size_t dc_utf8_floor(const char *s, size_t n);
 /* Renders like a compiler:
  *   file:12:3: error: unknown key 'bacth' in 'training' [E0101]
  *      12 |   bacth: 2048

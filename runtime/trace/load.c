@@ -3,8 +3,8 @@
  * plain or gzip, into compact event records.
  *
  * The JSON goes through yajl's SAX parser in 256 KiB chunks read by zlib's
- * gzread (which reads plain files as they are), so memory never holds the
- * text or a DOM: for each element of "traceEvents" we keep only ph, cat,
+ * gzread (which reads plain files as they are; jsonio.c, shared with the
+ * execution-trace reader), so memory never holds the text or a DOM: for each element of "traceEvents" we keep only ph, cat,
  * name, pid, tid, ts, dur and args.correlation, and store a 40-byte record
  * for complete events ("ph": "X") of a category we analyse. CPU ops also
  * keep the args that say what they computed (Input Dims, Input type,
@@ -26,24 +26,24 @@
  *
  * Errors are reported as E0801 with the file's line:col where yajl or our
  * type checks stop, and the offending line echoed when it is short.
+ *
+ * (About 1000 lines, over the house's ~700: yajl's callbacks are one
+ * state machine over one load_ctx, which the CPU ops' args stream through
+ * too, and the error reporting reads that state.)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
-#include <zlib.h>
 
+#include "runtime/trace/jsonio.h"
 #include "runtime/trace/trace.h"
 
 /* The record stays 40 bytes: the args index fills padding. */
 _Static_assert(sizeof(dc_trace_event) == 40, "dc_trace_event grew");
 
-#define CHUNK_BYTES     (256u * 1024u)
-#define SCRATCH_MAX     4096 /* longer names are truncated (kernel templates) */
-#define ECHO_MAX_LINE   400
-#define ECHO_MAX_LINENO (1 << 20)
+#define SCRATCH_MAX 4096 /* longer names are truncated (kernel templates) */
 
 /* ---- interning ------------------------------------------------------------
  */
@@ -140,10 +140,9 @@ typedef struct arg_shapes {
 } arg_shapes;
 
 typedef struct load_ctx {
+  dc_json_in in; /* the stream, its position and diagnostics */
   dc_trace *t;
   dc_arena *a;
-  dc_diags *d;
-  yajl_handle h;
   int depth;
   int ev_d; /* depth of the traceEvents elements, or NO_EVENTS */
   bool top_map, saw_events, saw_nodes;
@@ -164,14 +163,6 @@ typedef struct load_ctx {
   bool has_ts;
   int64_t ts_ns, dur_ns, corr;
   scratch_str name, pid, tid;
-  /* position tracking: absolute offset of the chunk, lines before it */
-  const unsigned char *chunk;
-  size_t chunk_len;
-  int64_t chunk_off;
-  int64_t line_before;    /* newlines before the chunk */
-  int64_t last_nl_before; /* offset just after the last newline, or 0 */
-  bool failed;            /* a diagnostic has been emitted */
-  size_t tok_len;         /* bytes of the scalar token being handled */
 } load_ctx;
 
 static const struct {
@@ -200,77 +191,7 @@ static int cat_kind(const unsigned char *s, size_t n) {
   return -1;
 }
 
-/* The source a diagnostic points into: the path, and when the offending
- * line is short and inside the current chunk, that line (so the renderer
- * echoes it under the message with a caret). */
-static const dc_source *error_source(load_ctx *c, int64_t line,
-                                     size_t line_start, bool have_line) {
-  dc_source *s = dc_arena_alloc(c->a, sizeof *s);
-  s->path = dc_arena_strdup(c->a, c->t->path);
-  s->text = "";
-  if (!have_line || line < 1 || line > ECHO_MAX_LINENO) return s;
-  size_t end = line_start;
-  while (end < c->chunk_len && c->chunk[end] != '\n' &&
-         end - line_start <= ECHO_MAX_LINE)
-    end++;
-  if (end - line_start > ECHO_MAX_LINE) return s;
-  s->text = dc_arena_strndup(c->a, (const char *)c->chunk + line_start,
-                             end - line_start);
-  s->len = end - line_start;
-  /* Every line before `line` maps to an empty prefix: only `line` is ever
-   * asked for. */
-  s->line_starts = dc_arena_array(c->a, (size_t)line, sizeof(size_t));
-  s->n_lines = (size_t)line;
-  return s;
-}
-
-/* Reports an error at byte `off` of the current chunk. */
-static void error_at(load_ctx *c, size_t off, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void error_at(load_ctx *c, size_t off, const char *fmt, ...) {
-  if (off > c->chunk_len) off = c->chunk_len;
-  int64_t line = c->line_before + 1;
-  size_t line_start = 0;
-  bool in_chunk = c->line_before == 0 || c->chunk_off == 0;
-  int64_t col_base = c->chunk_off - c->last_nl_before;
-  for (size_t i = 0; i < off; i++)
-    if (c->chunk && c->chunk[i] == '\n') {
-      line++;
-      line_start = i + 1;
-      in_chunk = true;
-      col_base = 0;
-    }
-  if (c->chunk_off == 0) in_chunk = true;
-  int64_t col = col_base + (int64_t)(off - line_start) + 1;
-  dc_span sp = {error_source(c, line, line_start, in_chunk && c->chunk),
-                (int32_t)(line > INT32_MAX ? INT32_MAX : line),
-                (int32_t)(col > INT32_MAX ? INT32_MAX : col), 1};
-  va_list ap;
-  va_start(ap, fmt);
-  dc_buf b = {0};
-  dc_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  dc_diag_error(c->d, DC_DIAG_BAD_TRACE, sp, "%s", b.data ? b.data : "");
-  dc_buf_free(&b);
-  c->failed = true;
-}
-
-/* Reports an error at the token yajl has just read. */
-static void error_here(load_ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void error_here(load_ctx *c, const char *fmt, ...) {
-  size_t off = yajl_get_bytes_consumed(c->h);
-  size_t tok = c->tok_len ? c->tok_len : 1;
-  va_list ap;
-  va_start(ap, fmt);
-  dc_buf b = {0};
-  dc_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  /* yajl has consumed the token just read: point at its first byte
-   * (strings: the opening quote; exact unless the string has escapes). */
-  error_at(c, off >= tok ? off - tok : 0, "%s", b.data ? b.data : "");
-  dc_buf_free(&b);
-}
+#define error_here(c, ...) dc_json_error_here(&(c)->in, __VA_ARGS__)
 
 /* The 1-based index of the current element of traceEvents. */
 static long long ev_no(const load_ctx *c) {
@@ -325,24 +246,6 @@ static bool number_ns(const char *s, size_t n, int64_t *out) {
   }
   int64_t ns = ip * 1000 + frac + (round_up ? 1 : 0);
   *out = neg ? -ns : ns;
-  return true;
-}
-
-static bool number_i64(const char *s, size_t n, int64_t *out) {
-  char buf[32];
-  if (n == 0 || n >= sizeof buf) return false;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  char *end;
-  errno = 0;
-  long long v = strtoll(buf, &end, 10);
-  if (errno || *end != '\0') {
-    double dv = strtod(buf, &end); /* "7.0" */
-    if (*end != '\0' || !isfinite(dv) || dv != floor(dv) || fabs(dv) > 9e18)
-      return false;
-    v = (long long)dv;
-  }
-  *out = v;
   return true;
 }
 
@@ -416,7 +319,7 @@ static void shapes_value(arg_shapes *x, int rel, bool is_num,
   arg_input *in = &x->in[x->n_in - 1];
   int64_t v;
   if (in->bad || rel > 2 || (rel == 1 && in->list) ||
-      !is_num || !number_i64((const char *)s, n, &v)) {
+      !is_num || !dc_json_int((const char *)s, n, &v)) {
     in->bad = true;
     return;
   }
@@ -565,7 +468,7 @@ static bool event_end(load_ctx *c) {
  * strings and numbers. */
 static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
                      const unsigned char *s, size_t n) {
-  c->tok_len = is_str ? n + 2 : is_num ? n : 0;
+  c->in.tok_len = is_str ? n + 2 : is_num ? n : 0;
   if (c->depth == 1 && c->top_map) {
     if (strcmp(c->top_key, "traceEvents") == 0) {
       error_here(c, "'traceEvents' must be an array, not %s", type);
@@ -602,13 +505,13 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
     c->arg = A_NONE;
     if (k == A_EXT || k == A_RFID || k == A_SEQ || k == A_FWD) {
       int64_t v;
-      if (is_num && number_i64((const char *)s, n, &v) && v >= 0)
+      if (is_num && dc_json_int((const char *)s, n, &v) && v >= 0)
         *(k == A_EXT ? &c->ext_id : k == A_RFID ? &c->rf_id
           : k == A_SEQ ? &c->seq : &c->fwd_tid) = v;
       return 1;
     }
     if (k != A_CORR) return 1;
-    if (!is_num || !number_i64((const char *)s, n, &c->corr)) {
+    if (!is_num || !dc_json_int((const char *)s, n, &c->corr)) {
       if (!is_num && !is_str) return 1; /* null: no correlation */
       error_here(c, "'args.correlation' of event #%lld is not an integer",
                  ev_no(c));
@@ -698,7 +601,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
 
 static int cb_start_map(void *ctx) {
   load_ctx *c = ctx;
-  c->tok_len = 1;
+  c->in.tok_len = 1;
   if (c->depth == 0) {
     c->top_map = true;
   } else if (c->depth == c->ev_d) {
@@ -736,7 +639,7 @@ static int cb_start_map(void *ctx) {
 
 static int cb_end_map(void *ctx) {
   load_ctx *c = ctx;
-  c->tok_len = 1;
+  c->in.tok_len = 1;
   c->depth--;
   if (c->in_args && c->depth == c->ev_d + 1) {
     c->in_args = false;
@@ -748,7 +651,7 @@ static int cb_end_map(void *ctx) {
 
 static int cb_start_array(void *ctx) {
   load_ctx *c = ctx;
-  c->tok_len = 1;
+  c->in.tok_len = 1;
   if (c->depth == 0) { /* the bare-array form */
     c->ev_d = 1;
     c->saw_events = true;
@@ -861,136 +764,39 @@ static const yajl_callbacks callbacks = {
     cb_number,  cb_string,      cb_start_map, cb_map_key,
     cb_end_map, cb_start_array, cb_end_array};
 
-/* Counts the newlines of the chunk just parsed into the position state. */
-static void advance_lines(load_ctx *c) {
-  const unsigned char *p = c->chunk, *end = c->chunk + c->chunk_len;
-  while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-    c->line_before++;
-    p++;
-    c->last_nl_before = c->chunk_off + (p - c->chunk);
-  }
-  c->chunk_off += (int64_t)c->chunk_len;
-}
-
-static void report_yajl(load_ctx *c, size_t off) {
-  unsigned char *msg = yajl_get_error(c->h, 0, NULL, 0);
-  char *m = (char *)msg;
-  size_t len = strlen(m);
-  while (len && (m[len - 1] == '\n' || m[len - 1] == ' '))
-    m[--len] = '\0';
-  const char *shown = m;
-  if (strncmp(shown, "parse error: ", 13) == 0) shown += 13;
-  if (strncmp(shown, "lexical error: ", 15) == 0) shown += 15;
-  error_at(c, off, "invalid JSON: %s", shown);
-  yajl_free_error(c->h, msg);
-}
-
 bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d) {
   memset(t, 0, sizeof *t);
   t->path = dc_arena_strdup(a, path);
-  load_ctx c = {0};
-  c.t = t;
-  c.a = a;
-  c.d = d;
-  c.ev_d = NO_EVENTS;
-  bool ok = false;
-  unsigned char *buf = NULL;
-  dc_span none = {0};
   dc_source *src = dc_arena_alloc(a, sizeof *src);
   src->path = t->path;
   src->text = "";
-  none.src = src;
   t->src = src;
-
-  errno = 0;
-  gzFile g = gzopen(path, "rb");
-  if (!g) {
-    dc_diag_error(d, DC_DIAG_IO, none, "cannot open: %s",
-                  errno ? strerror(errno) : "out of memory");
+  load_ctx c = {0};
+  c.t = t;
+  c.a = a;
+  c.ev_d = NO_EVENTS;
+  dc_json_status st = dc_json_stream(&c.in, path, &callbacks, &c, a, d);
+  bool ok = false;
+  if (st == DC_JSON_FAILED) goto done;
+  if (c.saw_nodes) {
+    dc_json_error_file(&c.in,
+                       "pass the Kineto trace of the same run (the JSON "
+                       "that torch.profiler writes with 'traceEvents'); "
+                       "an execution trace describes the graph: "
+                       "`dlrmc graph --from-et` and `dlrmc replay` read it",
+                       "this is a PyTorch execution trace (a graph of "
+                       "'nodes'), not a profiler trace: it has no timings");
     goto done;
   }
-  gzbuffer(g, CHUNK_BYTES);
-  c.h = yajl_alloc(&callbacks, NULL, &c);
-  buf = dc_xmalloc(CHUNK_BYTES);
-  int64_t total = 0;
-  for (;;) {
-    int n = gzread(g, buf, CHUNK_BYTES);
-    int zerr;
-    const char *zmsg = gzerror(g, &zerr);
-    if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-      if (zerr == Z_ERRNO)
-        dc_diag_error(d, DC_DIAG_IO, none, "cannot read: %s", strerror(errno));
-      else {
-        /* zlib prefixes the message with the path: drop it. */
-        const char *z = strstr(zmsg, ": ");
-        z = z && strncmp(zmsg, path, (size_t)(z - zmsg)) == 0 ? z + 2 : zmsg;
-        dc_diag *gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
-                                    "corrupt or truncated gzip data: %s", z);
-        dc_diag_set_help(gd,
-                         "%lld bytes decompressed before the error; "
-                         "was the file cut off while copying?",
-                         (long long)total);
-      }
-      goto done;
-    }
-    if (n == 0) break;
-    total += n;
-    c.chunk = buf;
-    c.chunk_len = (size_t)n;
-    yajl_status st = yajl_parse(c.h, buf, (size_t)n);
-    if (st == yajl_status_client_canceled) {
-      if (c.failed) goto done;
-      break; /* an execution trace: stop reading */
-    }
-    if (st != yajl_status_ok) {
-      report_yajl(&c, yajl_get_bytes_consumed(c.h));
-      goto done;
-    }
-    advance_lines(&c);
-  }
-  if (!c.saw_nodes) {
-    if (total == 0) {
-      dc_diag_error(d, DC_DIAG_BAD_TRACE, none, "empty file");
-      goto done;
-    }
-    c.chunk = NULL;
-    c.chunk_len = 0;
-    if (yajl_complete_parse(c.h) != yajl_status_ok) {
-      if (!c.failed) {
-        dc_diag *gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
-                                    "invalid JSON: premature EOF: the file "
-                                    "ends inside the JSON text");
-        dc_diag_set_help(gd, "%lld bytes read; the trace looks truncated",
-                         (long long)total);
-      }
-      goto done;
-    }
-  }
-  if (c.saw_nodes || !c.saw_events) {
-    dc_diag *gd;
-    if (c.saw_nodes) {
-      gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
-                         "this is a PyTorch execution trace (a graph of "
-                         "'nodes'), not a profiler trace: it has no timings");
-      dc_diag_set_help(gd, "pass the Kineto trace of the same run (the JSON "
-                           "that torch.profiler writes with 'traceEvents'); "
-                           "execution traces describe the graph, which "
-                           "dlrmc builds from the study itself");
-    } else {
-      gd = dc_diag_error(d, DC_DIAG_BAD_TRACE, none,
-                         "no 'traceEvents' array: not a Chrome/Kineto "
-                         "trace");
-      dc_diag_set_help(gd, "expected the JSON written by torch.profiler "
-                           "(export_chrome_trace or "
-                           "tensorboard_trace_handler)");
-    }
+  if (!c.saw_events) {
+    dc_json_error_file(&c.in,
+                       "expected the JSON written by torch.profiler "
+                       "(export_chrome_trace or tensorboard_trace_handler)",
+                       "no 'traceEvents' array: not a Chrome/Kineto trace");
     goto done;
   }
   ok = true;
 done:
-  if (c.h) yajl_free(c.h);
-  if (g) gzclose(g);
-  free(buf);
   shapes_free(&c.dims);
   shapes_free(&c.strides);
   free(c.types);

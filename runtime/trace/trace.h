@@ -373,6 +373,59 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
                        double *measured_us, double *predicted_us);
 
+/* ---- execution traces (et_read.c, et_graph.c, et_map.c) --------------
+ *
+ * A PyTorch execution trace (the JSON torch.profiler's
+ * ExecutionTraceObserver writes: schema 1.0.1, 1.0.2-chakra.0.0.4 to
+ * 1.1.x-chakra.0.0.4; plain or gzip) read into the dc_graph graphgen
+ * builds: one rank, the ops in execution order with their child ops,
+ * tensors with shapes and dtypes, threads (0: the main thread, 1: any
+ * other, the autograd engine's), and a kernel descriptor on each op that
+ * launches one (spec/replay.md has the op mapping). Streamed like the
+ * Kineto loader; memory is proportional to the number of nodes.
+ */
+typedef struct dc_et_op {
+  int64_t node_id; /* the ET node (an evaluate_function's, when folded) */
+  int64_t rf_id;   /* its record-function id, 0 when not recorded */
+  bool unpriced;   /* computes on the device but no kernel model fits */
+} dc_et_op;
+
+typedef struct dc_et_graph {
+  dc_graph *g;
+  dc_et_op *ops;      /* [g->n_ops] */
+  const char *schema; /* as recorded */
+  bool cpu_only;      /* no tensor on a GPU: priced as if it ran on one */
+  int32_t n_unpriced;
+  int32_t pg_size;    /* the default process group's size, 1 when none */
+  int64_t n_nodes;    /* nodes read */
+} dc_et_graph;
+
+/* Reads the trace at `path` into `out` (everything in `a`). Errors (I/O,
+ * JSON with line:col, not an execution trace, an unknown schema, nodes
+ * that do not form a tree) go to `d` as E0801 and return false. */
+bool dc_et_import(const char *path, dc_et_graph *out, dc_arena *a,
+                  dc_diags *d);
+/* The ops no kernel model prices, one line each with their count. */
+void dc_et_unpriced_write(const dc_et_graph *e, dc_buf *out);
+
+/* ---- replay (replay.c) ---------------------------------------------
+ * `dlrmc replay`: the imported graph priced on a GPU of the catalog and,
+ * with the Kineto trace of the same run, compared with it (spec/replay.md:
+ * matching, the iteration's metrics, per-family errors, the worst
+ * kernels). The report is Markdown, or CSV rows (e2e, gpu_active,
+ * gpu_idle, cpu, then one per kernel family). */
+typedef struct dc_replay_opts {
+  const char *et_path;
+  const char *kineto_path; /* NULL: predictions only */
+  const char *gpu;         /* catalog name or path */
+  const char *overheads;   /* profile, "self", or NULL: self with a Kineto
+                              trace, else paper-v100 */
+  bool csv;
+} dc_replay_opts;
+
+bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a,
+               dc_diags *d);
+
 /* ---- stats (stats.c) ------------------------------------------------
  */
 

@@ -7,7 +7,7 @@
  * run and every stats table written. Any crash, hang, sanitizer report or
  * non-finite number in the profile is a bug; a rejected input (with its
  * diagnostic) is fine. Built with clang -fsanitize=fuzzer when DC_FUZZ=ON;
- * replay.c drives the same function over the corpus under any compiler.
+ * corpus_replay.c drives the same function over the corpus under any compiler.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -19,30 +19,21 @@
 
 #include "runtime/runtime.h"
 #include "runtime/trace/trace.h"
+#include "tests/fuzz/scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char scratch[64];
 
-static bool write_scratch(const uint8_t *data, size_t size) {
-  if (!scratch[0]) {
-    snprintf(scratch, sizeof scratch, "/tmp/dlrmc-fuzz-trace-XXXXXX");
-    int fd = mkstemp(scratch);
-    if (fd < 0) return false;
-    close(fd);
-  }
-  FILE *f = fopen(scratch, "wb");
-  if (!f) return false;
-  bool ok = fwrite(data, 1, size, f) == size;
-  return fclose(f) == 0 && ok;
-}
 
 static void finite_or_abort(double x) {
   if (!isfinite(x)) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > (1u << 20) || !write_scratch(data, size)) return 0;
+  if (size > (1u << 20) ||
+      !fuzz_write_scratch(scratch, "dlrmc-fuzz-trace", data, size))
+    return 0;
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};

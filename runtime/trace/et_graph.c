@@ -1,0 +1,716 @@
+/*
+ * et_graph.c — execution-trace node records (et_read.c) → the dc_graph
+ * graphgen builds, one rank, and the kernel each op launches
+ * (spec/replay.md, "Op mapping").
+ *
+ * Structure. Nodes form a tree by parent id; ids grow in start order, so
+ * the ops are laid out in pre-order with children sorted by id, which is
+ * execution order across threads. The process and thread nodes, gloo's
+ * worker scopes (`gloo:*`, filed under the wrong parent by the observer)
+ * and an autograd node X inside `autograd::engine::evaluate_function: X`
+ * are transparent: their children move up, and X's tensors go to the
+ * evaluate_function op, as graphgen builds it. `record_param_comms` under
+ * a `c10d::` op and `nccl:*` under either are absorbed into the
+ * collective op (their sizes price it); `## process_group:init ##` gives
+ * the group size. Threads: the smallest recorded tid is the main thread
+ * (0), any other is 1.
+ *
+ * Tensors. One dc_tensor per recorded tensor id, index = id − 1 when the
+ * ids are dense (as dlrmc's own export writes them), else in id order. A
+ * transposed view that no op produces and whose storage id is a tensor of
+ * swapped shape (the export's `.t()` of a weight) is that tensor.
+ *
+ * Kernels. Each op is mapped by name (et_map.c) from its recorded
+ * arguments; a composite op (aten::linear → aten::addmm, aten::to →
+ * aten::copy_) launches only when no descendant does, so a kernel is
+ * counted once whatever the trace's depth. An op on the device that
+ * launches nothing and that no model prices (and whose descendants do
+ * not) is marked unpriced. A trace with no tensor on a GPU (recorded on
+ * the CPU) is priced as if every tensor were on the device.
+ *
+ * (About 710 lines, over the house's ~700: the structure walk, the tensor
+ * table and the kernel mapping all fill one build context (bctx) in one
+ * pass; the id map at the top is the piece to move out if it grows.)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/trace/et_int.h"
+
+#define ET_EVAL "autograd::engine::evaluate_function: "
+
+/* ---- an int64 → int32 map (open addressing) --------------------------- */
+
+typedef struct imap {
+  int64_t *key;
+  int32_t *val;
+  size_t cap, n;
+} imap;
+
+static void imap_put(imap *m, int64_t k, int32_t v) {
+  if ((m->n + 1) * 2 > m->cap) {
+    imap old = *m;
+    m->cap = old.cap ? old.cap * 2 : 1024;
+    m->key = dc_xmalloc(m->cap * sizeof *m->key);
+    m->val = dc_xmalloc(m->cap * sizeof *m->val);
+    for (size_t i = 0; i < m->cap; i++)
+      m->val[i] = -1;
+    m->n = 0;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.val[i] >= 0) imap_put(m, old.key[i], old.val[i]);
+    free(old.key);
+    free(old.val);
+  }
+  size_t i = ((uint64_t)k * 11400714819323198485ull) & (m->cap - 1);
+  while (m->val[i] >= 0 && m->key[i] != k)
+    i = (i + 1) & (m->cap - 1);
+  if (m->val[i] < 0) m->n++;
+  m->key[i] = k;
+  m->val[i] = v;
+}
+
+static int32_t imap_get(const imap *m, int64_t k) {
+  if (!m->cap) return -1;
+  size_t i = ((uint64_t)k * 11400714819323198485ull) & (m->cap - 1);
+  while (m->val[i] >= 0) {
+    if (m->key[i] == k) return m->val[i];
+    i = (i + 1) & (m->cap - 1);
+  }
+  return -1;
+}
+
+static void imap_free(imap *m) {
+  free(m->key);
+  free(m->val);
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static bool is_thread_node(const et_node *n) {
+  return strstr(n->name, "|thread]") != NULL && et_starts(n->name, "[pytorch|");
+}
+
+/* ---- the build context ------------------------------------------------- */
+
+#define ET_MAX_TREE_DEPTH 512
+
+typedef struct bctx {
+  const et_file *f;
+  dc_arena *a;
+  dc_diags *d;
+  imap byid;          /* node id -> node index */
+  int32_t *kid, *sib; /* children lists by node index, in id order */
+  int64_t main_tid;
+  bool cpu_only;
+  int32_t pg_size;
+  /* the ops, pre-order */
+  dc_op *ops;
+  const et_node **src;  /* per op: the node whose arguments it has */
+  const et_node **comm; /* per op: its record_param_comms, if any */
+  dc_et_op *info;
+  int32_t n_ops, cap_ops;
+  bool failed;
+} bctx;
+
+static const et_node *node_at(const bctx *c, int32_t i) {
+  return &c->f->nodes[i];
+}
+
+/* Without strides (1.0.1), a transposed view is known by its history:
+ * walking the nodes in id (start) order, aten::t / transpose / numpy_T
+ * flip their input's state onto their output, any other op that is not
+ * a view writes a plain tensor, and each input takes its id's state at
+ * that moment (1.0.1 reuses ids as memory is reused). */
+static void find_transposes(bctx *c, et_file *f, const int32_t *order) {
+  imap st = {0};
+  for (int64_t r = 0; r < f->n_nodes; r++) {
+    et_node *n = &f->nodes[order[r]];
+    for (int32_t i = 0; i < n->n_in; i++)
+      if (n->in[i].kind == ET_TENSOR && !n->in[i].strided)
+        n->in[i].tposed = imap_get(&st, n->in[i].tid) == 1;
+    bool flip = strcmp(n->name, "aten::t") == 0 ||
+                strcmp(n->name, "aten::transpose") == 0 ||
+                strcmp(n->name, "aten::numpy_T") == 0;
+    const et_val *in = et_tensor_in(n, 0), *out = et_tensor_out(n, 0);
+    if (flip && in && out && out->tid != in->tid)
+      imap_put(&st, out->tid, in->tposed ? 0 : 1);
+    else if (!flip && !et_no_kernel(n->name))
+      for (int32_t i = 0; i < n->n_out; i++)
+        if (n->out[i].kind == ET_TENSOR) imap_put(&st, n->out[i].tid, 0);
+  }
+  imap_free(&st);
+  (void)c;
+}
+
+/* ---- structure ------------------------------------------------------------
+ */
+
+static bool is_eval_name(const char *name) {
+  return et_starts(name, ET_EVAL);
+}
+
+/* "group_size": N in the init node's description of the default group. */
+static int32_t group_size(const et_node *n) {
+  for (int32_t i = 0; i < n->n_in; i++) {
+    if (n->in[i].kind != ET_STRING) continue;
+    const char *p = strstr(n->in[i].s, "\"group_size\":");
+    if (!p) continue;
+    long v = strtol(p + 13, NULL, 10);
+    if (v > 0 && v < INT32_MAX) return (int32_t)v;
+  }
+  return 0;
+}
+
+static int32_t new_op(bctx *c, const et_node *n, int32_t parent) {
+  if (c->n_ops == c->cap_ops) {
+    int32_t cap = c->cap_ops ? c->cap_ops * 2 : 256;
+    c->ops = dc_xrealloc(c->ops, (size_t)cap * sizeof *c->ops);
+    c->src = dc_xrealloc(c->src, (size_t)cap * sizeof *c->src);
+    c->comm = dc_xrealloc(c->comm, (size_t)cap * sizeof *c->comm);
+    c->info = dc_xrealloc(c->info, (size_t)cap * sizeof *c->info);
+    c->cap_ops = cap;
+  }
+  int32_t j = c->n_ops++;
+  memset(&c->ops[j], 0, sizeof c->ops[j]);
+  c->ops[j].name = n->name;
+  c->ops[j].parent = parent;
+  c->ops[j].thread = n->tid == c->main_tid ? 0 : 1;
+  c->ops[j].annotation = dc_trace_is_container(n->name);
+  c->src[j] = n;
+  c->comm[j] = NULL;
+  c->info[j] = (dc_et_op){n->id, n->rf_id, false};
+  return j;
+}
+
+/* The phase of a new op from where it sits. */
+static dc_phase phase_of(const bctx *c, int32_t j) {
+  const dc_op *o = &c->ops[j];
+  for (int32_t p = j; p >= 0; p = c->ops[p].parent) {
+    if (is_eval_name(c->ops[p].name)) return DC_PHASE_BACKWARD;
+    if (et_starts(c->ops[p].name, "Optimizer.")) return DC_PHASE_OPTIMIZER;
+  }
+  if (o->thread != 0) return DC_PHASE_BACKWARD;
+  if (c->src[j]->seq_id < 0) return DC_PHASE_INPUT;
+  return strstr(o->name, "loss") || strstr(o->name, "cross_entropy")
+             ? DC_PHASE_LOSS
+             : DC_PHASE_FORWARD;
+}
+
+static void emit(bctx *c, int32_t ni, int32_t parent, int depth);
+
+/* Transparent nodes: their children take their place. */
+static bool transparent(const et_node *n) {
+  return is_thread_node(n) || strstr(n->name, "execution_trace|process]") ||
+         strstr(n->name, "execution_graph|process]") ||
+         et_starts(n->name, "gloo:");
+}
+
+typedef struct nlist {
+  int32_t *v;
+  int32_t n, cap;
+} nlist;
+
+/* The children of ni, transparent ones replaced by theirs, recursively. */
+static void gather(const bctx *c, int32_t ni, int32_t skip, nlist *l,
+                   int depth) {
+  for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k]) {
+    if (k == skip) continue;
+    if (transparent(node_at(c, k)) && depth < ET_MAX_TREE_DEPTH) {
+      gather(c, k, -1, l, depth + 1);
+      continue;
+    }
+    if (l->n == l->cap) {
+      l->cap = l->cap ? l->cap * 2 : 16;
+      l->v = dc_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = k;
+  }
+}
+
+static const et_node *sort_nodes; /* qsort has no context argument */
+
+static int cmp_id(const void *pa, const void *pb) {
+  int64_t a = sort_nodes[*(const int32_t *)pa].id;
+  int64_t b = sort_nodes[*(const int32_t *)pb].id;
+  return a < b ? -1 : a > b;
+}
+
+/* Emits ni's children (but `skip`) in id order: across threads and
+ * transparent scopes, start order is execution order. */
+static void emit_kids(bctx *c, int32_t ni, int32_t parent, int depth,
+                      int32_t skip) {
+  nlist l = {0};
+  gather(c, ni, skip, &l, depth);
+  sort_nodes = c->f->nodes;
+  if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+  for (int32_t i = 0; i < l.n; i++)
+    emit(c, l.v[i], parent, depth + 1);
+  free(l.v);
+}
+
+static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
+  const et_node *n = node_at(c, ni);
+  if (c->failed) return;
+  if (depth > ET_MAX_TREE_DEPTH) {
+    dc_source *src = dc_arena_alloc(c->a, sizeof *src);
+    src->path = c->f->path;
+    src->text = "";
+    dc_diag_error(c->d, DC_DIAG_BAD_TRACE, (dc_span){src, 0, 0, 0},
+                  "node %lld: the ops nest deeper than %d", (long long)n->id,
+                  ET_MAX_TREE_DEPTH);
+    c->failed = true;
+    return;
+  }
+  if (strcmp(n->name, "## process_group:init ##") == 0) {
+    int32_t gs = group_size(n);
+    if (gs > 0) c->pg_size = gs;
+    return;
+  }
+  if (transparent(n)) {
+    emit_kids(c, ni, parent, depth, -1);
+    return;
+  }
+  int32_t j = new_op(c, n, parent);
+  int32_t skip = -1;
+  if (is_eval_name(n->name)) { /* fold the autograd node X */
+    const char *x = n->name + strlen(ET_EVAL);
+    for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k])
+      if (strcmp(node_at(c, k)->name, x) == 0) {
+        skip = k;
+        c->src[j] = node_at(c, k);
+        break;
+      }
+  } else if (et_starts(n->name, "c10d::")) { /* absorb record_param_comms */
+    for (int32_t k = c->kid[ni]; k >= 0; k = c->sib[k])
+      if (strcmp(node_at(c, k)->name, "record_param_comms") == 0) {
+        skip = k;
+        c->comm[j] = node_at(c, k);
+        break;
+      }
+  } else if (strcmp(n->name, "record_param_comms") == 0) {
+    c->comm[j] = n;
+  }
+  c->ops[j].phase = phase_of(c, j);
+  if (skip >= 0 && is_eval_name(n->name)) {
+    /* X's children, then the evaluate_function's others */
+    emit_kids(c, skip, j, depth, -1);
+    emit_kids(c, ni, j, depth, skip);
+  } else if (c->comm[j]) {
+    /* the nccl: kernel node(s) are the collective's own */
+    nlist l = {0};
+    gather(c, ni, skip, &l, depth);
+    for (int32_t i = 0; i < l.n; i++)
+      if (!et_starts(node_at(c, l.v[i])->name, "nccl:"))
+        emit(c, l.v[i], j, depth + 1);
+    free(l.v);
+  } else {
+    emit_kids(c, ni, j, depth, skip);
+  }
+  c->ops[j].end = c->n_ops;
+}
+
+/* ---- tensors ------------------------------------------------------------- */
+
+/* A recorded tensor id can name several tensors over a trace (1.0.1
+ * reuses ids with the memory); a dc_tensor is one (id, shape, element
+ * size), keyed by their hash. */
+static int64_t tkey(const et_val *v) {
+  uint64_t h = 1469598103934665603ull;
+  uint64_t x[2 + ET_MAX_DIMS] = {(uint64_t)v->tid,
+                                 (uint64_t)v->ndim << 8 | v->esize};
+  for (int32_t d = 0; d < v->ndim; d++)
+    x[2 + d] = (uint64_t)v->shape[d];
+  for (int32_t i = 0; i < 2 + v->ndim; i++) {
+    h ^= x[i];
+    h *= 1099511628211ull;
+  }
+  return (int64_t)(h >> 1);
+}
+
+typedef struct tctx {
+  imap produced; /* tensor ids some op outputs */
+  imap by_tid;   /* tensor id -> its first value (index into vals) */
+  imap by_key;   /* tkey -> its first value */
+  imap by_store; /* skey (storage, shape, size) -> its first value */
+  const et_val **vals;
+  int32_t n_vals, cap_vals;
+  int64_t max_plain; /* the largest id of a tensor that is no view */
+} tctx;
+
+/* A tensor by its storage and shape (the base of a view). */
+static int64_t skey(int64_t sid, const int64_t *shape, int32_t nd, int esize) {
+  et_val x = {.tid = sid, .ndim = (int8_t)nd, .esize = (uint8_t)esize};
+  memcpy(x.shape, shape, (size_t)nd * sizeof *shape);
+  return tkey(&x) ^ 0x5bd1e995;
+}
+
+static void see(tctx *t, const et_val *v, bool out) {
+  if (v->kind != ET_TENSOR) return;
+  if (out) imap_put(&t->produced, v->tid, 1);
+  int64_t k = tkey(v);
+  if (imap_get(&t->by_key, k) >= 0) return;
+  if (t->n_vals == t->cap_vals) {
+    t->cap_vals = t->cap_vals ? t->cap_vals * 2 : 1024;
+    t->vals = dc_xrealloc(t->vals, (size_t)t->cap_vals * sizeof *t->vals);
+  }
+  imap_put(&t->by_key, k, t->n_vals);
+  if (imap_get(&t->by_tid, v->tid) < 0) imap_put(&t->by_tid, v->tid, t->n_vals);
+  int64_t sk = skey(v->sid, v->shape, v->ndim, v->esize);
+  if (imap_get(&t->by_store, sk) < 0) imap_put(&t->by_store, sk, t->n_vals);
+  t->vals[t->n_vals++] = v;
+}
+
+/* The base of a transposed view that no op produces: a tensor on the
+ * same storage with the last two dims and strides swapped (an export's
+ * view); NULL for anything else. */
+static const et_val *view_base(const tctx *t, const et_val *v) {
+  int32_t nd = v->ndim;
+  if (nd < 2 || !v->strided || v->tid == v->sid ||
+      imap_get(&t->produced, v->tid) >= 0)
+    return NULL;
+  int64_t sh[ET_MAX_DIMS];
+  memcpy(sh, v->shape, sizeof sh);
+  sh[nd - 1] = v->shape[nd - 2];
+  sh[nd - 2] = v->shape[nd - 1];
+  int32_t b = imap_get(&t->by_store, skey(v->sid, sh, nd, v->esize));
+  if (b < 0) return NULL;
+  const et_val *w = t->vals[b];
+  if (w == v || !w->strided || w->stride[nd - 1] != v->stride[nd - 2] ||
+      w->stride[nd - 2] != v->stride[nd - 1] || w->offset != v->offset)
+    return NULL;
+  for (int32_t d = 0; d < nd - 2; d++)
+    if (w->stride[d] != v->stride[d]) return NULL;
+  return w;
+}
+
+/* The value a value stands for: the base of an operand's `.t()` (ids
+ * above every other tensor's, made by the export), else itself. */
+static const et_val *resolve(const tctx *t, const et_val *v) {
+  const et_val *w = view_base(t, v);
+  return w && (t->max_plain == 0 || v->tid > t->max_plain) ? w : v;
+}
+
+static void fill_tensor(bctx *c, dc_tensor *x, int32_t idx, const et_val *v) {
+  x->id = idx;
+  x->dtype = v->dtype;
+  x->producer = -1;
+  x->on_host = !v->cuda && !c->cpu_only;
+  int32_t nd = v->ndim,
+          lead = nd > DC_TENSOR_MAX_DIMS ? nd - DC_TENSOR_MAX_DIMS + 1 : 1;
+  /* more than 4 dims: the leading ones fold into the first */
+  x->ndim = nd < DC_TENSOR_MAX_DIMS ? nd : DC_TENSOR_MAX_DIMS;
+  if (nd == 0) return;
+  x->shape[0] = et_rows_of(v, 0, lead);
+  for (int32_t d = 1; d < x->ndim; d++)
+    x->shape[d] = v->shape[lead + d - 1];
+}
+
+/* Assigns tensor indices and fills g's tensors and the ops' lists:
+ * index = id - 1 when every id names one tensor and the ids are dense
+ * (dlrmc's export), else in order of first appearance. */
+static void build_tensors(bctx *c, dc_graph *g) {
+  tctx t = {0};
+  for (int32_t j = 0; j < c->n_ops; j++) {
+    const et_node *n = c->src[j];
+    for (int32_t i = 0; i < n->n_out; i++)
+      see(&t, &n->out[i], true);
+    for (int32_t i = 0; i < n->n_in; i++)
+      see(&t, &n->in[i], false);
+  }
+  imap idx = {0}, ids = {0};
+  /* A transposed view no op produces is the export's: its `.t()` of an
+   * operand (ids above every tensor's: the same tensor) or a tensor of the
+   * graph (gg_t_view: a tensor of its own, view_of its base). */
+  int64_t max_plain = 0;
+  for (int32_t i = 0; i < t.n_vals; i++)
+    if (resolve(&t, t.vals[i]) == t.vals[i] && t.vals[i]->tid > max_plain)
+      max_plain = t.vals[i]->tid;
+  t.max_plain = max_plain;
+  int64_t max_id = 0, min_id = INT64_MAX, n_keys = 0;
+  bool unique = true;
+  for (int32_t i = 0; i < t.n_vals; i++) {
+    const et_val *v = t.vals[i];
+    if (resolve(&t, v) != v) continue;
+    n_keys++;
+    if (imap_get(&ids, v->tid) >= 0) unique = false;
+    imap_put(&ids, v->tid, 1);
+    if (v->tid > max_id) max_id = v->tid;
+    if (v->tid < min_id) min_id = v->tid;
+  }
+  bool dense =
+      unique && n_keys > 0 && min_id >= 1 && max_id <= 4 * n_keys + 4096;
+  int32_t n_t = dense ? (int32_t)max_id : (int32_t)n_keys;
+  g->n_tensors = n_t;
+  g->tensors = dc_arena_array(c->a, (size_t)n_t + 1, sizeof *g->tensors);
+  for (int32_t i = 0; i < n_t; i++) {
+    g->tensors[i].id = i;
+    g->tensors[i].producer = -1;
+  }
+  int32_t next = 0;
+  for (int32_t i = 0; i < t.n_vals; i++) {
+    const et_val *v = t.vals[i];
+    if (resolve(&t, v) != v) continue;
+    int32_t k = dense ? (int32_t)(v->tid - 1) : next++;
+    imap_put(&idx, tkey(v), k);
+    fill_tensor(c, &g->tensors[k], k, v);
+  }
+  for (int32_t i = 0; i < t.n_vals; i++) { /* the views' bases */
+    const et_val *v = t.vals[i];
+    const et_val *w = view_base(&t, v);
+    int32_t k = imap_get(&idx, tkey(v)), b = w ? imap_get(&idx, tkey(w)) : -1;
+    if (w && k >= 0 && b >= 0) g->tensors[k].view_of = b + 1;
+  }
+  for (int32_t j = 0; j < c->n_ops; j++) {
+    const et_node *n = c->src[j];
+    dc_op *o = &c->ops[j];
+    int32_t *ins = dc_arena_array(c->a, (size_t)n->n_in + 1, sizeof *ins);
+    int32_t *outs = dc_arena_array(c->a, (size_t)n->n_out + 1, sizeof *outs);
+    int32_t l0 = -1, l1 = -1, n0 = 0, n1 = 0, plain = 0;
+    for (int32_t i = 0; i < n->n_in; i++) {
+      const et_val *v = &n->in[i];
+      if (v->kind != ET_TENSOR) continue;
+      if (!v->in_list)
+        plain++;
+      else if (l0 < 0 || v->arg == l0)
+        l0 = v->arg, n0++;
+      else if (l1 < 0 || v->arg == l1)
+        l1 = v->arg, n1++;
+      else
+        plain++;
+    }
+    if (plain == 0 && l1 >= 0 && n0 == n1) {
+      /* two lists of one length (_foreach_add_(params, grads)): pairs, as
+       * graphgen lists them */
+      int32_t a = 0, b = 0;
+      for (int32_t k = 0; k < n0; k++) {
+        while (n->in[a].kind != ET_TENSOR || n->in[a].arg != l0)
+          a++;
+        while (n->in[b].kind != ET_TENSOR || n->in[b].arg != l1)
+          b++;
+        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[a++])));
+        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[b++])));
+      }
+    } else {
+      for (int32_t i = 0; i < n->n_in; i++)
+        if (n->in[i].kind == ET_TENSOR)
+          ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[i])));
+    }
+    for (int32_t i = 0; i < n->n_out; i++)
+      if (n->out[i].kind == ET_TENSOR)
+        outs[o->n_outputs++] = imap_get(&idx, tkey(resolve(&t, &n->out[i])));
+    o->inputs = ins;
+    o->outputs = outs;
+  }
+  /* producers: the first op that outputs a tensor, or its descendant that
+   * lists it too (the innermost one computes it) */
+  for (int32_t j = 0; j < c->n_ops; j++)
+    for (int32_t i = 0; i < c->ops[j].n_outputs; i++) {
+      int32_t x = c->ops[j].outputs[i];
+      if (x < 0) continue;
+      int32_t p = g->tensors[x].producer;
+      if (p < 0 || (p < j && j < c->ops[p].end)) g->tensors[x].producer = j;
+    }
+  imap_free(&idx);
+  imap_free(&ids);
+  imap_free(&t.produced);
+  imap_free(&t.by_tid);
+  imap_free(&t.by_key);
+  imap_free(&t.by_store);
+  free(t.vals);
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+
+/* Maps every op, then keeps a composite op's launch only when no
+ * descendant launches (is_composite), and marks an op unpriced only when
+ * nothing beneath it launches or is unpriced. */
+static void build_kernels(bctx *c, dc_et_graph *out) {
+  int32_t n = c->n_ops;
+  et_mapped *m = dc_xcalloc((size_t)n + 1, sizeof *m);
+  et_map_ctx mc = {c->a, c->cpu_only, c->pg_size};
+  bool *below = dc_xcalloc((size_t)n + 1, sizeof *below); /* launch/unpriced
+                                                             beneath */
+  for (int32_t j = 0; j < n; j++)
+    m[j] = et_map_op(&mc, c->ops[j].name, c->ops[j].annotation, c->src[j],
+                     c->comm[j]);
+  bool comm = false;
+  for (int32_t j = n - 1; j >= 0; j--) {
+    dc_op *o = &c->ops[j];
+    bool here = (m[j].n > 0 && !et_is_composite(o->name, m[j].k.kind)) ||
+                (!below[j] && (m[j].n > 0 || m[j].unknown));
+    if (here && m[j].n > 0) {
+      o->n_launches = 1;
+      o->launches = dc_arena_alloc(c->a, sizeof *o->launches);
+      o->launches[0].k = m[j].k;
+      bool coll = dc_kernel_is_collective(m[j].k.kind);
+      comm = comm || coll;
+      o->launches[0].stream = coll ? 1 : 0;
+      dc_kernel_kind k = m[j].k.kind;
+      o->launches[0].runtime = k == DC_KERNEL_MEMCPY_H2D ||
+                                       k == DC_KERNEL_MEMCPY_D2H ||
+                                       k == DC_KERNEL_MEMCPY_D2D
+                                   ? "cudaMemcpyAsync"
+                                   : "cudaLaunchKernel";
+      o->host_sync = m[j].sync;
+    } else if (here) {
+      c->info[j].unpriced = true;
+      out->n_unpriced++;
+    }
+    if (o->parent >= 0 && (below[j] || here)) below[o->parent] = true;
+  }
+  /* the collectives' ids in launch order */
+  int32_t id = 0;
+  for (int32_t j = 0; j < n; j++)
+    if (c->ops[j].n_launches &&
+        dc_kernel_is_collective(c->ops[j].launches[0].k.kind))
+      c->ops[j].launches[0].k.u.coll.coll_id = id++;
+  out->g->n_streams = comm ? 2 : 1;
+  free(m);
+  free(below);
+}
+
+/* ---- the graph ------------------------------------------------------------
+ */
+
+bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
+  memset(out, 0, sizeof *out);
+  bctx c = {.f = f, .a = a, .d = d, .cpu_only = !f->any_cuda, .pg_size = 0};
+  size_t nn = (size_t)f->n_nodes;
+  c.kid = dc_xmalloc((nn + 1) * sizeof *c.kid);
+  c.sib = dc_xmalloc((nn + 1) * sizeof *c.sib);
+  int32_t *order = dc_xmalloc((nn + 1) * sizeof *order);
+  int32_t *last = dc_xmalloc((nn + 1) * sizeof *last);
+  bool ok = false;
+  for (size_t i = 0; i < nn; i++) {
+    c.kid[i] = c.sib[i] = last[i] = -1;
+    order[i] = (int32_t)i;
+    if (imap_get(&c.byid, f->nodes[i].id) >= 0) {
+      dc_source *src = dc_arena_alloc(a, sizeof *src);
+      src->path = f->path;
+      src->text = "";
+      dc_diag_error(d, DC_DIAG_BAD_TRACE, (dc_span){src, 0, 0, 0},
+                    "two nodes have id %lld", (long long)f->nodes[i].id);
+      goto done;
+    }
+    imap_put(&c.byid, f->nodes[i].id, (int32_t)i);
+  }
+  /* nodes in id order (a counting sort would need dense ids) */
+  for (size_t i = 1; i < nn; i++) { /* insertion sort, nearly sorted input */
+    int32_t x = order[i];
+    size_t k = i;
+    while (k > 0 && f->nodes[order[k - 1]].id > f->nodes[x].id) {
+      order[k] = order[k - 1];
+      k--;
+    }
+    order[k] = x;
+  }
+  c.main_tid = INT64_MAX;
+  for (size_t i = 0; i < nn; i++) {
+    const et_node *n = &f->nodes[i];
+    if (is_thread_node(n) && n->tid < c.main_tid) c.main_tid = n->tid;
+  }
+  for (size_t i = 0; c.main_tid == INT64_MAX && i < nn; i++)
+    if (f->nodes[i].tid < c.main_tid) c.main_tid = f->nodes[i].tid;
+  /* children lists in id order; roots: no known parent or their own */
+  int32_t *roots = dc_xmalloc((nn + 1) * sizeof *roots);
+  int32_t n_roots = 0;
+  for (size_t r = 0; r < nn; r++) {
+    int32_t i = order[r];
+    const et_node *n = &f->nodes[i];
+    int32_t p = n->parent == n->id ? -1 : imap_get(&c.byid, n->parent);
+    if (p < 0) {
+      roots[n_roots++] = i;
+      continue;
+    }
+    if (last[p] < 0)
+      c.kid[p] = i;
+    else
+      c.sib[last[p]] = i;
+    last[p] = i;
+  }
+  find_transposes(&c, f, order);
+  { /* the roots' ops (through the process and thread nodes) by id */
+    nlist l = {0};
+    for (int32_t r = 0; r < n_roots; r++) {
+      if (transparent(&f->nodes[roots[r]])) {
+        gather(&c, roots[r], -1, &l, 0);
+        continue;
+      }
+      if (l.n == l.cap) {
+        l.cap = l.cap ? l.cap * 2 : 16;
+        l.v = dc_xrealloc(l.v, (size_t)l.cap * sizeof *l.v);
+      }
+      l.v[l.n++] = roots[r];
+    }
+    sort_nodes = f->nodes;
+    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+    for (int32_t i = 0; i < l.n; i++)
+      emit(&c, l.v[i], -1, 0);
+    free(l.v);
+  }
+  free(roots);
+  if (c.failed) goto done;
+  if (c.pg_size <= 0) c.pg_size = 1;
+
+  dc_graph *g = dc_arena_alloc(a, sizeof *g);
+  out->g = g;
+  g->n_ranks = 1;
+  g->n_ops = c.n_ops;
+  g->ops = dc_arena_array(a, (size_t)c.n_ops + 1, sizeof *g->ops);
+  if (c.n_ops) memcpy(g->ops, c.ops, (size_t)c.n_ops * sizeof *g->ops);
+  g->rank_first = dc_arena_array(a, 2, sizeof *g->rank_first);
+  g->rank_first[1] = c.n_ops;
+  out->ops = dc_arena_array(a, (size_t)c.n_ops + 1, sizeof *out->ops);
+  out->schema = f->schema;
+  out->cpu_only = c.cpu_only;
+  out->pg_size = c.pg_size;
+  out->n_nodes = f->n_nodes;
+  free(c.ops); /* the build works on the graph's copy from here */
+  c.ops = g->ops;
+  build_tensors(&c, g);
+  build_kernels(&c, out);
+  if (c.n_ops) memcpy(out->ops, c.info, (size_t)c.n_ops * sizeof *out->ops);
+  c.ops = NULL;
+  ok = true;
+done:
+  free(c.ops);
+  free(c.src);
+  free(c.comm);
+  free(c.info);
+  free(c.kid);
+  free(c.sib);
+  free(order);
+  free(last);
+  imap_free(&c.byid);
+  return ok;
+}
+
+bool dc_et_import(const char *path, dc_et_graph *out, dc_arena *a,
+                  dc_diags *d) {
+  et_file f;
+  memset(out, 0, sizeof *out);
+  if (!et_read_file(path, &f, a, d)) return false;
+  return et_build_graph(&f, out, a, d);
+}
+
+static int cmp_count(const void *pa, const void *pb) {
+  const dc_op *const *a = pa, *const *b = pb;
+  return strcmp((*a)->name, (*b)->name);
+}
+
+void dc_et_unpriced_write(const dc_et_graph *e, dc_buf *out) {
+  const dc_graph *g = e->g;
+  const dc_op **u = dc_xmalloc(((size_t)e->n_unpriced + 1) * sizeof *u);
+  int32_t n = 0;
+  for (int32_t j = 0; j < g->n_ops; j++)
+    if (e->ops[j].unpriced) u[n++] = &g->ops[j];
+  qsort(u, (size_t)n, sizeof *u, cmp_count);
+  for (int32_t i = 0; i < n;) {
+    int32_t k = i;
+    while (k < n && strcmp(u[k]->name, u[i]->name) == 0)
+      k++;
+    dc_buf_printf(out, "%6d  %s\n", k - i, u[i]->name);
+    i = k;
+  }
+  free(u);
+}
