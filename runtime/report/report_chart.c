@@ -19,6 +19,10 @@
  * at most 60 points; bars at most 48 per panel. Points that do not fit in
  * memory are never drawn as times: a line breaks there and a ✕ marks the
  * x position in a band above the plot; their bars are hatched to the top.
+ *
+ * The file is a little over 700 lines because both chart shapes share
+ * their faceting, legend and panel code here; split, that code would be
+ * exported for one caller each.
  */
 #include <math.h>
 #include <stdarg.h>

@@ -9,7 +9,8 @@
  * The markup is also well-formed XML (void elements self-closed, the
  * script free of '<' and '&'), so both an HTML and an XML parser read it;
  * tests/report/check_report.py checks that, and every text goes through
- * dc_html_escape, the one escaping function.
+ * dc_html_escape (report_svg.c, below every writer), the one escaping
+ * function.
  *
  * The table repeats the file's rows and columns as they were written
  * (the CSV's, or the JSON lines' columns without their detail), up to
@@ -23,26 +24,6 @@
 #include "runtime/report/report_int.h"
 
 enum { MAX_TABLE_ROWS = 5000 };
-
-void dc_html_escape(dc_buf *b, const char *s) {
-  if (!s) return;
-  const char *run = s;
-  for (; *s; s++) {
-    const char *rep = NULL;
-    switch (*s) {
-    case '&': rep = "&amp;"; break;
-    case '<': rep = "&lt;"; break;
-    case '>': rep = "&gt;"; break;
-    case '"': rep = "&quot;"; break;
-    case '\'': rep = "&#39;"; break;
-    default: continue;
-    }
-    dc_buf_append(b, run, (size_t)(s - run));
-    dc_buf_puts(b, rep);
-    run = s + 1;
-  }
-  dc_buf_append(b, run, (size_t)(s - run));
-}
 
 /* Okabe & Ito's palette, neighbours differing in lightness; the breakdown
  * has its own four (g0..g3); patterns p1..p7 tell series apart in grey. */

@@ -1,7 +1,8 @@
 /*
  * report_svg.c — the SVG vocabulary of the report: elements with checked
  * coordinates, axes (linear 1-2-5, base-2 logarithmic), tick labels with
- * units, and the series' markers and dashes.
+ * units, and the series' markers and dashes; and dc_html_escape, the one
+ * escaping of text and attribute values, which every writer above uses.
  *
  * Coordinates are written with one decimal (a tenth of a pixel is below
  * what a screen or a printer shows, and it keeps a 2,000-point chart
@@ -12,6 +13,26 @@
 #include <string.h>
 
 #include "runtime/report/report_int.h"
+
+void dc_html_escape(dc_buf *b, const char *s) {
+  if (!s) return;
+  const char *run = s;
+  for (; *s; s++) {
+    const char *rep = NULL;
+    switch (*s) {
+    case '&': rep = "&amp;"; break;
+    case '<': rep = "&lt;"; break;
+    case '>': rep = "&gt;"; break;
+    case '"': rep = "&quot;"; break;
+    case '\'': rep = "&#39;"; break;
+    default: continue;
+    }
+    dc_buf_append(b, run, (size_t)(s - run));
+    dc_buf_puts(b, rep);
+    run = s + 1;
+  }
+  dc_buf_append(b, run, (size_t)(s - run));
+}
 
 void dc_svg_num(dc_svg *s, double v) {
   if (!isfinite(v) || fabs(v) > 1e7) {
