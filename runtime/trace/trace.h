@@ -315,6 +315,15 @@ typedef struct dc_trace_rows_report {
   int64_t tf32;   /* float GEMMs whose kernel ran on TF32 tensor cores */
 } dc_trace_rows_report;
 
+/* The first GEMM kernel (a name with "gemm") among launched activity,
+ * NULL when none. */
+const char *dc_trace_gemm_kernel(const dc_trace *t,
+                                 const dc_trace_launched *l);
+/* A GEMM kernel that ran on TF32 tensor cores ("tf32" or "1688gemm" in
+ * its name): a float GEMM is tf32 when its kernel says so, since neither
+ * trace records PyTorch's allow_tf32 switch. False for NULL. */
+bool dc_trace_kernel_is_tf32(const char *name);
+
 /* Why ops were skipped, in words (for the driver's stderr). */
 const char *dc_trace_skip_reason(dc_trace_skip r);
 void dc_trace_rows_write(const dc_trace_attrib *at, dc_trace_rows_kind kind,

@@ -10,7 +10,8 @@
 #              and exported again: byte for byte
 #   fixtures   replay of the repo's recorded CPU pairs (TorchRec, DCN):
 #              the matching (record-function id, op order) and the plain
-#              "cannot compare" of a CPU run
+#              "cannot compare" of a CPU run; a float GEMM priced as TF32
+#              when its recorded kernel ran on TF32 tensor cores
 #   shared     replay of ../shared/data's GPU pairs (simple_add, the
 #              stacked Linear layers): every op matched, per-family rows
 #              (skipped, exit 77, when the data is absent)
@@ -75,6 +76,17 @@ fixtures)
   "$dlrmc" replay "$tr/traces/dcn_lowrank.et.json.gz" \
     "$tr/traces/dcn_lowrank.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1
   check "$tmp/md" "796 of 796 ops matched by op order" dcn_lowrank
+  # TF32 from the kernel names: two float aten::mm of one shape, the first
+  # ran a TF32 tensor-core kernel (priced tf32), the second SIMT sgemm
+  "$dlrmc" replay "$tr/traces/tf32_pair.et.json" \
+    "$tr/traces/tf32_pair.kineto.json" --gpu A100 >"$tmp/md" 2>&1 ||
+    { echo "FAIL tf32_pair: exit $?"; fail=1; }
+  check "$tmp/md" "1 of 2 float GEMM ops priced as TF32 (their" tf32_pair
+  for dt in tf32 fp32; do
+    us=$("$dlrmc" kernel gemm m=1024 n=1024 k=512 dtype=$dt --gpu A100)
+    us=$(printf '%.1f' "$us")
+    check "$tmp/md" "| aten::mm | gemm | [1024,512] [512,1024] | $us |" "tf32_pair $dt"
+  done
   # an ET given as the Kineto trace, and the reverse, are refused
   "$dlrmc" replay "$tr/traces/dcn_lowrank.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1
   [ $? -eq 1 ] || { echo "FAIL: a Kineto trace as the ET was not refused"; fail=1; }
