@@ -79,7 +79,7 @@ typedef struct replay {
   double *pred_us; /* per op: its kernel's predicted time, -1 */
   double *meas_us; /* per op: the GPU time it launched itself, -1 */
   int32_t n_measured_unpriced;
-  int32_t n_fp32_gemm; /* matched ops with a float GEMM launch */
+  int32_t n_fp32_gemm; /* matched float GEMM ops with a recorded kernel */
   int32_t n_tf32;      /* those priced as TF32 from their kernels */
   dc_launch *mlaunch; /* the unpriced ops' launches, priced as measured */
   double *mtime_us;   /* [n_measured_unpriced] */
@@ -266,9 +266,11 @@ static void tf32_from_kernels(replay *r) {
       fp32 |= o->launches[i].k.kind == DC_KERNEL_GEMM &&
               o->launches[i].k.u.gemm.dtype == DC_DTYPE_FP32;
     if (!fp32 || r->match[j] < 0) continue;
-    r->n_fp32_gemm++;
     dc_trace_launched L = dc_trace_attrib_of(&r->at, (size_t)r->match[j]);
-    if (!dc_trace_kernel_is_tf32(dc_trace_gemm_kernel(&r->t, &L))) continue;
+    const char *gk = dc_trace_gemm_kernel(&r->t, &L);
+    if (!gk) continue; /* no GEMM kernel recorded (a CPU run) */
+    r->n_fp32_gemm++;
+    if (!dc_trace_kernel_is_tf32(gk)) continue;
     for (int32_t i = 0; i < o->n_launches; i++)
       if (o->launches[i].k.kind == DC_KERNEL_GEMM &&
           o->launches[i].k.u.gemm.dtype == DC_DTYPE_FP32)
