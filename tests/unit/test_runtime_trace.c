@@ -406,6 +406,16 @@ static void test_profile_roundtrip(void **state) {
   dc_arena_free(&a);
 }
 
+/* Loads fixture `name` and builds its model over every step. */
+static void open_model(const char *name, dc_trace *t, dc_trace_model *m,
+                       dc_arena *a, dc_diags *d) {
+  dc_trace_steps_sel sel = {0};
+  char *path = fixture(name);
+  assert_true(dc_trace_load(path, t, a, d));
+  assert_true(dc_trace_model_build(t, &sel, m, d));
+  free(path);
+}
+
 /* The measured correction: the sibling gaps of the selected steps are
  * {0 (step #1 -> #2), 2 (addmm -> view), 5 (relu -> zeros), 8 (the two
  * launches in addmm), 10 (linear -> relu), 95 (aten::empty -> step #1,
@@ -420,12 +430,9 @@ static void test_correction_and_check(void **state) {
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
-  dc_trace_steps_sel sel = {0};
-  char *path = fixture("synthetic_kineto.json");
   dc_trace t;
   dc_trace_model m;
-  assert_true(dc_trace_load(path, &t, &a, &d));
-  assert_true(dc_trace_model_build(&t, &sel, &m, &d));
+  open_model("synthetic_kineto.json", &t, &m, &a, &d);
   dc_ovh_correction c = dc_ovh_measure_correction(&m);
   assert_near(c.cpu_us, 0.5);
   assert_near(c.gpu_us, 0.0);
@@ -438,7 +445,6 @@ static void test_correction_and_check(void **state) {
   assert_near(pred, 106.0);
   dc_trace_model_free(&m);
   dc_trace_free(&t);
-  free(path);
   dc_diags_free(&d);
   dc_arena_free(&a);
 }
@@ -469,12 +475,9 @@ static void test_blocking_calls(void **state) {
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
-  dc_trace_steps_sel sel = {0};
-  char *path = fixture("blocking_kineto.json");
   dc_trace t;
   dc_trace_model m;
-  assert_true(dc_trace_load(path, &t, &a, &d));
-  assert_true(dc_trace_model_build(&t, &sel, &m, &d));
+  open_model("blocking_kineto.json", &t, &m, &a, &d);
   int64_t want[][2] = {{2, 382}, {3, 0}, {4, 0}, {6, 185}, {1, 0}};
   for (size_t w = 0; w < DC_COUNTOF(want); w++) {
     size_t found = 0;
@@ -499,7 +502,6 @@ static void test_blocking_calls(void **state) {
   assert_near(pred, 680.0);
   dc_trace_model_free(&m);
   dc_trace_free(&t);
-  free(path);
   dc_diags_free(&d);
   dc_arena_free(&a);
 }
