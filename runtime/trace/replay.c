@@ -81,8 +81,8 @@ typedef struct replay {
   int32_t n_measured_unpriced;
   int32_t n_fp32_gemm; /* matched float GEMM ops with a recorded kernel */
   int32_t n_tf32;      /* those priced as TF32 from their kernels */
-  dc_launch *mlaunch; /* the unpriced ops' launches, priced as measured */
-  double *mtime_us;   /* [n_measured_unpriced] */
+  dc_launch *mlaunch;  /* the unpriced ops' launches, priced as measured */
+  double *mtime_us;    /* [n_measured_unpriced] */
   dc_profile prof;
   const char *prof_name;
 } replay;

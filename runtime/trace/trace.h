@@ -237,8 +237,9 @@ bool dc_trace_is_sync_call(const char *name);
  * host overhead (T4). 0 for every other event. */
 
 /* Builds the tree, links GPU activity to runtime calls by correlation,
- * computes the blocking-call waits, finds steps and top-level ops. Fails (E0801) when --steps selects
- * nothing or the trace has no CPU events at all; `m` is then freed. */
+ * computes the blocking-call waits, finds steps and top-level ops. Fails
+ * (E0801) when --steps selects nothing or the trace has no CPU events at
+ * all; `m` is then freed. */
 bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
                           dc_trace_model *m, dc_diags *d);
 void dc_trace_model_free(dc_trace_model *m);

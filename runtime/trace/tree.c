@@ -124,7 +124,8 @@ static void block_waits(dc_trace_model *m) {
   int64_t *copy_end = dc_xmalloc((n ? n : 1) * sizeof *copy_end);
   uint32_t *by_end = dc_xmalloc((n ? n : 1) * sizeof *by_end);
   size_t n_linked = 0;
-  for (size_t i = 0; i < n; i++) copy_end[i] = INT64_MIN;
+  for (size_t i = 0; i < n; i++)
+    copy_end[i] = INT64_MIN;
   for (size_t i = 0; i < n; i++) {
     int32_t r = m->launcher[i];
     if (r < 0) continue;

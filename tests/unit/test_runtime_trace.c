@@ -406,14 +406,30 @@ static void test_profile_roundtrip(void **state) {
   dc_arena_free(&a);
 }
 
-/* Loads fixture `name` and builds its model over every step. */
-static void open_model(const char *name, dc_trace *t, dc_trace_model *m,
-                       dc_arena *a, dc_diags *d) {
+/* A fixture's trace and its model over every step, with the arena and
+ * diagnostics they use (model_open / model_close). */
+typedef struct fixture_model {
+  dc_arena a;
+  dc_diags d;
+  dc_trace t;
+  dc_trace_model m;
+} fixture_model;
+
+static void model_open(fixture_model *f, const char *name) {
+  memset(f, 0, sizeof *f);
+  dc_arena_init(&f->a);
   dc_trace_steps_sel sel = {0};
   char *path = fixture(name);
-  assert_true(dc_trace_load(path, t, a, d));
-  assert_true(dc_trace_model_build(t, &sel, m, d));
+  assert_true(dc_trace_load(path, &f->t, &f->a, &f->d));
+  assert_true(dc_trace_model_build(&f->t, &sel, &f->m, &f->d));
   free(path);
+}
+
+static void model_close(fixture_model *f) {
+  dc_trace_model_free(&f->m);
+  dc_trace_free(&f->t);
+  dc_diags_free(&f->d);
+  dc_arena_free(&f->a);
 }
 
 /* The measured correction: the sibling gaps of the selected steps are
@@ -427,26 +443,19 @@ static void open_model(const char *name, dc_trace *t, dc_trace_model *m,
  * 10 + 3.7 + 10, relu#2 4.5 + 3.7 + 7 = 106 µs. */
 static void test_correction_and_check(void **state) {
   (void)state;
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_diags d = {0};
-  dc_trace t;
-  dc_trace_model m;
-  open_model("synthetic_kineto.json", &t, &m, &a, &d);
-  dc_ovh_correction c = dc_ovh_measure_correction(&m);
+  fixture_model f;
+  model_open(&f, "synthetic_kineto.json");
+  dc_ovh_correction c = dc_ovh_measure_correction(&f.m);
   assert_near(c.cpu_us, 0.5);
   assert_near(c.gpu_us, 0.0);
   dc_profile p;
   const char *n[] = {"synthetic_kineto.json"};
-  extract(n, 1, NULL, &p, &a);
+  extract(n, 1, NULL, &p, &f.a);
   double meas, pred;
-  dc_ovh_host_check(&m, &p, &meas, &pred);
+  dc_ovh_host_check(&f.m, &p, &meas, &pred);
   assert_near(meas, 134.0);
   assert_near(pred, 106.0);
-  dc_trace_model_free(&m);
-  dc_trace_free(&t);
-  dc_diags_free(&d);
-  dc_arena_free(&a);
+  model_close(&f);
 }
 
 /* Blocking calls (tests/fixtures/traces/blocking_kineto.json, one step,
@@ -472,38 +481,31 @@ static void test_correction_and_check(void **state) {
  * for the GPU as the evaluator's host sync does. */
 static void test_blocking_calls(void **state) {
   (void)state;
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_diags d = {0};
-  dc_trace t;
-  dc_trace_model m;
-  open_model("blocking_kineto.json", &t, &m, &a, &d);
+  fixture_model f;
+  model_open(&f, "blocking_kineto.json");
   int64_t want[][2] = {{2, 382}, {3, 0}, {4, 0}, {6, 185}, {1, 0}};
   for (size_t w = 0; w < DC_COUNTOF(want); w++) {
     size_t found = 0;
-    for (size_t i = 0; i < t.n_ev; i++)
-      if (t.ev[i].kind == DC_TRACE_RUNTIME && t.ev[i].corr == want[w][0]) {
-        assert_int_equal(m.wait_ns[i], want[w][1] * 1000);
+    for (size_t i = 0; i < f.t.n_ev; i++)
+      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
+        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
         found++;
       }
     assert_int_equal(found, 1);
   }
   dc_ovh_acc *acc = dc_ovh_acc_new();
-  dc_ovh_acc_add(acc, &m, (dc_ovh_correction){0.0, 0.0});
+  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
   dc_profile p;
-  dc_ovh_acc_profile(acc, "blocking", "test", &p, &a);
+  dc_ovh_acc_profile(acc, "blocking", "test", &p, &f.a);
   dc_ovh_acc_free(acc);
   assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 8.0);
   assert_near(dc_profile_t4(&p, "cudaDeviceSynchronize"), 5.0);
   assert_near(dc_profile_t4(&p, "cudaStreamSynchronize"), 3.0);
   double meas, pred;
-  dc_ovh_host_check(&m, &p, &meas, &pred);
+  dc_ovh_host_check(&f.m, &p, &meas, &pred);
   assert_near(meas, 680.0);
   assert_near(pred, 680.0);
-  dc_trace_model_free(&m);
-  dc_trace_free(&t);
-  dc_diags_free(&d);
-  dc_arena_free(&a);
+  model_close(&f);
 }
 
 int main(void) {
