@@ -7,17 +7,13 @@
  * list it reports every problem it meets and keeps going; without one it
  * is the lowering of a point that was already checked, and cannot fail.
  * Defaults are the ones documented in spec/study.md. This file holds the
- * reading helpers every section uses, the catalog cache and dc_resolve,
- * which calls the sections (resolve_*.c, listed in resolve_int.h) in a
- * fixed order: the model first (the preset fills what later keys read),
- * the cross-key summary (dc_xkeys) last.
+ * reading helpers every section uses and the catalog cache; dc_resolve,
+ * which calls the sections in order, is resolve_point.c (above them all,
+ * so that no section file and this one depend on each other).
  */
 #include <string.h>
 
 #include "compiler/resolve_int.h"
-
-#define DEFAULT_BATCH 2048
-#define DEFAULT_BUCKET_BYTES (25 * 1024 * 1024) /* DDP bucket_cap_mb=25 */
 
 static const dc_node *map_getn(const dc_node *m, const char *k, size_t n) {
   if (!m || m->kind != DC_NODE_MAP) return NULL;
@@ -234,49 +230,4 @@ bool dc_res_varies(const dc_rctx *c, const char *path) {
 /* Whether a span points into a built-in preset (not the user's text). */
 bool dc_res_in_preset(dc_span s) {
   return s.src && !strncmp(s.src->path, "builtin:", 8);
-}
-
-bool dc_resolve(dc_rctx *c, bool fill) {
-  dc_point *p = c->p;
-  c->ok = true;
-  c->preset = NULL;
-  memset(&c->x, 0, sizeof c->x);
-  c->x.max_rank = -1;
-  c->x.batch = DEFAULT_BATCH;
-  p->study = c->s->name;
-
-  dc_res_model(c, p, fill);
-
-  const dc_node *n;
-  if ((n = dc_res_int(c, "training.batch_size", &c->x.batch)))
-    c->x.batch_sp = n->span;
-  p->precision = (dc_precision)dc_res_enum(c, "training.precision", 0);
-  c->x.half = p->precision == DC_PRECISION_FP16 ||
-              p->precision == DC_PRECISION_BF16;
-  if ((n = dc_res_get(c, "training.precision"))) c->x.half_sp = n->span;
-  p->optimizer = (dc_optimizer)dc_res_enum(c, "training.optimizer", 0);
-  dc_res_framework(c, p);
-  dc_res_storage(c, p);
-  p->zero_grad_legacy = dc_res_enum(c, "training.zero_grad", 0) == 1;
-  p->ddp_bucket_bytes = DEFAULT_BUCKET_BYTES;
-  dc_res_int(c, "training.ddp_bucket", &p->ddp_bucket_bytes);
-
-  dc_res_system(c, p, fill);
-  dc_res_sharding(c, p);
-  /* schema: sharding.objective: dlrmc | torchrec */
-  p->objective = (dc_objective)dc_res_enum(c, "sharding.objective", 0);
-  dc_res_estimator(c, p);
-  dc_res_capacity(c, p, fill);
-  p->embedding_model =
-      (dc_embedding_model)dc_res_enum(c, "kernels.embedding_model", 0);
-  dc_res_transforms(c, p);
-
-  if (c->ok && !dc_xcheck(&c->x, c->d)) c->ok = false;
-  int64_t g, h, q;
-  dc_res_derive(&c->x, &g, &h, &q);
-  p->batch_size = c->x.batch;
-  p->gpus = (int32_t)g;
-  p->hosts = (int32_t)h;
-  p->gpus_per_host = (int32_t)q;
-  return c->ok;
 }

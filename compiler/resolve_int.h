@@ -4,12 +4,13 @@
  *
  * The resolver reads one point of a study through the substitution layer
  * and lowers it to a dc_point (study_int.h tells how). It is split by what
- * it resolves: resolve.c holds the reading helpers below, the catalog
- * cache and dc_resolve, which calls one function per section in a fixed
- * order; resolve_model.c the model and its tables; resolve_system.c the
- * system, framework, storage precisions and capacity search;
- * resolve_sharding.c the sharding plan and estimator; resolve_transform.c
- * the graph transforms; resolve_xcheck.c the constraints between keys.
+ * it resolves: resolve.c holds the reading helpers below and the catalog
+ * cache; resolve_point.c dc_resolve, which calls one function per section
+ * in a fixed order; resolve_model.c the model and its tables;
+ * resolve_system.c the system, framework, storage precisions and capacity
+ * search; resolve_sharding.c the sharding plan and estimator;
+ * resolve_transform.c the graph transforms; resolve_xcheck.c the
+ * constraints between keys.
  * Each helper takes the resolver context: with c->d set it reports and
  * clears c->ok, without it it lowers a checked point and cannot fail.
  */

@@ -58,7 +58,9 @@ const char *const dc_metric_columns[] = {
     "emb_total_variation", "emb_total_distance", "emb_chi_divergence",
     "emb_kl_divergence", "torchrec_ms", "torchrec_fwd_compute_ms",
     "torchrec_fwd_comms_ms", "torchrec_bwd_compute_ms",
-    "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance"};
+    "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance",
+    /* issue #21: the breakdown of e2e_ms */
+    "compute_ms", "exposed_comm_ms", "exposed_host_ms", "other_idle_ms"};
 const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
 
 #define S DC_SF_SWEEP | DC_SF_OVERRIDE
@@ -183,6 +185,35 @@ const char *dc_schema_suggest_path(const char *path) {
   for (size_t i = 0; i < DC_COUNTOF(keys); i++)
     if (keys[i].flags & DC_SF_OVERRIDE) cands[n++] = keys[i].path;
   return dc_suggest(path, cands, n);
+}
+
+/* A dotted path given to `sweep:` or `-D` must name a key of the table
+ * that may be swept (set): the check both override.c and sweep_axes.c
+ * make, with the same diagnostics. */
+const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
+                             dc_diags *d) {
+  const dc_skey *k = dc_schema_find(path);
+  unsigned need = sweep ? DC_SF_SWEEP : DC_SF_OVERRIDE;
+  dc_diag_code code = sweep ? DC_DIAG_SWEEP_PATH : DC_DIAG_BAD_OVERRIDE;
+  if (k && (k->flags & need)) return k;
+  if (!d) return NULL;
+  if (k) {
+    dc_diag *g = dc_diag_error(d, code, at, "'%s' cannot be %s", path,
+                               sweep ? "swept" : "set with -D");
+    if (sweep)
+      dc_diag_set_help(g, "sweep the keys of model, training, system, "
+                          "sharding, kernels or transforms");
+    return NULL;
+  }
+  dc_diag *g = dc_diag_error(d, code, at, "no key '%s' in the study language",
+                             path);
+  const char *s = dc_schema_suggest_path(path);
+  if (s)
+    dc_diag_set_help(g, "did you mean '%s'?", s);
+  else
+    dc_diag_set_help(g, "keys are dotted paths such as "
+                        "'training.batch_size'; see spec/study.md");
+  return NULL;
 }
 
 const char *dc_node_describe(const dc_node *n, char *buf, size_t cap) {

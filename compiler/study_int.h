@@ -74,6 +74,11 @@ const char *dc_schema_suggest_key(const char *word, const char *const *c,
 /* The suggestion for a misspelt dotted path among sweepable paths. */
 const char *dc_schema_suggest_path(const char *path);
 
+/* Splits a dotted path's text into a fresh, validated schema path:
+ * returns NULL and reports when the path is not a key of the study. */
+const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
+                             dc_diags *d);
+
 /* ---- leaf parsers (schema.c); d may be NULL ------------------------------ */
 
 bool dc_leaf_int(const dc_node *n, const char *what, const dc_skey *k,
@@ -281,11 +286,6 @@ void dc_sweep_digits(const dc_study *s, int64_t index, int64_t *digits);
  * entries) and the param texts into params (may be NULL). */
 void dc_sweep_subs(const dc_study *s, const int64_t *digits, dc_arena *a,
                    dc_sub *subs, dc_param *params);
-
-/* Splits a dotted path's text into a fresh, validated schema path:
- * returns NULL and reports when the path is not a key of the study. */
-const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
-                             dc_diags *d);
 
 /* Case-insensitive equality of two scalars written for the same key (for
  * baseline values): numbers compare by value. */

@@ -24,32 +24,6 @@
 
 #define MAX_FRANGE 100000000 /* values in one real-valued range */
 
-const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
-                             dc_diags *d) {
-  const dc_skey *k = dc_schema_find(path);
-  unsigned need = sweep ? DC_SF_SWEEP : DC_SF_OVERRIDE;
-  dc_diag_code code = sweep ? DC_DIAG_SWEEP_PATH : DC_DIAG_BAD_OVERRIDE;
-  if (k && (k->flags & need)) return k;
-  if (!d) return NULL;
-  if (k) {
-    dc_diag *g = dc_diag_error(d, code, at, "'%s' cannot be %s", path,
-                               sweep ? "swept" : "set with -D");
-    if (sweep)
-      dc_diag_set_help(g, "sweep the keys of model, training, system, "
-                          "sharding, kernels or transforms");
-    return NULL;
-  }
-  dc_diag *g = dc_diag_error(d, code, at, "no key '%s' in the study language",
-                             path);
-  const char *s = dc_schema_suggest_path(path);
-  if (s)
-    dc_diag_set_help(g, "did you mean '%s'?", s);
-  else
-    dc_diag_set_help(g, "keys are dotted paths such as "
-                        "'training.batch_size'; see spec/study.md");
-  return NULL;
-}
-
 bool dc_scalar_equal(const char *a, const char *b) {
   if (strcasecmp(a, b) == 0) return true;
   double x, y;

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/core.h"
 
 const char *dc_phase_name(dc_phase p) {
   switch (p) {
@@ -222,4 +222,27 @@ dc_graph *gg_finish(gg_b *b, int32_t n_ranks, int32_t *rank_first) {
   g->tensors = b->ts;
   g->literal_names = true; /* gg_begin is only given literals */
   return g;
+}
+
+void gg_prefetched(gg_b *b, int32_t first, bool copy_stream) {
+  for (int32_t j = first; j < b->n_ops; j++) {
+    int32_t ln = b->opx[j].ln_off;
+    for (int32_t i = ln; i < ln + b->ops[j].n_launches; i++) {
+      if (!copy_stream) continue;
+      b->lns[i].stream = GG_STREAM_COPY;
+      if (b->lns[i].k.kind == DC_KERNEL_MEMCPY_H2D)
+        b->lns[i].k.u.copy.pinned = true; /* pinned staging buffers */
+    }
+    /* the op fills the next batch's buffer; this batch's was filled in
+     * the previous iteration: resident, like a parameter */
+    int32_t o = b->opx[j].out_off, n = b->ops[j].n_outputs;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t cur = b->outs[o + i], next = gg_like(b, cur);
+      b->ts[cur].producer = -1;
+      b->ts[next].producer = j;
+      b->outs[o + i] = next;
+    }
+  }
+  if (copy_stream && b->n_lns > 0 && GG_STREAM_COPY >= b->n_streams)
+    b->n_streams = GG_STREAM_COPY + 1;
 }

@@ -22,7 +22,7 @@
  * Backward mirrors it: the all-to-all returns the gradients of A2A shards
  * and of the TWRW chunks, an intra-host all-gather rebuilds a TWRW
  * shard's [B·W, D] gradient, a world all-gather an RW shard's; DP
- * gradients are all-reduced in their AccumulateGrad (backward.c).
+ * gradients are all-reduced in their AccumulateGrad (linear.c).
  *
  * Byte counts follow kernels/'s convention (graphgen.h): all-to-all, the
  * rank's send buffer; reduce-scatter, its input; all-gather, its output.
@@ -45,6 +45,15 @@
 #include "graphgen/internal.h"
 
 #define F32 DC_DTYPE_FP32
+
+int32_t gg_class_of(dc_sharding type) {
+  switch (type) {
+  case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
+  case DC_SHARDING_ROW_WISE: return GG_CLS_RW;
+  case DC_SHARDING_DATA_PARALLEL: return GG_CLS_DP;
+  default: return GG_CLS_A2A;
+  }
+}
 
 static int32_t hosts_of(const gg_ctx *c) { return c->plan->hosts; }
 

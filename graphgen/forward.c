@@ -36,18 +36,6 @@
 #define F32 DC_DTYPE_FP32
 #define I64 DC_DTYPE_INT64
 
-/* A cast child: `aten::to` from t to dtype `to`. */
-static int32_t cast_child(gg_b *b, int32_t t, dc_dtype to) {
-  int32_t o = gg_like_dtype(b, t, to);
-  gg_begin(b, "aten::to");
-  gg_in(b, t);
-  gg_out(b, o);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, t), 0,
-        gg_es(b->ts[t].dtype) + gg_es(to));
-  gg_end(b);
-  return o;
-}
-
 /* Host-to-device copy of a host tensor: aten::to with one memcpy. */
 int32_t gg_h2d(gg_b *b, int32_t host) {
   int32_t dev = gg_like(b, host);
@@ -179,55 +167,6 @@ void gg_build_input(gg_ctx *c) {
   c->dense = gg_h2d(b, c->dense_h);
 }
 
-/* aten::linear (+ autocast casts) → addmm; without a bias, F.linear runs
- * matmul(x, W.t()): aten::t (a view) then aten::matmul → aten::mm. */
-void gg_linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad) {
-  gg_b *b = c->b;
-  L->x = x;
-  L->x_grad = x_grad;
-  L->x_cast = c->autocast && b->ts[x].dtype == F32;
-  dc_dtype yt = c->autocast ? c->adt : F32;
-  L->y = gg_t2(b, yt, c->batch, L->out);
-  gg_begin(b, "aten::linear");
-  gg_in(b, x);
-  gg_in(b, L->w);
-  if (!L->no_bias) gg_in(b, L->bias);
-  gg_out(b, L->y);
-  int32_t xg = x, w = L->w, bias = L->bias;
-  if (c->autocast) {
-    if (L->x_cast) xg = cast_child(b, x, c->adt);
-    w = cast_child(b, L->w, c->adt);
-    if (!L->no_bias) bias = cast_child(b, L->bias, c->adt);
-  }
-  L->xg = xg;
-  if (L->no_bias) {
-    int32_t wt = gg_t2(b, b->ts[w].dtype, L->in, L->out);
-    gg_begin(b, "aten::t");
-    gg_in(b, w);
-    gg_out(b, wt);
-    gg_end(b);
-    gg_begin(b, "aten::matmul");
-    gg_in(b, xg);
-    gg_in(b, wt);
-    gg_out(b, L->y);
-    gg_begin(b, "aten::mm");
-    gg_in(b, xg);
-    gg_in(b, wt);
-  } else {
-    gg_begin(b, "aten::addmm");
-    gg_in(b, bias);
-    gg_in(b, xg);
-    gg_in(b, w);
-  }
-  gg_out(b, L->y);
-  /* out[B, out] = x[B, in] · W[out, in]^T */
-  gg_gemm(b, c->batch, L->out, L->in, 1, false, true, c->gdt);
-  gg_end(b);
-  if (L->no_bias) gg_end(b);
-  gg_end(b);
-  L->wg = w; /* the weight as the GEMM saw it (the backward reuses it) */
-}
-
 static void activation(gg_ctx *c, gg_lin *L) {
   gg_b *b = c->b;
   L->act = gg_like(b, L->y);
@@ -240,49 +179,6 @@ static void activation(gg_ctx *c, gg_lin *L) {
   else
     gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, L->y), 1, 2.0 * es);
   gg_end(b);
-}
-
-/* Groups identical tables (rows, dim, pooling) for one embedding kernel. */
-void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
-                   int32_t n, int64_t batch, bool fused) {
-  gg_b *b = c->b;
-  const dc_point *p = c->p;
-  dc_emb_group *g = dc_arena_array(b->a, (size_t)n, sizeof(dc_emb_group));
-  int32_t ng = 0;
-  for (int32_t i = 0; i < n; i++) {
-    int32_t t = tabs[i];
-    int32_t j = 0;
-    while (j < ng && !(g[j].rows == c->sh_rows[t] &&
-                       g[j].dim == c->sh_cols[t] &&
-                       g[j].pooling == c->sh_pool[t]))
-      j++;
-    if (j == ng) {
-      g[ng].tables = 0;
-      g[ng].rows = c->sh_rows[t];
-      g[ng].dim = c->sh_cols[t];
-      g[ng].pooling = c->sh_pool[t];
-      ng++;
-    }
-    g[j].tables++;
-  }
-  dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);
-  l->k.u.emb.batch = batch;
-  l->k.u.emb.n_groups = ng;
-  l->k.u.emb.groups = g;
-  l->k.u.emb.dtype = dc_storage_dtype(p->embedding_precision);
-  l->k.u.emb.optimizer = p->sparse_optimizer;
-  l->k.u.emb.fused_optimizer = fused;
-  l->k.u.emb.model = p->embedding_model;
-}
-
-/* A collective op: `name` with one launch of `kind` on NCCL's stream. */
-void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
-             int32_t hosts, int32_t id) {
-  dc_launch *l = gg_launch(c->b, kind, GG_STREAM_COMM);
-  l->k.u.coll.bytes = bytes;
-  l->k.u.coll.ranks = ranks;
-  l->k.u.coll.hosts = hosts;
-  l->k.u.coll.coll_id = id;
 }
 
 void gg_embeddings(gg_ctx *c) {
@@ -371,7 +267,7 @@ int32_t gg_cat_features(gg_ctx *c, int64_t width) {
   gg_out(b, o);
   c->x_cat = c->x_bot;
   if (c->x_cat_cast) {
-    c->x_cat = cast_child(b, c->x_bot, F32);
+    c->x_cat = gg_cast_child(b, c->x_bot, F32);
     gg_begin(b, "aten::cat");
     gg_in(b, c->x_cat);
     for (int32_t i = 0; i < c->n_feat; i++) gg_in(b, c->feat[i]);
@@ -424,8 +320,8 @@ static void interaction(gg_ctx *c) {
   c->bmm_b = c->tr;
   c->bmm_cast = c->autocast;
   if (c->autocast) {
-    c->bmm_a = cast_child(b, c->view1, c->adt);
-    c->bmm_b = cast_child(b, c->tr, c->adt);
+    c->bmm_a = gg_cast_child(b, c->view1, c->adt);
+    c->bmm_b = gg_cast_child(b, c->tr, c->adt);
     gg_begin(b, "aten::bmm");
     gg_in(b, c->bmm_a);
     gg_in(b, c->bmm_b);
@@ -527,7 +423,7 @@ void gg_build_loss(gg_ctx *c) {
   gg_out(b, c->loss);
   c->z_loss = c->z;
   if (c->z_cast) {
-    c->z_loss = cast_child(b, c->z, F32);
+    c->z_loss = gg_cast_child(b, c->z, F32);
     gg_begin(b, name);
     gg_in(b, c->z_loss);
     gg_in(b, c->target);

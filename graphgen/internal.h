@@ -1,159 +1,22 @@
 /*
  * internal.h — what the files of graphgen/ share and nobody else sees: the
- * graph builder (ops are opened and closed like a call stack, so the op
- * array comes out in pre-order with `end` filled in), and the per-rank
- * model context the DLRM builder threads through forward, backward and
- * optimizer.
+ * per-rank model context the DLRM builder threads through forward,
+ * backward and optimizer, and the functions each file offers the others
+ * (declarations; the little inline code here calls no file of graphgen/,
+ * else this header would depend on the files that include it). The graph
+ * builder itself is core.h.
  *
- * The builder grows its arrays in the arena by doubling from an estimate
- * made from the point, so a typical build allocates a handful of blocks
- * and no op costs a malloc. Inputs, outputs and launches go to three
- * pools; an op records offsets while building (pools may move when they
- * grow) and gg_finish turns them into the pointers of dc_op.
+ * The builder's files, lowest first (each calls only files before it):
+ * core.c (the builder), param_list.c, launch.c, exchange.c, kjt.c,
+ * linear.c, crossnet.c, forward.c, backward.c, optim.c, fused.c,
+ * torchrec_graph.c, then build.c (dc_graph_build), which calls them all.
  */
 #ifndef DC_GRAPHGEN_INTERNAL_H
 #define DC_GRAPHGEN_INTERNAL_H
 
 #include "graphgen/graphgen.h"
 
-#define GG_MAX_DEPTH 8
-
-/* Streams: compute work runs on the default stream, NCCL on its own. */
-#define GG_STREAM_COMPUTE 0
-#define GG_STREAM_COMM 1
-/* The next batch's host-to-device copies (fused, torchrec: prefetched). */
-#define GG_STREAM_COPY 2
-
-typedef struct gg_opx {
-  int32_t in_off, out_off, ln_off;
-} gg_opx;
-
-typedef struct gg_b {
-  dc_arena *a;
-  dc_diags *d;
-  const dc_point *p;
-
-  dc_op *ops;
-  gg_opx *opx;
-  int32_t n_ops, cap_ops;
-  int32_t *ins;
-  int32_t n_ins, cap_ins;
-  int32_t *outs;
-  int32_t n_outs, cap_outs;
-  dc_launch *lns;
-  int32_t n_lns, cap_lns;
-  dc_tensor *ts;
-  int32_t n_ts, cap_ts;
-
-  int32_t stack[GG_MAX_DEPTH];
-  int32_t depth;
-
-  /* attributes given to new ops */
-  int32_t rank;
-  int32_t thread;
-  dc_phase phase;
-  bool captured;     /* inside a CUDA-graph capture */
-
-  int32_t coll_next; /* collective ids, restarted on every rank */
-  int32_t n_streams;
-  bool overflow;     /* a size product overflowed 64 bits */
-} gg_b;
-
-void gg_init(gg_b *b, const dc_point *p, dc_arena *a, dc_diags *d,
-             int32_t est_ops);
-/* Fills the op pointers from the pools; returns the graph. */
-dc_graph *gg_finish(gg_b *b, int32_t n_ranks, int32_t *rank_first);
-
-int32_t gg_tensor(gg_b *b, dc_dtype t, int32_t ndim, const int64_t *shape);
-int32_t gg_t1(gg_b *b, dc_dtype t, int64_t d0);
-int32_t gg_t2(gg_b *b, dc_dtype t, int64_t d0, int64_t d1);
-int32_t gg_t3(gg_b *b, dc_dtype t, int64_t d0, int64_t d1, int64_t d2);
-int32_t gg_t0(gg_b *b, dc_dtype t); /* a scalar, shape [] */
-/* Same shape and dtype as `like`, new id (a new version of a tensor). */
-int32_t gg_like(gg_b *b, int32_t like);
-int32_t gg_like_dtype(gg_b *b, int32_t like, dc_dtype t);
-int64_t gg_numel(const gg_b *b, int32_t t);
-/* The transposed view of t (last two dims swapped), as PyTorch records a
- * `.t()` / `.transpose(1, 2)` operand: no kernel, and the same producer,
- * so whatever reads it waits for t. */
-int32_t gg_t_view(gg_b *b, int32_t t);
-
-/* gg_begin, gg_end, gg_in and gg_out run a few hundred times per graph, a
- * graph per sweep point: inline, with the rare growth of a pool out of
- * line (core.c). */
-void gg_grow_ops(gg_b *b);
-void gg_grow_ins(gg_b *b);
-void gg_grow_outs(gg_b *b);
-
-/* Opens an op as a child of the innermost open op (top-level when none).
- * `name` must be a string literal: the graph promises literal_names. */
-static inline int32_t gg_begin(gg_b *b, const char *name) {
-  DC_ASSERT(b->depth < GG_MAX_DEPTH);
-  if (b->n_ops == b->cap_ops) gg_grow_ops(b);
-  int32_t i = b->n_ops++;
-  b->ops[i] = (dc_op){.name = name,
-                      .phase = b->phase,
-                      .rank = b->rank,
-                      .thread = b->thread,
-                      .parent = b->depth ? b->stack[b->depth - 1] : -1,
-                      .captured = b->captured,
-                      .end = i + 1};
-  b->opx[i].in_off = b->n_ins;
-  b->opx[i].out_off = b->n_outs;
-  b->opx[i].ln_off = b->n_lns;
-  b->stack[b->depth++] = i;
-  return i;
-}
-
-/* begin + end: an op without children. */
-int32_t gg_leaf(gg_b *b, const char *name);
-
-static inline void gg_end(gg_b *b) {
-  DC_ASSERT(b->depth > 0);
-  int32_t i = b->stack[--b->depth];
-  b->ops[i].end = b->n_ops;
-}
-
-/* Inputs, outputs and launches go to the most recently created op. */
-static inline void gg_in(gg_b *b, int32_t t) {
-  DC_ASSERT(t >= 0 && t < b->n_ts);
-  if (b->n_ins == b->cap_ins) gg_grow_ins(b);
-  b->ins[b->n_ins++] = t;
-  b->ops[b->n_ops - 1].n_inputs++;
-}
-
-static inline void gg_out(gg_b *b, int32_t t) {
-  DC_ASSERT(t >= 0 && t < b->n_ts);
-  if (b->n_outs == b->cap_outs) gg_grow_outs(b);
-  b->outs[b->n_outs++] = t;
-  b->ops[b->n_ops - 1].n_outputs++;
-  /* The innermost op that lists a tensor produces it: children come after
-   * their parent, so the last claim wins. */
-  b->ts[t].producer = b->n_ops - 1;
-}
-dc_launch *gg_launch(gg_b *b, dc_kernel_kind kind, int32_t stream);
-/* Checked products; an overflow sets b->overflow and yields 1. */
-int64_t gg_mul(gg_b *b, int64_t x, int64_t y);
-int64_t gg_mul3(gg_b *b, int64_t x, int64_t y, int64_t z);
-
-/* Kernel helpers. */
-void gg_gemm(gg_b *b, int64_t m, int64_t n, int64_t k, int64_t batch,
-             bool ta, bool tb, dc_dtype dt);
-/* Element-wise / reduce kernel: `acc` tensor accesses of `es` bytes each. */
-void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
-           double bytes_per_elem);
-void gg_copy(gg_b *b, dc_kernel_kind kind, int64_t bytes, bool pinned);
-/* The dot interaction's lower-triangle gather (TRIL_FWD, in aten::index) or
- * its scatter (TRIL_BWD, in IndexBackward0): with `copy_idx` the
- * host-built li and lj index lists ([NI] int64 each) are copied to the
- * device first (stock DLRM; TorchRec keeps them in a device buffer), then
- * the kernel runs over batch × [F, F] in dtype `t`. */
-void gg_tril(gg_b *b, dc_kernel_kind kind, int64_t batch, int64_t F,
-             int64_t NI, bool diag, dc_dtype t, bool copy_idx);
-
-/* Pooled index count of a table for `batch` samples: round(batch·L),
- * at least 1. */
-int64_t gg_lookups(gg_b *b, int64_t batch, double pooling);
+#include "graphgen/core.h"
 
 /* ---- the DLRM model context (one rank) -------------------------------- */
 
@@ -303,9 +166,9 @@ void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
 void gg_exchange_forward(gg_ctx *c);
 void gg_exchange_backward(gg_ctx *c);
 
-/* forward.c: aten::linear (+ autocast casts) → addmm, or t + matmul → mm
- * for a bias-free one; backward.c: its AddmmBackward0 / MmBackward0 and
- * the AccumulateGrads, returning the input's gradient (-1: none). */
+/* linear.c: aten::linear (+ autocast casts) → addmm, or t + matmul → mm
+ * for a bias-free one; its AddmmBackward0 / MmBackward0 and the
+ * AccumulateGrads, returning the input's gradient (-1: none). */
 void gg_linear(gg_ctx *c, gg_lin *L, int32_t x, bool x_grad);
 int32_t gg_linear_backward(gg_ctx *c, gg_lin *L, int32_t g, int32_t acc);
 /* acc += g (aten::add_) in the open op; returns the new version of acc.
@@ -315,6 +178,10 @@ int32_t gg_accumulate_into(gg_b *b, int32_t acc, int32_t g);
 /* AccumulateGrad of param q with gradient g (DDP's bucket all-reduce when
  * g completes one; the 1.13 add into the zeroed gradient). */
 void gg_accumulate(gg_ctx *c, int32_t q, int32_t g);
+/* A cast child: `aten::to` from t to dtype `to` (autocast's casts). */
+int32_t gg_cast_child(gg_b *b, int32_t t, dc_dtype to);
+/* ToCopyBackward0: the gradient of a cast, cast back to `to`. */
+int32_t gg_to_copy_backward(gg_b *b, int32_t g, dc_dtype to);
 /* The first cat of the interaction, x = [bottom output] + features, flat
  * [B, width] fp32; and its backward handing each input its slice. */
 int32_t gg_cat_features(gg_ctx *c, int64_t width);
@@ -332,15 +199,16 @@ void gg_embedding_backward(gg_ctx *c);
 /* The sum over an optimizer's element-wise steps of (flops, accesses)
  * per element (optim.c's recipes), for a multi-tensor fused update. */
 void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc);
-/* Ops [first, n_ops) work on the *next* batch while this one computes:
- * with `copy_stream` their launches move to the copy stream from pinned
- * host buffers (else they keep their streams: the input all-to-all); they
- * write the next batch's tensors, and this batch's (the ones the
- * iteration reads) are resident from the start (no producer), as a
- * prefetching loader leaves them. */
-void gg_prefetched(gg_b *b, int32_t first, bool copy_stream);
 /* The iteration in the fused style (fused.c). */
 void gg_build_fused(gg_ctx *c);
+
+/* The dot interaction's lower-triangle gather (TRIL_FWD, in aten::index)
+ * or its scatter (TRIL_BWD, in IndexBackward0): with `copy_idx` the
+ * host-built li and lj index lists ([NI] int64 each) are copied to the
+ * device first (stock DLRM; TorchRec keeps them in a device buffer), then
+ * the kernel runs over batch × [F, F] in dtype `t` (forward.c). */
+void gg_tril(gg_b *b, dc_kernel_kind kind, int64_t batch, int64_t F,
+             int64_t NI, bool diag, dc_dtype t, bool copy_idx);
 
 /* A host tensor (a loader's batch) and its host-to-device copy: aten::to
  * with one pageable memcpy (forward.c). */
@@ -351,13 +219,24 @@ int32_t gg_h2d(gg_b *b, int32_t host);
 void gg_declare_params(gg_ctx *c);
 /* FBGEMM's table-batched lookup op for the tables' optimizer, forward
  * (fbgemm::split_embedding_codegen_lookup_<opt>_function) or its
- * backward's autograd node (torchrec_graph.c). */
+ * backward's autograd node (kjt.c). */
 const char *gg_tbe_name(dc_optimizer o, bool backward);
 /* The iteration in the torchrec style (torchrec_graph.c). */
 void gg_build_torchrec(gg_ctx *c);
-/* torchrec: in the forward, before the lookups (gg_embeddings) */
+/* torchrec: in the forward, before the lookups (gg_embeddings; kjt.c) */
 void gg_tbe_dist(gg_ctx *c);
 void gg_tbe_inputs(gg_ctx *c, int32_t k);
+/* kjt.c, for the pipelined step: a record_function scope (an annotation
+ * op, left open); Σ over all tables of the pooled lookups of `batch`
+ * samples; the distribution's first half (the splits all-to-all, returned)
+ * and second half (lengths and values into fresh *recv_l, *recv_v); the
+ * sizes of what this rank receives. */
+void gg_annotation(gg_b *b, const char *name);
+int64_t gg_all_lookups(gg_ctx *c, int64_t batch);
+int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v);
+void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
+                    int32_t send_v, int32_t *recv_l, int32_t *recv_v);
+void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val);
 /* The backward's seed (aten::ones_like of the loss) and the rest. */
 int32_t gg_backward_seed(gg_ctx *c);
 void gg_build_backward_from(gg_ctx *c, int32_t seed);

@@ -27,6 +27,7 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
       c[k++] = (dc_emit_col){src->param_paths[i], true, (int)i, 0};
     for (int m = 0; m < DC_METRIC_COUNT_; m++) {
       if (m == DC_METRIC_SPEEDUP && !has_baseline) continue;
+      if (m >= DC_METRIC_FIRST_DETAIL) continue;
       /* issue #7's columns join the default set only when the study asks
        * for TorchRec's estimate (every other table keeps its columns) */
       if (m >= DC_METRIC_FIRST_EXTRA && !src->torchrec) continue;
@@ -190,6 +191,36 @@ static void close_row(dc_format f, dc_buf *b) {
   case DC_FORMAT_CSV: dc_buf_puts(b, "\r\n"); break;
   case DC_FORMAT_MD: dc_buf_putc(b, '\n'); break;
   case DC_FORMAT_JSONL: dc_buf_puts(b, "}\n"); break;
+  }
+}
+
+/* A metric in its fixed output precision (runtime.h): here with the other
+ * number printing, so that metrics.c computes and emit.c writes. */
+void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
+  double v = x->v[m];
+  switch (m) {
+  case DC_METRIC_FITS:
+    dc_buf_puts(out, v != 0.0 ? "true" : "false");
+    return;
+  case DC_METRIC_COMM_BYTES:
+    dc_emit_put_int(out, (int64_t)llround(v));
+    return;
+  case DC_METRIC_SAMPLES_PER_S:
+    dc_emit_put_double(out, v, 1);
+    return;
+  case DC_METRIC_EMB_TOTAL_VARIATION:
+  case DC_METRIC_EMB_TOTAL_DISTANCE:
+  case DC_METRIC_EMB_CHI_DIVERGENCE:
+  case DC_METRIC_EMB_KL_DIVERGENCE:
+    dc_emit_put_double(out, v, 6);
+    return;
+  case DC_METRIC_SPEEDUP:
+    if (!x->has_speedup) return; /* empty: the study has no baseline */
+    dc_emit_put_double(out, v, 4);
+    return;
+  default:
+    dc_emit_put_double(out, v, 4);
+    return;
   }
 }
 

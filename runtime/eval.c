@@ -110,6 +110,7 @@ typedef struct rank_state {
 typedef struct interval {
   double a, b;
   int32_t rank;
+  bool comm; /* a collective's */
 } interval;
 
 /* Overheads by op name, per evaluation: graphs name their ops with a few
@@ -389,7 +390,9 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       out->comm_us += kt;
       out->comm_bytes += l->k.u.coll.bytes;
     }
-    if (ev->iv) ev->iv[ev->n_iv++] = (interval){start, end, rs->rank};
+    if (ev->iv)
+      ev->iv[ev->n_iv++] = (interval){start, end, rs->rank,
+                                      dc_kernel_is_collective(l->k.kind)};
     if (ev->o->record) {
       DC_ASSERT(ev->res->n_kernels < ev->cap_kernels);
       dc_eval_kernel *kr = &ev->res->kernels[ev->res->n_kernels++];
@@ -426,11 +429,15 @@ static int cmp_interval(const void *x, const void *y) {
   return p->a < q->a ? -1 : p->a > q->a ? 1 : 0;
 }
 
-/* The length of the union of n intervals of one rank, sorted by start. */
-static double union_length(const interval *v, size_t n) {
-  if (n == 0) return 0.0;
-  double total = 0.0, a = v[0].a, b = v[0].b;
-  for (size_t i = 1; i < n; i++) {
+/* The length of the union of n intervals of one rank, sorted by start;
+ * without the collectives' when `compute_only`. */
+static double union_length(const interval *v, size_t n, bool compute_only) {
+  size_t i = 0;
+  while (i < n && compute_only && v[i].comm) i++;
+  if (i == n) return 0.0;
+  double total = 0.0, a = v[i].a, b = v[i].b;
+  for (i++; i < n; i++) {
+    if (compute_only && v[i].comm) continue;
     if (v[i].a > b) {
       total += b - a;
       a = v[i].a;
@@ -551,10 +558,13 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
     x->e2e_us = dmax(rs[r].cpu, gpu);
     x->kernel_only_us = sh;
     x->gpu_active_us = x->kernel_sum_us;
+    /* one stream: kernels never overlap, so compute is the rest */
+    x->compute_us = dmax(x->kernel_sum_us - x->comm_us, 0.0);
     if (g->n_streams > 1) {
       size_t k0 = k;
       while (k < ev.n_iv && ev.iv[k].rank == r) k++;
-      x->gpu_active_us = union_length(ev.iv + k0, k - k0);
+      x->gpu_active_us = union_length(ev.iv + k0, k - k0, false);
+      x->compute_us = union_length(ev.iv + k0, k - k0, true);
     }
   }
   double worst = -1.0;

@@ -16,6 +16,18 @@
  *   emb_imbalance  that max over the mean (1 when no rank has any)
  *   comm_ms, comm_bytes  max over ranks of collective kernel time / payload
  *
+ * Where e2e_ms goes on the critical rank (issue #21, the paper's
+ * breakdown; the four add up to e2e_ms):
+ *   compute_ms      union of its non-collective kernel intervals
+ *   exposed_comm_ms gpu_active − compute: collectives with no compute
+ *                   kernel beside them (overlapped communication is
+ *                   hidden, so not counted)
+ *   exposed_host_ms the GPU idle time the host overheads add: e2e minus
+ *                   the rank's host-free critical path (kernel_only),
+ *                   clamped to [0, gpu_idle]
+ *   other_idle_ms   the rest of the idle time: waiting for other ranks at
+ *                   collectives, for another stream's results
+ *
  * Memory per GPU (the largest rank's), an estimate from the graph:
  *   params      embedding rows this rank holds (from its lookup kernels:
  *               tables·rows·dim·dtype bytes) + dense MLP weights and biases
@@ -64,7 +76,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime/emit.h"
 #include "runtime/runtime.h"
 #include "runtime/torchrec_estimate.h"
 
@@ -267,6 +278,15 @@ void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
   v[DC_METRIC_COMM_BYTES] = (double)bytes;
   v[DC_METRIC_SPEEDUP] = 0.0;
   out->has_speedup = false;
+  double idle = e2e > c->gpu_active_us ? e2e - c->gpu_active_us : 0.0;
+  double compute = c->compute_us < c->gpu_active_us ? c->compute_us
+                                                     : c->gpu_active_us;
+  double host = e2e - c->kernel_only_us;
+  host = host < 0.0 ? 0.0 : host > idle ? idle : host;
+  v[DC_METRIC_COMPUTE_MS] = compute / 1000.0;
+  v[DC_METRIC_EXPOSED_COMM_MS] = (c->gpu_active_us - compute) / 1000.0;
+  v[DC_METRIC_EXPOSED_HOST_MS] = host / 1000.0;
+  v[DC_METRIC_OTHER_IDLE_MS] = (idle - host) / 1000.0;
 }
 
 void dc_metrics_sharding(const dc_graph *g, const dc_eval_result *r,
@@ -294,32 +314,4 @@ void dc_metrics_sharding(const dc_graph *g, const dc_eval_result *r,
   v[DC_METRIC_TORCHREC_BWD_COMMS_MS] = s->bwd_comms_ms;
   v[DC_METRIC_TORCHREC_HBM_GIB] = e.max_hbm_bytes / (1024.0 * 1024 * 1024);
   v[DC_METRIC_TORCHREC_IMBALANCE] = e.perf.max_over_mean;
-}
-
-void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
-  double v = x->v[m];
-  switch (m) {
-  case DC_METRIC_FITS:
-    dc_buf_puts(out, v != 0.0 ? "true" : "false");
-    return;
-  case DC_METRIC_COMM_BYTES:
-    dc_emit_put_int(out, (int64_t)llround(v));
-    return;
-  case DC_METRIC_SAMPLES_PER_S:
-    dc_emit_put_double(out, v, 1);
-    return;
-  case DC_METRIC_EMB_TOTAL_VARIATION:
-  case DC_METRIC_EMB_TOTAL_DISTANCE:
-  case DC_METRIC_EMB_CHI_DIVERGENCE:
-  case DC_METRIC_EMB_KL_DIVERGENCE:
-    dc_emit_put_double(out, v, 6);
-    return;
-  case DC_METRIC_SPEEDUP:
-    if (!x->has_speedup) return; /* empty: the study has no baseline */
-    dc_emit_put_double(out, v, 4);
-    return;
-  default:
-    dc_emit_put_double(out, v, 4);
-    return;
-  }
 }

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "runtime/planner.h"
+#include "runtime/planner_torchrec.h"
 #include "runtime/runtime.h"
 
 typedef struct cand {
@@ -154,17 +155,6 @@ static void price_cand(pctx *c, int32_t t, cand *x) {
                ew_price(c, e, 0, 4) +
                ew_price(c, e, 1, 12.0 * opt_steps(p->optimizer));
   }
-}
-
-uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
-                             int32_t t) {
-  const dc_table *tb = &p->tables[t];
-  if (tb->sharding != DC_SHARDING_AUTO &&
-      tb->sharding != DC_SHARDING_EXPLICIT)
-    return DC_PLAN_TYPE(tb->sharding);
-  uint32_t m = o->allowed ? o->allowed : DC_PLAN_ALL_TYPES;
-  if (o->table_allowed && o->table_allowed[t]) m = o->table_allowed[t];
-  return m;
 }
 
 static uint32_t allowed_of(const pctx *c, int32_t t) {

@@ -18,40 +18,7 @@
 
 #include "graphgen/graphgen.h"
 #include "kernels/kernels.h"
-
-/* Bit (1u << dc_sharding) for each type a table may take. */
-#define DC_PLAN_TYPE(t) (1u << (unsigned)(t))
-#define DC_PLAN_ALL_TYPES                                                   \
-  (DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE) |                                  \
-   DC_PLAN_TYPE(DC_SHARDING_ROW_WISE) |                                    \
-   DC_PLAN_TYPE(DC_SHARDING_COLUMN_WISE) |                                 \
-   DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE) |                              \
-   DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL))
-
-typedef struct dc_plan_opts {
-  const dc_device *dev;      /* prices and HBM capacity */
-  const dc_kmodels *models;  /* may be NULL */
-  double hbm_fraction;       /* usable share of HBM; 0: 1.0 */
-  uint32_t allowed;          /* types for tables the point leaves to auto;
-                                0: all */
-  const uint32_t *table_allowed; /* per table, overrides `allowed`; may be
-                                    NULL or hold 0 for "no restriction" */
-} dc_plan_opts;
-
-/* The planner's view of a plan. Times in µs. Under the torchrec
- * objective: total_us is TorchRec's cost (slowest rank's Σ Perf.total),
- * max_fwd_us / max_bwd_us that rank's forward / backward terms (compute
- * and comms), comm_us its comms, max_mem_bytes the fullest rank's
- * TorchRec storage and fits that storage ≤ dc_torchrec_usable_hbm. */
-typedef struct dc_plan_cost {
-  double total_us;     /* the objective: max fwd + max bwd + exchange */
-  double max_fwd_us;   /* slowest rank's lookup forward */
-  double max_bwd_us;   /* slowest rank's lookup backward (+ DP update) */
-  double comm_us;      /* collectives of the embeddings */
-  int32_t slowest_rank;
-  int64_t max_mem_bytes; /* fullest rank (dc_shard_plan_memory total) */
-  bool fits;
-} dc_plan_cost;
+#include "runtime/plan_opts.h"
 
 /* Prices a plan with the planner's model (the point's objective). */
 void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
@@ -63,20 +30,6 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
  * when a table's constraints allow no placement. */
 dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
                             dc_arena *a, dc_diags *d, dc_plan_cost *cost);
-
-/* The types table t may take: its own fixed type, else the per-table or
- * global `allowed` of `o` (all when 0). */
-uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
-                             int32_t t);
-
-/* The planner and its cost under the torchrec objective (dc_plan_auto and
- * dc_plan_cost_of call them for such a point; planner_torchrec.c). */
-dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p,
-                                     const dc_plan_opts *o, dc_arena *a,
-                                     dc_diags *d, dc_plan_cost *cost);
-void dc_plan_cost_torchrec(const dc_point *p, const dc_shard_plan *s,
-                           const dc_plan_opts *o, dc_arena *a,
-                           dc_plan_cost *out);
 
 /* The planner's price of one shard's lookups alone (µs): its embedding
  * forward and backward kernels priced with dc_kernel_time on `dev`, as

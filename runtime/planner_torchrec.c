@@ -1,6 +1,6 @@
 /*
  * planner_torchrec.c — `plan: auto` under `sharding.objective: torchrec`
- * (planner.h): the plan TorchRec's own planner cost calls cheapest.
+ * (planner_torchrec.h): the plan TorchRec's own planner cost calls cheapest.
  * (About 980 lines, over the house's ~700: the options, the seeds, the
  * local search and the restarts share one state and one step budget, and
  * reading the search means reading them together.)
@@ -61,7 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/planner.h"
+#include "runtime/planner_torchrec.h"
 #include "runtime/runtime.h"
 #include "runtime/torchrec_estimate.h"
 

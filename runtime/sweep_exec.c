@@ -18,6 +18,10 @@
  *   direct-mapped cache.
  * - Output goes to a sink callback: the driver decides where (stdout, or a
  *   temporary file renamed when complete).
+ *
+ * (About 740 lines, over the house's ~700: the workers, their caches,
+ * the row modes they fill, the ring of slots and the writer share one run
+ * state and one locking discipline, which read best in one place.)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -433,6 +437,69 @@ static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
   return true;
 }
 
+/* JSON lines only: the figures the HTML report draws besides the row's
+ * columns (spec/report.md), as `"detail":{...}` closing the row's object:
+ * the time breakdown, the fullest rank's memory against the device's HBM,
+ * the baseline ratio, and on several ranks each rank's embedding time and
+ * memory with the critical rank. */
+static void detail_num(dc_buf *b, const char *key, double v, int decimals,
+                       int digits) {
+  dc_buf_putc(b, ',');
+  dc_buf_put_json_string(b, key);
+  dc_buf_putc(b, ':');
+  if (digits > 0)
+    dc_emit_put_sig(b, v, digits);
+  else
+    dc_emit_put_double(b, v, decimals);
+}
+
+static const dc_metric_id detail_metrics[] = {
+    DC_METRIC_E2E_MS,          DC_METRIC_GPU_ACTIVE_MS,
+    DC_METRIC_GPU_IDLE_MS,     DC_METRIC_KERNEL_ONLY_MS,
+    DC_METRIC_COMPUTE_MS,      DC_METRIC_EXPOSED_COMM_MS,
+    DC_METRIC_EXPOSED_HOST_MS, DC_METRIC_OTHER_IDLE_MS};
+
+static void detail_json(const run *R, const dc_graph *g,
+                        const dc_eval_result *r, const dc_metrics *m,
+                        const pricer *pr, dc_buf *b) {
+  int digits = R->o->digits;
+  DC_ASSERT(b->len >= 2 && b->data[b->len - 2] == '}');
+  b->len -= 2; /* reopen the row's object */
+  dc_buf_puts(b, ",\"detail\":{\"critical_rank\":");
+  dc_emit_put_int(b, r->critical_rank);
+  for (size_t i = 0; i < DC_COUNTOF(detail_metrics); i++)
+    detail_num(b, dc_metric_name(detail_metrics[i]), m->v[detail_metrics[i]],
+               4, digits);
+  double mem = m->v[DC_METRIC_PARAMS_GIB] + m->v[DC_METRIC_OPTIMIZER_GIB] +
+               m->v[DC_METRIC_ACTIVATIONS_GIB] +
+               m->v[DC_METRIC_WORKSPACE_GIB];
+  detail_num(b, "mem_gib", mem, 4, digits);
+  detail_num(b, "hbm_gib", gib((double)pr->dev->hbm_bytes), 4, digits);
+  dc_buf_puts(b, m->v[DC_METRIC_FITS] != 0.0 ? ",\"fits\":true"
+                                             : ",\"fits\":false");
+  if (m->has_speedup)
+    detail_num(b, "speedup", m->v[DC_METRIC_SPEEDUP], 4, digits);
+  if (r->n_ranks > 1) {
+    dc_buf_puts(b, ",\"ranks\":[");
+    for (int32_t i = 0; i < r->n_ranks; i++) {
+      const dc_eval_rank *x = &r->ranks[i];
+      dc_memory rm;
+      dc_memory_rank(g, i, pr->dev->hbm_bytes, &rm);
+      int64_t total = dc_memory_total(&rm);
+      dc_buf_puts(b, i ? ",{\"rank\":" : "{\"rank\":");
+      dc_emit_put_int(b, i);
+      detail_num(b, "e2e_ms", ms(x->e2e_us), 4, digits);
+      detail_num(b, "emb_ms", ms(x->emb_us), 4, digits);
+      detail_num(b, "comm_ms", ms(x->comm_us), 4, digits);
+      detail_num(b, "mem_gib", gib((double)total), 4, digits);
+      dc_buf_puts(b, total <= rm.hbm_bytes ? ",\"fits\":true}"
+                                           : ",\"fits\":false}");
+    }
+    dc_buf_putc(b, ']');
+  }
+  dc_buf_puts(b, "}}\n");
+}
+
 /* Evaluates point `i` and formats its row into w->row. */
 static bool point_row(worker *w, const run *R, int64_t i) {
   double base = 0.0;
@@ -467,9 +534,11 @@ static bool point_row(worker *w, const run *R, int64_t i) {
     rank_rows(w, R, g, &r, &pr);
   else if (R->o->rows == DC_ROWS_SHARD)
     shard_rows(w, R, g, &pr);
-  else
+  else {
     dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, R->o->digits,
                 &w->row, &w->scratch);
+    if (R->o->format == DC_FORMAT_JSONL) detail_json(R, g, &r, &m, &pr, &w->row);
+  }
   if (record) {
     dc_buf_clear(&w->timeline);
     dc_timeline_write(g, &r, &w->timeline);
@@ -639,7 +708,8 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
    * point) when no column names one; the row modes always get them. */
   R.sharding_metrics = o->rows != DC_ROWS_POINT;
   for (size_t i = 0; i < R.n_cols; i++)
-    if (!cols[i].is_param && cols[i].metric >= DC_METRIC_FIRST_EXTRA)
+    if (!cols[i].is_param && cols[i].metric >= DC_METRIC_FIRST_EXTRA &&
+        cols[i].metric < DC_METRIC_FIRST_DETAIL)
       R.sharding_metrics = true;
   int jobs = o->jobs < 1 ? 1 : o->jobs;
   if (jobs > 256) jobs = 256;

@@ -7,7 +7,7 @@
 #   build-fuzz/tests/fuzz_study -max_total_time=600 tests/fuzz/corpus
 set(_dc_fuzz_dir ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 add_executable(fuzz_study_replay ${_dc_fuzz_dir}/fuzz_study.c
-                                 ${_dc_fuzz_dir}/replay.c)
+                                 ${_dc_fuzz_dir}/corpus_replay.c)
 target_link_libraries(fuzz_study_replay PRIVATE dc_compiler dc_support
                       dc_warnings)
 add_test(NAME fuzz_replay
@@ -16,7 +16,7 @@ set_tests_properties(fuzz_replay PROPERTIES LABELS fuzz)
 # The trace readers: fuzz_trace over trace_corpus/ (small Kineto traces,
 # current and 2021 categories, and broken ones) and the synthetic fixtures.
 add_executable(fuzz_trace_replay ${_dc_fuzz_dir}/fuzz_trace.c
-                                 ${_dc_fuzz_dir}/replay.c)
+                                 ${_dc_fuzz_dir}/corpus_replay.c)
 target_link_libraries(fuzz_trace_replay PRIVATE dc_trace dc_runtime
                       dc_support dc_warnings)
 add_test(NAME fuzz_trace_replay
@@ -27,7 +27,8 @@ add_test(NAME fuzz_trace_replay
 set_tests_properties(fuzz_trace_replay PROPERTIES LABELS fuzz)
 # The execution-trace reader: fuzz_et over et_corpus/ (the hand-written
 # mapping traces and broken ones) and the repo's recorded ETs.
-add_executable(fuzz_et_replay ${_dc_fuzz_dir}/fuzz_et.c ${_dc_fuzz_dir}/replay.c)
+add_executable(fuzz_et_replay ${_dc_fuzz_dir}/fuzz_et.c
+                              ${_dc_fuzz_dir}/corpus_replay.c)
 target_link_libraries(fuzz_et_replay PRIVATE dc_trace dc_graphgen dc_runtime dc_support
                       dc_warnings)
 add_test(NAME fuzz_et_replay

@@ -32,7 +32,8 @@ typedef struct dc_command {
 /* Defined in each cmd_<name>.c. */
 extern const dc_command dc_cmd_check_def, dc_cmd_run_def, dc_cmd_graph_def,
     dc_cmd_explain_def, dc_cmd_gpus_def, dc_cmd_overheads_def,
-    dc_cmd_trace_def, dc_cmd_fit_def, dc_cmd_kernel_def, dc_cmd_replay_def;
+    dc_cmd_trace_def, dc_cmd_fit_def, dc_cmd_kernel_def, dc_cmd_replay_def,
+    dc_cmd_report_def;
 
 /* Shared helpers for commands (compiler/cli/cmd_common.c). */
 
@@ -74,6 +75,16 @@ int dc_cli_check_point(const dc_command *cmd, const struct dc_study *s,
  * 2. */
 int dc_cli_subcommand(const dc_command *cmd, int argc, char **argv,
                       const char *word);
+/* The command line as a shell would take it back ("dlrmc run 'a b'"),
+ * appended to out: the HTML report shows it. */
+void dc_cli_command_line(int argc, char **argv, dc_buf *out);
+/* Renders the HTML report of a results table read from `src` (the CSV or
+ * JSON lines `dlrmc run` writes) and writes it atomically to `out_path`
+ * (stdout when NULL); prints diagnostics. `metric` NULL: e2e_ms. Exit
+ * status: 0, or 1 with nothing written (compiler/cli/cmd_report.c). */
+int dc_cli_html_report(const dc_source *src, const char *title,
+                       const char *command, const char *metric,
+                       const char *out_path);
 /* Handles -h/--help for a command: prints its help, returns true. */
 bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv);
 

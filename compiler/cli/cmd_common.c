@@ -48,6 +48,28 @@ bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv) {
   return false;
 }
 
+void dc_cli_command_line(int argc, char **argv, dc_buf *out) {
+  dc_buf_puts(out, "dlrmc");
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool plain = *a != '\0';
+    for (const char *p = a; *p && plain; p++)
+      plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789_./=:,+-@%", *p) != NULL;
+    dc_buf_putc(out, ' ');
+    if (plain) {
+      dc_buf_puts(out, a);
+      continue;
+    }
+    dc_buf_putc(out, '\'');
+    for (const char *p = a; *p; p++) {
+      if (*p == '\'') dc_buf_puts(out, "'\\''");
+      else dc_buf_putc(out, *p);
+    }
+    dc_buf_putc(out, '\'');
+  }
+}
+
 bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
   dc_buf err = {0};
   bool ok = dc_file_write_atomic(path, data, len, &err);

@@ -59,6 +59,11 @@ static bool report(dc_buf *err) {
   return false;
 }
 
+static bool sink_memory(void *ctx, const char *data, size_t len) {
+  dc_buf_append(ctx, data, len);
+  return true;
+}
+
 static bool sink_write(void *ctx, const char *data, size_t len) {
   dc_buf err = {0};
   return dc_outfile_write(ctx, data, len, &err) || report(&err);
@@ -111,8 +116,11 @@ static bool write_timeline(void *ctx, int64_t index, const char *json,
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static bool parse_format(const char *s, dc_format *f) {
-  if (strcmp(s, "csv") == 0) *f = DC_FORMAT_CSV;
+/* html: the rows go to memory as JSON lines, then into the report. */
+static bool parse_format(const char *s, dc_format *f, bool *html) {
+  *html = strcmp(s, "html") == 0;
+  if (*html) *f = DC_FORMAT_JSONL;
+  else if (strcmp(s, "csv") == 0) *f = DC_FORMAT_CSV;
   else if (strcmp(s, "md") == 0 || strcmp(s, "markdown") == 0)
     *f = DC_FORMAT_MD;
   else if (strcmp(s, "jsonl") == 0) *f = DC_FORMAT_JSONL;
@@ -217,12 +225,18 @@ static int cmd_run(int argc, char **argv) {
     goto done;
   }
   dc_format fmt = DC_FORMAT_CSV;
+  bool html = false;
   if (format) {
-    if (!parse_format(format, &fmt)) {
-      rc = dc_cli_usage_error(cmd, "unknown format '%s' (csv, md or jsonl)",
+    if (!parse_format(format, &fmt, &html)) {
+      rc = dc_cli_usage_error(cmd, "unknown format '%s' (csv, md, jsonl or "
+                                   "html)",
                               format);
       goto done;
     }
+  } else if (out_path && (ends_with(out_path, ".html") ||
+                          ends_with(out_path, ".htm"))) {
+    fmt = DC_FORMAT_JSONL;
+    html = true;
   } else if (out_path && ends_with(out_path, ".md")) {
     fmt = DC_FORMAT_MD;
   } else if (out_path && (ends_with(out_path, ".jsonl") ||
@@ -272,8 +286,17 @@ static int cmd_run(int argc, char **argv) {
     dc_study_free(s);
     goto done;
   }
+  if (html && (capacity || rows != DC_ROWS_POINT)) {
+    rc = dc_cli_usage_error(cmd, "--format html charts the point table: "
+                                 "drop --per-rank and --per-shard (a study "
+                                 "with 'capacity' has no point table)");
+    dc_diags_free(&d);
+    dc_study_free(s);
+    goto done;
+  }
   if (capacity) rows = DC_ROWS_CAPACITY;
   dc_outfile of;
+  dc_buf rows_jsonl = {0}; /* html: the table, before the report */
   timeline_ctx tctx = {timeline, dc_study_name(s)};
   dc_sweep_opts o;
   memset(&o, 0, sizeof o);
@@ -281,19 +304,39 @@ static int cmd_run(int argc, char **argv) {
   o.shard_k = shard_k;
   o.shard_n = shard_n;
   o.format = fmt;
-  o.sink = sink_write;
-  o.sink_ctx = &of;
+  o.sink = html ? sink_memory : sink_write;
+  o.sink_ctx = html ? (void *)&rows_jsonl : (void *)&of;
   o.rows = rows;
   o.digits = (int)digits;
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
-  bool ok = out_open(&of, out_path);
-  if (ok) {
+  bool ok;
+  if (html) {
     ok = dc_sweep_run(&src, &o, &d);
-    ok = out_close(&of, ok);
+  } else {
+    ok = out_open(&of, out_path);
+    if (ok) {
+      ok = dc_sweep_run(&src, &o, &d);
+      ok = out_close(&of, ok);
+    }
   }
   if (d.count) dc_cli_report(&d);
+  if (ok && html) {
+    dc_arena ra;
+    dc_arena_init(&ra);
+    dc_buf line = {0};
+    dc_cli_command_line(argc, argv, &line);
+    const dc_source *rs = dc_source_from_memory(
+        "dlrmc run", rows_jsonl.data ? rows_jsonl.data : "", rows_jsonl.len,
+        &ra);
+    dc_buf_free(&rows_jsonl);
+    ok = dc_cli_html_report(rs, dc_study_name(s), line.data, NULL,
+                            out_path) == DC_EXIT_OK;
+    dc_buf_free(&line);
+    dc_arena_free(&ra);
+  }
+  dc_buf_free(&rows_jsonl);
   if (getenv("DLRMC_MEMO_STATS"))
     fprintf(stderr, "memo: %lld hits, %lld misses\n", (long long)o.memo_hits,
             (long long)o.memo_misses);
@@ -307,7 +350,7 @@ done:
 
 const dc_command dc_cmd_run_def = {
     "run", cmd_run,
-    "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl] [-D path=value]... "
+    "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl|html] [-D path=value]... "
     "[--jobs N] [--shard K/N] [--timeline DIR] [--per-rank | --per-shard] "
     "[--digits N]",
     "Predict every point of a study and write the comparison table.",
@@ -320,9 +363,12 @@ const dc_command dc_cmd_run_def = {
     "options:\n"
     "  -o, --output OUT   write to OUT (atomically: a temporary file renamed\n"
     "                     when complete); default: standard output\n"
-    "  --format F         csv (RFC 4180, the default), md (Markdown table) or\n"
-    "                     jsonl (one JSON object per line); inferred from\n"
-    "                     OUT's extension (.md, .jsonl) when not given\n"
+    "  --format F         csv (RFC 4180, the default), md (Markdown table),\n"
+    "                     jsonl (one JSON object per line, with a \"detail\"\n"
+    "                     object the report reads) or html (one self-\n"
+    "                     contained page: charts and the table, as `dlrmc\n"
+    "                     report` draws it; spec/report.md); inferred from\n"
+    "                     OUT's extension (.md, .jsonl, .html) when not given\n"
     "  -D path=value      override any key of the study; a comma list sweeps\n"
     "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
     "                     byte-identical for any N\n"
@@ -351,7 +397,10 @@ const dc_command dc_cmd_run_def = {
     "  emb_total_distance emb_chi_divergence emb_kl_divergence torchrec_ms\n"
     "  torchrec_fwd_compute_ms torchrec_fwd_comms_ms torchrec_bwd_compute_ms\n"
     "  torchrec_bwd_comms_ms torchrec_hbm_gib torchrec_imbalance (any study\n"
-    "  may name them in output.columns). A study with `capacity:` writes\n"
+    "  may name them in output.columns). The breakdown of e2e_ms,\n"
+    "  compute_ms exposed_comm_ms exposed_host_ms other_idle_ms, is in no\n"
+    "  default set (jsonl rows carry it under \"detail\" with the memory\n"
+    "  and per-rank figures the HTML report draws). A study with `capacity:` writes\n"
     "  one row per point and GPU type: the smallest GPU count that fits and\n"
     "  meets capacity.target_step_ms.\n"
     "A progress bar is shown on stderr when it is a terminal (set\n"

@@ -4,10 +4,12 @@
  * dlrmc can report usefully, so every allocation goes through dc_xmalloc
  * and the rest of the program never checks for NULL.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/support/support.h"
+#include "compiler/support/alloc.h"
 
 _Noreturn void dc_fatal(const char *file, int line, const char *fmt, ...) {
   va_list ap;

@@ -64,6 +64,7 @@
   X(BAD_CSV, "E0603", "invalid CSV data")                                   \
   /* runtime and overhead profiles */                                       \
   X(BAD_PROFILE, "E0701", "invalid overhead profile")                       \
+  X(BAD_RESULTS, "E0702", "invalid results table")                          \
   /* traces */                                                              \
   X(BAD_TRACE, "E0801", "invalid trace")
 

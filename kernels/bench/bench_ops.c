@@ -13,24 +13,6 @@
 
 #include "kernels/bench/bench_run.h"
 
-bool dc_bench_cuda_ok(cudaError_t e, const char *what, bool *oom,
-                      dc_buf *err) {
-  if (e == cudaSuccess)
-    return true;
-  if (e == cudaErrorMemoryAllocation && oom)
-    *oom = true;
-  (void)cudaGetLastError(); /* clear a sticky launch error, if any */
-  dc_buf_printf(err, "%s: %s", what, cudaGetErrorString(e));
-  return false;
-}
-
-bool dc_bench_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err) {
-  if (s == CUBLAS_STATUS_SUCCESS)
-    return true;
-  dc_buf_printf(err, "%s: %s", what, cublasGetStatusString(s));
-  return false;
-}
-
 /* Device allocations of a case, freed together. */
 #define MAX_BUFS 8
 typedef struct bufs {

@@ -53,7 +53,7 @@ bool dc_bench_case_setup(dc_bench_kind kind, const int64_t *v,
 bool dc_bench_gemm_setup(const int64_t *v, const dc_bench_ctx *ctx,
                          dc_bench_case *c, bool *oom, dc_buf *err);
 
-/* Helpers shared by the case files. */
+/* Helpers shared by the case files and the driver (bench_status.c). */
 bool dc_bench_cuda_ok(cudaError_t e, const char *what, bool *oom,
                       dc_buf *err);
 bool dc_bench_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err);

@@ -7,7 +7,7 @@
  * GPU with a built-in profile (`dlrmc replay` without a Kineto trace).
  * Any crash, hang, sanitizer report or non-finite time is a bug; a
  * rejected input (with its diagnostic) is fine. Built with clang
- * -fsanitize=fuzzer when DC_FUZZ=ON; replay.c drives the same function
+ * -fsanitize=fuzzer when DC_FUZZ=ON; corpus_replay.c drives the same function
  * over the corpus under any compiler.
  */
 #define _POSIX_C_SOURCE 200809L

@@ -6,7 +6,7 @@
  * override and comma-sweep code too. Any crash, hang, sanitizer report or
  * failed internal assertion (dc_study_point must not fail on a study that
  * loaded) is a bug. Built with clang -fsanitize=fuzzer when DC_FUZZ=ON;
- * replay.c drives the same function over the corpus under any compiler.
+ * corpus_replay.c drives the same function over the corpus under any compiler.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * run and every stats table written. Any crash, hang, sanitizer report or
  * non-finite number in the profile is a bug; a rejected input (with its
  * diagnostic) is fine. Built with clang -fsanitize=fuzzer when DC_FUZZ=ON;
- * replay.c drives the same function over the corpus under any compiler.
+ * corpus_replay.c drives the same function over the corpus under any compiler.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -2,7 +2,7 @@
  * scratch.h — the scratch file the trace fuzz targets write their input
  * to (the readers take paths, through zlib): one mkstemp'd file per
  * process, named from `prefix`, rewritten for each input. Header-only so
- * that the libFuzzer binaries, which do not link replay.c, share it.
+ * that the libFuzzer binaries, which do not link corpus_replay.c, share it.
  */
 #ifndef DC_TESTS_FUZZ_SCRATCH_H
 #define DC_TESTS_FUZZ_SCRATCH_H

@@ -292,6 +292,45 @@ static void test_two_ranks_collective(void **state) {
   NEAR(m.v[DC_METRIC_KERNEL_ONLY_MS], 0.070);
   NEAR(m.v[DC_METRIC_COMM_MS], 0.020);
   assert_true(m.v[DC_METRIC_KERNEL_ONLY_MS] <= m.v[DC_METRIC_E2E_MS]);
+  /* the breakdown on rank 0: compute x (10), the all-reduce exposed (20),
+   * host 81 − 70 = 11, the rest of the idle 51 − 11 = 40 (waiting for
+   * rank 1 at the collective) */
+  NEAR(r.ranks[0].compute_us, 10);
+  NEAR(m.v[DC_METRIC_COMPUTE_MS], 0.010);
+  NEAR(m.v[DC_METRIC_EXPOSED_COMM_MS], 0.020);
+  NEAR(m.v[DC_METRIC_EXPOSED_HOST_MS], 0.011);
+  NEAR(m.v[DC_METRIC_OTHER_IDLE_MS], 0.040);
+  dc_arena_free(&b.a);
+}
+
+/* Communication beside compute (issue #21's breakdown): a (100 µs) on
+ * stream 0, a collective c (150 µs, one rank) on stream 1:
+ *   a: 2, 5; start 10, end 110; cpu 15; T3 19
+ *   c: 21, 24; start max(0+1, 24+5) = 29, end 179; cpu 34; T3 38
+ *   e2e 179; active = union 10..179 = 169; compute = a alone = 100, so 69
+ *   of the collective is exposed (10..110 of it hides behind a);
+ *   kernel-only 150 (both from 0), host 179 − 150 = 29 clamped to the
+ *   idle 179 − 169 = 10; other idle 0; 100 + 69 + 10 + 0 = 179. */
+static void test_overlapped_comm(void **state) {
+  (void)state;
+  gb b;
+  gb_init(&b, 1, 2);
+  gb_op(&b, "a", 0, 0, 1, (double[]){100});
+  int32_t c = gb_op(&b, "c", 0, 1, 1, (double[]){0});
+  gb_coll(&b, c, 1, 150);
+  dc_profile p = test_profile();
+  dc_eval_result r = eval(&b, &p, true);
+  NEAR(r.e2e_us, 179);
+  NEAR(r.ranks[0].gpu_active_us, 169);
+  NEAR(r.ranks[0].compute_us, 100);
+  NEAR(r.ranks[0].kernel_only_us, 150);
+  dc_memory mem = {0, 0, 0, 0, 1};
+  dc_metrics m;
+  dc_metrics_compute(&b.g, &r, &mem, &m);
+  NEAR(m.v[DC_METRIC_COMPUTE_MS], 0.100);
+  NEAR(m.v[DC_METRIC_EXPOSED_COMM_MS], 0.069);
+  NEAR(m.v[DC_METRIC_EXPOSED_HOST_MS], 0.010);
+  NEAR(m.v[DC_METRIC_OTHER_IDLE_MS], 0.0);
   dc_arena_free(&b.a);
 }
 
@@ -501,6 +540,7 @@ int main(void) {
       cmocka_unit_test(test_two_streams_dependency),
       cmocka_unit_test(test_host_sync),
       cmocka_unit_test(test_two_ranks_collective),
+      cmocka_unit_test(test_overlapped_comm),
       cmocka_unit_test(test_collective_deadlock),
       cmocka_unit_test(test_profile_lookup),
       cmocka_unit_test(test_emit_row),

@@ -1,8 +1,9 @@
 /*
- * replay.c — runs the fuzz target over files and directories given on the
- * command line (the checked-in corpus, tests/bad/), so that ctest replays
- * every input under gcc and the sanitizers without libFuzzer. Exits 0 when
- * every input ran; a crash or sanitizer report fails the test.
+ * corpus_replay.c — runs the fuzz target over files and directories given
+ * on the command line (the checked-in corpus, tests/bad/), so that ctest
+ * replays every input under gcc and the sanitizers without libFuzzer.
+ * Exits 0 when every input ran; a crash or sanitizer report fails the
+ * test.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>

@@ -1,0 +1,117 @@
+/*
+ * cmd_report.c — `dlrmc report RESULTS.csv|.jsonl`: the HTML report of a
+ * saved run (issue #21, spec/report.md), so that a big sweep, or the
+ * concatenated shards of a cluster run, is charted without re-running it.
+ * `dlrmc run --format html` goes through the same function
+ * (dc_cli_html_report) with the rows it has just written as JSON lines,
+ * so both draw the same page from the same rows.
+ *
+ * The page is rendered whole in memory and written atomically: a table
+ * dlrmc did not write, a column missing, a bad number — any error — and
+ * nothing is written.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cli/cmd.h"
+#include "runtime/report/report.h"
+
+#ifndef DC_VERSION
+#define DC_VERSION "0.0.0"
+#endif
+
+int dc_cli_html_report(const dc_source *src, const char *title,
+                       const char *command, const char *metric,
+                       const char *out_path) {
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_report r;
+  dc_buf page = {0};
+  bool ok = dc_report_parse(src, &r, &a, &d) &&
+            dc_report_check_metric(&r, metric ? metric : "e2e_ms", &d);
+  if (ok) {
+    dc_report_meta meta = {title, command, DC_VERSION, metric};
+    ok = dc_report_render(&r, &meta, &page, &d);
+  }
+  if (d.count) dc_cli_report(&d);
+  if (ok) ok = dc_write_file_atomic(out_path, page.data ? page.data : "",
+                                    page.len);
+  dc_buf_free(&page);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+  return ok ? DC_EXIT_OK : DC_EXIT_INPUT;
+}
+
+/* The file's name without its folders and extension. */
+static char *title_of(const char *path, dc_arena *a) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *dot = strrchr(base, '.');
+  size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  return dc_arena_strndup(a, base, n);
+}
+
+static int cmd_report(int argc, char **argv) {
+  const dc_command *cmd = &dc_cmd_report_def;
+  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const char *in = NULL, *out = NULL, *metric = NULL, *title = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char **dst = NULL;
+    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) dst = &out;
+    else if (strcmp(a, "--metric") == 0) dst = &metric;
+    else if (strcmp(a, "--title") == 0) dst = &title;
+    if (dst) {
+      if (i + 1 >= argc)
+        return dc_cli_usage_error(cmd, "option '%s' needs a value", a);
+      *dst = argv[++i];
+    } else if (a[0] == '-' && a[1]) {
+      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
+    } else if (!in) {
+      in = a;
+    } else {
+      return dc_cli_usage_error(cmd, "more than one results file ('%s' and "
+                                     "'%s')",
+                                in, a);
+    }
+  }
+  if (!in) return dc_cli_usage_error(cmd, "no results file given");
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  int rc = DC_EXIT_INPUT;
+  const dc_source *src = dc_report_source_load(in, &a, &d);
+  if (!src) {
+    dc_cli_report(&d);
+  } else {
+    dc_buf line = {0};
+    dc_cli_command_line(argc, argv, &line);
+    rc = dc_cli_html_report(src, title ? title : title_of(in, &a), line.data,
+                            metric, out);
+    dc_buf_free(&line);
+  }
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+  return rc;
+}
+
+const dc_command dc_cmd_report_def = {
+    "report", cmd_report,
+    "dlrmc report RESULTS.csv|RESULTS.jsonl [-o REPORT.html] "
+    "[--metric NAME] [--title TEXT]",
+    "Draw the HTML report (charts and table) of a saved run.",
+    "Reads the CSV or JSON lines that `dlrmc run` wrote and writes one\n"
+    "self-contained HTML page: the chosen metric against the sweep (lines\n"
+    "on a numeric axis, grouped bars with the baseline's ratio otherwise),\n"
+    "where each point's time goes, per-rank embedding time and memory of\n"
+    "points on several GPUs, and the table. JSON lines carry every figure\n"
+    "the charts need; a CSV only its columns (spec/report.md says which\n"
+    "charts a CSV-only report lacks). Same page as `dlrmc run --format\n"
+    "html`.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT   write to OUT (atomically); default: standard "
+    "output\n"
+    "  --metric NAME      the metric to chart (default e2e_ms)\n"
+    "  --title TEXT       the page's title (default: the file's name)\n"};

@@ -1,0 +1,168 @@
+/*
+ * kjt.c — TorchRec's sparse input (the torchrec style, torchrec_graph.c):
+ * the KJT's input distribution and the table-batched (FBGEMM) lookups'
+ * inputs and names. The forward (gg_embeddings) and backward passes call
+ * these for a torchrec point, and the pipelined step (torchrec_graph.c)
+ * calls the distribution's two halves itself, for the next batch; so they
+ * live below all three.
+ *
+ * The KJT input distribution, in TorchRec's two halves: the splits
+ * all-to-all (each rank tells every other how many lengths and values it
+ * will send: 3 int64 per rank) and, once the host has read them, the
+ * lengths and values all-to-alls. Each rank sends the lengths and values
+ * of its local batch to the ranks holding the tables and receives, for its
+ * own shards, those of the global batch. The received tensors are written
+ * to `*recv_l` and `*recv_v` (fresh tensors; the caller decides whether
+ * they are this batch's or the next one's). Single rank: nothing.
+ */
+#include "graphgen/internal.h"
+
+#define I32 DC_DTYPE_INT32
+#define I64 DC_DTYPE_INT64
+
+const char *gg_tbe_name(dc_optimizer o, bool backward) {
+#define TBE(x)                                                               \
+  (backward ? EV("torch::autograd::CppNode<SplitLookupFunction_" x          \
+                 "_Op_pt2>")                                                 \
+            : "fbgemm::split_embedding_codegen_lookup_" x "_function_pt2")
+  switch (o) {
+  case DC_OPTIMIZER_SGD: return TBE("sgd");
+  case DC_OPTIMIZER_ADAGRAD: return TBE("adagrad");
+  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return TBE("rowwise_adagrad");
+  case DC_OPTIMIZER_ADAM: return TBE("adam");
+  }
+  return TBE("sgd");
+#undef TBE
+}
+
+void gg_annotation(gg_b *b, const char *name) {
+  int32_t i = gg_begin(b, name);
+  b->ops[i].annotation = true;
+}
+
+/* Σ over all tables of the pooled lookups of `batch` samples. */
+int64_t gg_all_lookups(gg_ctx *c, int64_t batch) {
+  int64_t n = 0;
+  for (int32_t t = 0; t < c->p->n_tables; t++)
+    n += gg_lookups(c->b, batch, c->p->tables[t].pooling);
+  return n;
+}
+
+/* fbgemm::permute_2D_sparse_data: a KJT's lengths and values reordered
+ * (by destination rank before the all-to-all, by feature after it) into
+ * `*len`, `*val`: one kernel reading and writing both. */
+static void kjt_permute(gg_ctx *c, int32_t in_len, int32_t in_val,
+                        int32_t *len, int32_t *val) {
+  gg_b *b = c->b;
+  int64_t nl = gg_numel(b, in_len), nv = gg_numel(b, in_val);
+  *len = gg_like(b, in_len);
+  *val = gg_like(b, in_val);
+  gg_begin(b, "fbgemm::permute_2D_sparse_data");
+  gg_in(b, in_len);
+  gg_in(b, in_val);
+  gg_out(b, *len);
+  gg_out(b, *val);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, nl + nv, 0,
+        (8.0 * (double)nl + 16.0 * (double)nv) / (double)(nl + nv));
+  gg_end(b);
+}
+
+/* One all-to-all of the KJT in its record_function scope, on NCCL's
+ * stream over every rank (`splits` < 0: none read). */
+static void kjt_a2a(gg_ctx *c, const char *scope, int64_t bytes, int32_t in,
+                    int32_t splits, int32_t out) {
+  gg_b *b = c->b;
+  gg_annotation(b, scope);
+  gg_begin(b, "c10d::alltoall_base_");
+  gg_in(b, in);
+  if (splits >= 0) gg_in(b, splits);
+  gg_out(b, out);
+  gg_coll(c, DC_KERNEL_ALL_TO_ALL, bytes, c->n_ranks, gg_world_hosts(c),
+          b->coll_next++);
+  gg_end(b);
+  gg_end(b);
+}
+
+int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
+  gg_b *b = c->b;
+  kjt_permute(c, c->kjt_len, c->kjt_val, send_l, send_v);
+  int32_t splits = gg_t1(b, I64, gg_mul(b, c->n_ranks, 3));
+  int32_t rs = gg_like(b, splits);
+  kjt_a2a(c, "## all2all_data:kjt splits ##",
+          gg_mul(b, gg_mul(b, c->n_ranks, 3), 8), splits, -1, rs);
+  return rs;
+}
+
+/* The lengths and values this rank receives: those of its non-replicated
+ * shards over the samples each class looks up. */
+void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+  *n_len = *n_val = 0;
+  for (int32_t k = 0; k < GG_N_CLS; k++) {
+    if (k == GG_CLS_DP) continue;
+    for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++) {
+      *n_len += c->cls_batch[k];
+      *n_val += c->n_idx[c->local[i]];
+    }
+  }
+  if (*n_len < 1) *n_len = 1;
+  if (*n_val < 1) *n_val = 1;
+}
+
+/* The second half: lengths then values, into fresh tensors. */
+void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
+                        int32_t send_v, int32_t *recv_l, int32_t *recv_v) {
+  gg_b *b = c->b;
+  int64_t n_len, n_val;
+  gg_kjt_received(c, &n_len, &n_val);
+  *recv_l = gg_t1(b, I32, n_len);
+  *recv_v = gg_t1(b, I64, n_val);
+  kjt_a2a(c, "## all2all_data:kjt lengths ##",
+          gg_mul(b, gg_mul(b, c->p->n_tables, c->batch), 4), send_l, splits,
+          *recv_l);
+  kjt_a2a(c, "## all2all_data:kjt values ##",
+          gg_mul(b, gg_all_lookups(c, c->batch), 8), send_v, splits, *recv_v);
+}
+
+/* In the forward, before the lookups (called by gg_embeddings): without
+ * the pipeline the sharded module distributes its input here; then the
+ * received KJT is regrouped by feature (TorchRec's recat, in the
+ * awaitable's wait). */
+void gg_tbe_dist(gg_ctx *c) {
+  if (!c->sharded) return;
+  if (!c->p->pipeline) {
+    int32_t sl, sv, splits = gg_kjt_splits(c, &sl, &sv);
+    gg_kjt_tensors(c, splits, sl, sv, &c->kjt_rlen, &c->kjt_rval);
+  }
+  gg_annotation(c->b, "## dist_init:recat_values ##");
+  kjt_permute(c, c->kjt_rlen, c->kjt_rval, &c->kjt_rlen, &c->kjt_rval);
+  gg_end(c->b);
+}
+
+/* Class k's lookup inputs, as FBGEMM's table-batched module prepares them
+ * in the forward: the offsets from the lengths
+ * (fbgemm::asynchronous_complete_cumsum) and the indices checked against
+ * the tables' rows (fbgemm::bounds_check_indices, FBGEMM's default
+ * BoundsCheckMode.WARNING), both on the device. The indices are the
+ * class's slice of the KJT values (a view). Called by gg_embeddings. */
+void gg_tbe_inputs(gg_ctx *c, int32_t k) {
+  gg_b *b = c->b;
+  int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
+  bool local = k == GG_CLS_DP || !c->sharded;
+  int64_t total = 0;
+  for (int32_t i = lo; i < hi; i++) total += c->n_idx[c->local[i]];
+  int64_t n_off = gg_mul(b, hi - lo, c->cls_batch[k]);
+  c->idx_cls[k] = gg_t1(b, I64, total);
+  c->offs_cls[k] = gg_t1(b, I64, n_off + 1);
+  b->ts[c->idx_cls[k]].producer = b->ts[local ? c->kjt_val : c->kjt_rval]
+                                      .producer;
+  gg_begin(b, "fbgemm::asynchronous_complete_cumsum");
+  gg_in(b, local ? c->kjt_len : c->kjt_rlen);
+  gg_out(b, c->offs_cls[k]);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, n_off + 1, 1, 4 + 8);
+  gg_end(b);
+  gg_begin(b, "fbgemm::bounds_check_indices");
+  gg_in(b, c->idx_cls[k]);
+  gg_in(b, c->offs_cls[k]);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, total + n_off + 1, 1, 8);
+  gg_end(b);
+}

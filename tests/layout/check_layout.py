@@ -1,0 +1,564 @@
+#!/usr/bin/env python3
+"""check_layout.py — the repository's layout rules (README "Layout"), checked.
+
+Usage:
+    check_layout.py ROOT        check the tree at ROOT; exit 1 on a violation
+    check_layout.py --self-test plant each violation in a synthetic tree
+                                written to a temporary directory and check
+                                that it is reported (and a clean tree is not)
+
+Rules, over the source folders compiler/, graphgen/, kernels/, runtime/
+(the product) and, for rule 3 only, tests/ as well:
+
+1. No cycle between files. The graph: a node is one source file, except
+   that a .c (or .cu) and the header beside it with the same stem
+   (runtime/emit.c, runtime/emit.h) are one node. Node A depends on node B
+   when a file of A includes a header of B (#include "dir/x.h", from the
+   repository root or beside the including file), or when code of A (a
+   function body, an initializer, a macro body: anything that is not a
+   file-scope declaration) names a function that B defines with external
+   linkage and A does not define itself — a call, or the function's
+   address taken. A cycle is a strongly connected component of more than
+   one node; each is reported with the edge that closes it and the reason
+   for every edge (the include line, or the function named).
+2. Each folder depends (as in rule 1) only on the folders below it
+   (STAGES): compiler/support/ on none, so no support file includes a
+   stage header; the front end (compiler/) on support only, so it prices
+   nothing; graphgen/ on support only, so it knows no time; kernels/ on
+   support only (a kernel's descriptor is compiler/support/kdesc.h), so
+   the kernel models know no ops; runtime/ on those; runtime/trace/ on
+   runtime/ too; the driver, compiler/cli/, on all.
+3. One name per file: no two .c, .h, .cu, .py or .sh files under the five
+   folders share a file name.
+4. A .c or .cu file over 700 lines says why in its header comment (the
+   first comment of the file): a sentence naming its length and the house's
+   ~700, e.g. "(About 980 lines, over the house's ~700: the options, the
+   seeds ... share one state.)" — a sentence (up to its full stop) that
+   contains "lines" and "700" and at least eight words.
+
+The C reading is lexical (comments, strings and character constants
+blanked; brace depth tracked), which is what the rules need: it does not
+expand macros or follow #if. Python standard library only, so CI needs
+nothing beyond python3.
+"""
+
+import os
+import re
+import sys
+import tempfile
+
+PRODUCT = ("compiler", "graphgen", "kernels", "runtime")
+NAMED = PRODUCT + ("tests",)
+C_EXT = (".c", ".cu")
+SRC_EXT = (".c", ".h", ".cu")
+NAME_EXT = (".c", ".h", ".cu", ".py", ".sh")
+MAX_LINES = 700
+
+# Rule 2: each folder (the longest prefix that matches) and the folders it
+# may depend on.
+STAGES = {
+    "compiler/support/": (),
+    "compiler/": ("compiler/support/",),
+    "graphgen/": ("compiler/support/",),
+    "kernels/": ("compiler/support/",),
+    "kernels/bench/": ("compiler/support/", "kernels/"),
+    "runtime/": ("compiler/support/", "graphgen/", "kernels/"),
+    "runtime/trace/": ("compiler/support/", "graphgen/", "kernels/",
+                       "runtime/"),
+    "compiler/cli/": ("compiler/support/", "compiler/", "graphgen/",
+                      "kernels/", "runtime/", "runtime/trace/"),
+}
+
+KEYWORDS = frozenset(
+    "if else for while do switch case default return sizeof break continue "
+    "goto typedef struct union enum static extern const volatile inline "
+    "register restrict signed unsigned void char short int long float "
+    "double _Bool _Noreturn _Static_assert _Alignof _Alignas _Atomic "
+    "_Thread_local _Generic __attribute__ asm __asm__ defined".split())
+
+IDENT = re.compile(r"[A-Za-z_]\w*")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
+
+def list_files(root, folders, exts):
+    """Relative paths of the files under `folders` ending in `exts`."""
+    out = []
+    for top in folders:
+        base = os.path.join(root, top)
+        for d, dirs, files in os.walk(base):
+            dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+            for f in sorted(files):
+                if f.endswith(exts):
+                    out.append(os.path.relpath(os.path.join(d, f), root))
+    return sorted(p.replace(os.sep, "/") for p in out)
+
+
+def blank(text):
+    """Comments, string literals and character constants replaced by
+    spaces (newlines kept, so line numbers survive)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + c)
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class Source:
+    """What the rules need from one C file: its includes, the functions it
+    defines (external and static), and the names its code uses."""
+
+    def __init__(self, text):
+        self.includes = []        # (line, quoted path), from the raw text
+        self.defines = {}         # name -> line (external linkage)
+        self.statics = set()      # names of static functions
+        self.uses = {}            # name -> first line where code names it
+        self.lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        self._scan(blank(text))
+
+    def _scan(self, code):
+        # Preprocessor lines (with continuations) are taken out of the C
+        # code; macro bodies count as code.
+        c_lines = []
+        lines = code.split("\n")
+        k = 0
+        while k < len(lines):
+            line = lines[k]
+            if line.lstrip().startswith("#"):
+                start = k
+                directive = line
+                while directive.endswith("\\") and k + 1 < len(lines):
+                    k += 1
+                    directive = directive[:-1] + " " + lines[k]
+                for _ in range(start, k + 1):
+                    c_lines.append("")
+                d = re.match(r"\s*#\s*define\s+\w+(\([^)]*\))?(.*)", directive)
+                if d:
+                    self._use_all(d.group(2), start + 1)
+            else:
+                c_lines.append(line)
+            k += 1
+        self._scan_c("\n".join(c_lines))
+
+    def _use_all(self, text, line):
+        for m in re.finditer(r"(?<![\w.>])([A-Za-z_]\w*)", text):
+            if m.group(1) not in KEYWORDS:
+                self.uses.setdefault(m.group(1), line)
+
+    def _scan_c(self, code):
+        tokens = re.finditer(r"[A-Za-z_]\w*|->|[{}();=.,\[\]]|\n", code)
+        depth = 0
+        line = 1
+        decl = []     # file-scope tokens since the last ; or }
+        linkage = 0   # open `extern "C" {` blocks: still file scope
+        prev = ""
+        for t in tokens:
+            s = t.group(0)
+            if s == "\n":
+                line += 1
+                continue
+            if depth == 0:
+                if s == "{" and [x for x, _ in decl] == ["extern"]:
+                    linkage += 1
+                    decl = []
+                elif s == "}" and linkage and not decl:
+                    linkage -= 1
+                elif s == "{":
+                    self._definition(decl)
+                    depth = 1
+                    decl = []
+                elif s in (";", "}"):
+                    self._initializer(decl)
+                    decl = []
+                else:
+                    decl.append((s, line))
+            else:
+                if s == "{":
+                    depth += 1
+                elif s == "}":
+                    depth -= 1
+                    if depth == 0:
+                        decl = []
+                elif (IDENT.fullmatch(s) and s not in KEYWORDS
+                      and prev not in (".", "->")):
+                    self.uses.setdefault(s, line)
+            prev = s
+
+    def _definition(self, decl):
+        """decl: the file-scope tokens before a `{`. A function definition
+        ends `name ( ... )`; anything else (struct, enum, initializer)
+        opens a brace whose contents are code like a body's."""
+        toks = [s for s, _ in decl]
+        if toks and toks[-1] == ")":
+            level = 0
+            for i in range(len(toks) - 1, -1, -1):
+                if toks[i] == ")":
+                    level += 1
+                elif toks[i] == "(":
+                    level -= 1
+                    if level == 0:
+                        break
+            if i > 0 and IDENT.fullmatch(toks[i - 1]) and "=" not in toks:
+                name = toks[i - 1]
+                if name not in KEYWORDS and name != "__attribute__":
+                    if "static" in toks[:i - 1]:
+                        self.statics.add(name)
+                    else:
+                        self.defines.setdefault(name, decl[i - 1][1])
+                    # Parameter lists name types, not functions used.
+                    return
+        self._initializer(decl)
+
+    def _initializer(self, decl):
+        """The names after `=` in a file-scope declaration are uses (a
+        function's address in a table); a prototype uses nothing."""
+        toks = [s for s, _ in decl]
+        if "=" not in toks:
+            return
+        for s, ln in decl[toks.index("=") + 1:]:
+            if IDENT.fullmatch(s) and s not in KEYWORDS:
+                self.uses.setdefault(s, ln)
+
+
+def read_sources(root, files):
+    out = {}
+    for p in files:
+        with open(os.path.join(root, p), encoding="utf-8",
+                  errors="replace") as f:
+            text = f.read()
+        src = Source(text)
+        # Blanking hides the quoted include paths: read them from the raw
+        # text.
+        for ln, raw in enumerate(text.split("\n"), 1):
+            m = INCLUDE.match(raw)
+            if m:
+                src.includes.append((ln, m.group(1)))
+        out[p] = src
+    return out
+
+
+def node_of(path, files):
+    """A .c/.cu and the header of the same stem beside it are one node."""
+    stem, ext = os.path.splitext(path)
+    if ext == ".h":
+        for e in C_EXT:
+            if stem + e in files:
+                return stem
+        return path
+    return stem
+
+
+def resolve_include(src_path, inc, files):
+    for cand in (inc, os.path.normpath(
+            os.path.join(os.path.dirname(src_path), inc)).replace(os.sep, "/")):
+        if cand in files:
+            return cand
+    return None
+
+
+def build_graph(root):
+    files = list_files(root, PRODUCT, SRC_EXT)
+    fileset = set(files)
+    srcs = read_sources(root, files)
+    node = {p: node_of(p, fileset) for p in files}
+    definers = {}   # function name -> set of nodes defining it
+    local = {}      # node -> names it defines (static or not)
+    for p, s in srcs.items():
+        for name in s.defines:
+            definers.setdefault(name, set()).add(node[p])
+        local.setdefault(node[p], set()).update(s.defines, s.statics)
+    edges = {}      # (a, b) -> reason
+    for p, s in srcs.items():
+        a = node[p]
+        for ln, inc in s.includes:
+            q = resolve_include(p, inc, fileset)
+            if q is not None and node[q] != a:
+                edges.setdefault((a, node[q]),
+                                 '%s:%d includes "%s"' % (p, ln, inc))
+        for name, ln in sorted(s.uses.items(), key=lambda x: x[1]):
+            if name in local.get(a, ()) or name == "main":
+                continue
+            for b in sorted(definers.get(name, ())):
+                if b != a:
+                    edges.setdefault((a, b), "%s:%d uses %s()" % (p, ln, name))
+    nodes = sorted(set(node.values()))
+    return nodes, edges, srcs, node
+
+
+def cycles(nodes, edges):
+    """Strongly connected components of more than one node (Tarjan)."""
+    succ = {n: [] for n in nodes}
+    for a, b in sorted(edges):
+        succ[a].append(b)
+    index, low, stack, on, comps = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        work = [(v, iter(succ[v]))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            u, it = work[-1]
+            w = next(it, None)
+            if w is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[u])
+                if low[u] == index[u]:
+                    comp = []
+                    while True:
+                        x = stack.pop()
+                        on.discard(x)
+                        comp.append(x)
+                        if x == u:
+                            break
+                    if len(comp) > 1:
+                        comps.append(sorted(comp))
+            elif w not in index:
+                index[w] = low[w] = counter[0]
+                counter[0] += 1
+                stack.append(w)
+                on.add(w)
+                work.append((w, iter(succ[w])))
+            elif w in on:
+                low[u] = min(low[u], index[w])
+
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return sorted(comps)
+
+
+def one_loop(comp, edges):
+    """A shortest closed walk through the component's first node."""
+    members = set(comp)
+    start = comp[0]
+    prev = {start: None}
+    queue = [start]
+    while queue:
+        u = queue.pop(0)
+        for (a, b) in sorted(edges):
+            if a != u or b not in members:
+                continue
+            if b == start:
+                path = [u]
+                while prev[path[-1]] is not None:
+                    path.append(prev[path[-1]])
+                path.reverse()
+                return path + [start]
+            if b not in prev:
+                prev[b] = u
+                queue.append(b)
+    return comp
+
+
+def check(root):
+    """Every violation in the tree at root, as a list of messages."""
+    problems = []
+    nodes, edges, srcs, node = build_graph(root)
+
+    for comp in cycles(nodes, edges):
+        loop = one_loop(comp, edges)
+        lines = ["cycle between %s:" % ", ".join(comp)]
+        for a, b in zip(loop, loop[1:]):
+            lines.append("    %s -> %s  (%s)" % (a, b, edges[(a, b)]))
+        problems.append("\n".join(lines))
+
+    for (a, b), why in sorted(edges.items()):
+        fa, fb = folder_of(a), folder_of(b)
+        if fa != fb and fb not in STAGES.get(fa, ()):
+            problems.append("%s depends on %s: %s -> %s  (%s)"
+                            % (fa, fb, a, b, why))
+
+    by_name = {}
+    for p in list_files(root, NAMED, NAME_EXT):
+        by_name.setdefault(os.path.basename(p), []).append(p)
+    for name, paths in sorted(by_name.items()):
+        if len(paths) > 1:
+            problems.append("file name %s used %d times: %s"
+                            % (name, len(paths), ", ".join(paths)))
+
+    for p, s in sorted(srcs.items()):
+        if not p.endswith(C_EXT) or s.lines <= MAX_LINES:
+            continue
+        with open(os.path.join(root, p), encoding="utf-8",
+                  errors="replace") as f:
+            text = f.read()
+        if not says_why(text):
+            problems.append(
+                "%s: %d lines (over %d) and no sentence in its header "
+                "comment saying why" % (p, s.lines, MAX_LINES))
+    return problems
+
+
+def folder_of(path):
+    """The STAGES folder a file or node belongs to (longest prefix)."""
+    best = path.split("/")[0] + "/"
+    for f in STAGES:
+        if path.startswith(f) and len(f) > len(best):
+            best = f
+    return best
+
+
+def says_why(text):
+    m = re.match(r"\s*/\*(.*?)\*/", text, re.S)
+    if not m:
+        return False
+    header = re.sub(r"\s*\n\s*\*?", " ", m.group(1))
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", header):
+        words = sentence.split()
+        if ("lines" in sentence and re.search(r"\b700\b", sentence)
+                and len(words) >= 8):
+            return True
+    return False
+
+
+# ---- self-test --------------------------------------------------------------
+
+CLEAN = {
+    "compiler/support/support.h":
+        "/* support.h */\nvoid dc_fatal(void);\n",
+    "compiler/support/alloc.c":
+        '/* alloc.c */\n#include "compiler/support/support.h"\n'
+        "void dc_fatal(void) {}\n",
+    "graphgen/graphgen.h": "/* graphgen.h */\nvoid gg_a(void);\n",
+    "graphgen/a.c":
+        '/* a.c */\n#include "graphgen/graphgen.h"\n'
+        '#include "compiler/support/support.h"\n'
+        "static void helper(void) { dc_fatal(); }\n"
+        "void gg_a(void) { helper(); gg_b(); }\n",
+    "graphgen/b.c": '/* b.c */\n#include "graphgen/b.h"\nvoid gg_b(void) {}\n',
+    "graphgen/b.h": "/* b.h */\nvoid gg_b(void);\n",
+    "runtime/long.c":
+        "/*\n * long.c - a long file. (About 800 lines, over the house's\n"
+        " * ~700: the reasons would go here in a real file.)\n */\n"
+        + "int x;\n" * 800,
+    "tests/unit/test_a.c": "int main(void) { return 0; }\n",
+    # Prototypes in an extern "C" block are declarations, not uses.
+    "kernels/gpu.h": '#ifdef __cplusplus\nextern "C" {\n#endif\n'
+                     "void k_fill(void);\n"
+                     "#ifdef __cplusplus\n}\n#endif\n",
+    "kernels/gpu_kernels.cu": '#include "kernels/gpu.h"\n'
+                              'extern "C" void k_fill(void) {}\n',
+}
+
+# Each plant: the files it adds or replaces, and a fragment of the report.
+PLANTS = [
+    ("a call cycle between two .c files",
+     {"graphgen/b.c": '/* b.c */\n#include "graphgen/b.h"\n'
+                      "void gg_b(void) { gg_a(); }\n"},
+     "cycle between graphgen/a, graphgen/b"),
+    ("an include cycle between two headers",
+     {"kernels/x.h": '#include "kernels/y.h"\n',
+      "kernels/y.h": '#include "kernels/x.h"\n'},
+     "cycle between kernels/x.h, kernels/y.h"),
+    ("a header whose inline code calls a file that includes it",
+     {"graphgen/internal.h":
+          "static inline void gg_i(void) { gg_b(); }\n",
+      "graphgen/b.c": '#include "graphgen/internal.h"\nvoid gg_b(void) {}\n'},
+     "cycle between graphgen/b, graphgen/internal.h"),
+    ("a macro in a header that names a function of its includer",
+     {"compiler/support/support.h":
+          "#define DC_ASSERT(c) ((c) ? (void)0 : \\\n  dc_fatal())\n"},
+     "cycle between compiler/support/alloc, compiler/support/support.h"),
+    ("a support file including a stage header",
+     {"compiler/support/alloc.c":
+          '#include "compiler/support/support.h"\n'
+          '#include "graphgen/graphgen.h"\nvoid dc_fatal(void) {}\n'},
+     "compiler/support/ depends on graphgen/: compiler/support/alloc -> "
+     "graphgen/graphgen.h"),
+    ("a support file calling a stage",
+     {"compiler/support/alloc.c": "void dc_fatal(void) { gg_b(); }\n"},
+     "compiler/support/ depends on graphgen/: compiler/support/alloc -> "
+     "graphgen/b"),
+    ("graphgen calling a kernel model",
+     {"kernels/price.c": "double k_price(void) { return 1; }\n",
+      "graphgen/b.c": '#include "graphgen/b.h"\n'
+                      "void gg_b(void) { (void)k_price(); }\n"},
+     "graphgen/ depends on kernels/: graphgen/b -> kernels/price"),
+    ("the front end including a runtime header",
+     {"runtime/runtime.h": "void rt(void);\n",
+      "compiler/study.c": '#include "runtime/runtime.h"\n'},
+     "compiler/ depends on runtime/: compiler/study -> runtime/runtime.h"),
+    ("two files of one name",
+     {"tests/bench/b.c": "int main(void) { return 0; }\n"},
+     "file name b.c used 2 times: graphgen/b.c, tests/bench/b.c"),
+    ("a long file without a reason",
+     {"runtime/long.c": "/* long.c - a long file. */\n" + "int x;\n" * 800},
+     "runtime/long.c: 801 lines (over 700)"),
+]
+
+
+def write_tree(base, files):
+    for p, text in files.items():
+        full = os.path.join(base, p)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def self_test():
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        clean = os.path.join(tmp, "clean")
+        write_tree(clean, CLEAN)
+        got = check(clean)
+        if got:
+            print("self-test: the clean tree was reported:\n" + "\n".join(got))
+            failed += 1
+        for k, (what, files, expect) in enumerate(PLANTS):
+            tree = os.path.join(tmp, "plant%d" % k)
+            write_tree(tree, dict(CLEAN, **files))
+            got = check(tree)
+            if not any(expect in g for g in got):
+                print("self-test: %s not reported (wanted '%s'); got:\n%s"
+                      % (what, expect, "\n".join(got) or "(nothing)"))
+                failed += 1
+    if failed:
+        return 1
+    print("self-test: the clean tree passes, %d planted violations are "
+          "reported" % len(PLANTS))
+    return 0
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--self-test":
+        return self_test()
+    if len(argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    problems = check(argv[1])
+    for p in problems:
+        print("layout: " + p)
+    if problems:
+        print("layout: %d problem(s); the rules are in %s" %
+              (len(problems), os.path.relpath(__file__)))
+        return 1
+    print("layout: no cycles, each folder uses only the ones below it, one "
+          "name per file, long files say why")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
