@@ -201,6 +201,7 @@ typedef struct dc_trace_model {
   int32_t *launcher; /* GPU event -> runtime event, -1 if unlinked */
   int32_t *n_gpu;    /* runtime event -> number of GPU activities */
   double *gpu_us;    /* runtime event -> their total duration */
+  int64_t *wait_ns;  /* runtime event -> time it waited for the GPU */
   /* steps (sorted by ts) and the selection */
   dc_trace_step *steps;
   size_t n_steps;
@@ -227,9 +228,22 @@ bool dc_trace_is_container(const char *name);
  * GPU activity (cudaStreamSynchronize). */
 bool dc_trace_is_sync_call(const char *name);
 
+/* Blocking-call wait (tree.c, the one place it is decided): the part of
+ * a runtime call the host spent waiting for GPU work, not running the
+ * call. A call blocked when the trace shows it returned only after GPU
+ * work it had to wait for: a synchronisation call (above), or a call
+ * whose copies (gpu_memcpy, Memcpy) had all finished before it returned
+ * (an asynchronous call returns once its work is queued). Its wait runs
+ * from its start to the end of that work — for a copy, its own copy's end
+ * (the copy ran after the work queued before it on its stream); for a
+ * synchronisation call, the last end inside the call of GPU activity
+ * launched before it (on any stream). What follows is the call's own
+ * host overhead (T4). 0 for every other event. */
+
 /* Builds the tree, links GPU activity to runtime calls by correlation,
- * finds steps and top-level ops. Fails (E0801) when --steps selects
- * nothing or the trace has no CPU events at all; `m` is then freed. */
+ * computes the blocking-call waits, finds steps and top-level ops. Fails
+ * (E0801) when --steps selects nothing or the trace has no CPU events at
+ * all; `m` is then freed. */
 bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
                           dc_trace_model *m, dc_diags *d);
 void dc_trace_model_free(dc_trace_model *m);
@@ -306,6 +320,15 @@ typedef struct dc_trace_rows_report {
   int64_t tf32;   /* float GEMMs whose kernel ran on TF32 tensor cores */
 } dc_trace_rows_report;
 
+/* The first GEMM kernel (a name with "gemm") among launched activity,
+ * NULL when none. */
+const char *dc_trace_gemm_kernel(const dc_trace *t,
+                                 const dc_trace_launched *l);
+/* A GEMM kernel that ran on TF32 tensor cores ("tf32" or "1688gemm" in
+ * its name): a float GEMM is tf32 when its kernel says so, since neither
+ * trace records PyTorch's allow_tf32 switch. False for NULL. */
+bool dc_trace_kernel_is_tf32(const char *name);
+
 /* Why ops were skipped, in words (for the driver's stderr). */
 const char *dc_trace_skip_reason(dc_trace_skip r);
 void dc_trace_rows_write(const dc_trace_attrib *at, dc_trace_rows_kind kind,
@@ -369,7 +392,11 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
  * sampled) and as the profile `p` charges it for the same op sequence
  * (T1 where the gap was sampled, T2 + T4 of each launch call + T5
  * between launches + T3; an op without launches T5), per op name with
- * the profile's defaults where it has no value. Both in µs, summed. */
+ * the profile's defaults where it has no value. A blocking call (wait_ns)
+ * first waits, as the evaluator's host sync does, until the GPU work it
+ * waited on ended: the op's clock becomes max(clock, that end measured
+ * from the op's start), so the wait is modelled, not charged as T4.
+ * Both in µs, summed. */
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
                        double *measured_us, double *predicted_us);
 
