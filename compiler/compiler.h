@@ -61,7 +61,8 @@ dc_study *dc_study_load_memory(const char *name, const char *data,
                                size_t n_overrides, dc_diags *d);
 
 /* output.format ("csv", "md" or "jsonl"; default "csv") and
- * output.precision (decimals of the metric columns; default 3). */
+ * output.precision (decimals of the metric columns; -1 when the study does
+ * not set it: each metric keeps its own, spec/study.md). */
 const char *dc_study_format(const dc_study *s);
 int dc_study_precision(const dc_study *s);
 

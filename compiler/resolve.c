@@ -150,9 +150,7 @@ const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
   r = dc_arena_alloc(&s->arena, sizeof *r);
   dc_map_put(&s->catalog, key, r);
   const char *look = name;
-  bool is_path = strchr(name, '/') || (strlen(name) > 5 &&
-                                       !strcmp(name + strlen(name) - 5,
-                                               ".yaml"));
+  bool is_path = dc_catalog_is_path(name);
   if (is_path && name[0] != '/' && s->dir && *s->dir)
     look = dc_arena_printf(&s->arena, "%s/%s", s->dir, name);
   dc_catalog_entry e;
@@ -161,8 +159,10 @@ const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
     r->name = is_path ? look : e.name;
     r->root = e.root;
   }
-  dc_diags_free(&tmp);
-  if (r->name) return r;
+  if (r->name) {
+    dc_diags_free(&tmp);
+    return r;
+  }
   if (d) {
     dc_diag_code code = !strcmp(dir, "gpus")     ? DC_DIAG_UNKNOWN_GPU
                         : !strcmp(dir, "models") ? DC_DIAG_UNKNOWN_PRESET
@@ -172,7 +172,18 @@ const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
                                                 : "overhead profile";
     dc_span sp = at ? at->span : (dc_span){0};
     dc_diag *g;
-    if (is_path)
+    if (is_path && tmp.count) {
+      /* The file's own errors (YAML syntax, duplicate keys, aliases) at
+       * its own lines, after the line of the study that names it; one
+       * with no line (the file cannot be read) is the help. */
+      g = dc_diag_error(d, code, sp, "cannot load %s file '%s'", what, look);
+      bool placed = tmp.items[0].span.src && tmp.items[0].span.line > 0;
+      dc_diag_set_help(g, "%s", placed ? "its errors follow"
+                                       : tmp.items[0].message);
+      if (placed) dc_diags_append(d, &tmp);
+      dc_diags_free(&tmp);
+      return NULL;
+    } else if (is_path)
       g = dc_diag_error(d, code, sp, "cannot load %s file '%s'", what, look);
     else
       g = dc_diag_error(d, code, sp, "unknown %s '%s'", what, name);
@@ -196,6 +207,7 @@ const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
       dc_buf_free(&b);
     }
   }
+  dc_diags_free(&tmp);
   return NULL;
 }
 

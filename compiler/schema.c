@@ -137,7 +137,7 @@ static const dc_skey keys[] = {
     {"transforms[]", DC_SK_MAP, NULL, 0, 0, 0},
     {"transforms[].scale", DC_SK_MAP, NULL, 0, 0, 0},
     {"transforms[].scale.match", DC_SK_STR, NULL, 0, 0, 0},
-    {"transforms[].scale.factor", DC_SK_NUM, NULL, 0, 1e6, 0},
+    {"transforms[].scale.factor", DC_SK_NUM, NULL, 1e-9, 1e6, 0},
     {"transforms[].remove", DC_SK_MAP, NULL, 0, 0, 0},
     {"transforms[].remove.match", DC_SK_STR, NULL, 0, 0, 0},
     {"transforms[].stream", DC_SK_MAP, NULL, 0, 0, 0},
@@ -297,13 +297,17 @@ static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
     for (size_t i = 0; i < node->n; i++) {
       const dc_node *key = node->keys[i];
       size_t kl = key->text_len;
-      if (plen + 1 + kl + 3 >= cap) continue;
+      /* A key too long for the path buffer is no key of the schema: it is
+       * reported as unknown like any other, never skipped. */
+      bool fits = plen + 1 + kl + 3 < cap;
       size_t nl = plen;
-      if (plen) path[nl++] = '.';
-      memcpy(path + nl, key->text, kl);
-      nl += kl;
-      path[nl] = '\0';
-      if (!memchr(key->text, '.', kl) && dc_schema_findn(path, nl)) {
+      if (fits) {
+        if (plen) path[nl++] = '.';
+        memcpy(path + nl, key->text, kl);
+        nl += kl;
+        path[nl] = '\0';
+      }
+      if (fits && !memchr(key->text, '.', kl) && dc_schema_findn(path, nl)) {
         walk(node->items[i], path, nl, cap, depth + 1, d);
       } else {
         path[plen] = '\0';

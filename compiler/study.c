@@ -276,7 +276,7 @@ static void output(dc_study *s, dc_diags *d) {
   for (size_t i = s->n_fixed; i-- > 0 && !o;)
     if (!strcmp(s->fixed[i].path, "output.precision")) o = s->fixed[i].node;
   if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "precision");
-  int64_t prec = 3;
+  int64_t prec = -1; /* not written: each metric's own decimals */
   if (o) dc_leaf_int(o, "output.precision", dc_schema_find("output.precision"),
                      &prec, d);
   s->precision = (int)prec;

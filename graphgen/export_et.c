@@ -38,7 +38,9 @@
  *    tensors (inputs: what it sends, outputs: what it receives) and, its
  *    argument list not being modelled, an empty op_schema;
  *  - with more than one rank, a "## process_group:init ##" node first
- *    describes the default process group.
+ *    describes the default process group. A graph imported from one
+ *    rank's trace keeps that rank's number and the group's size
+ *    (dc_graph.rank_base, world_ranks), so its export is the original's.
  *
  * Ids grow in execution order (a parent's id is below its children's);
  * nodes are listed children first as the observer writes them on op exit,
@@ -74,7 +76,8 @@ typedef struct et_layout {
 
 typedef struct et_ctx {
   const dc_graph *g;
-  int32_t rank, lo, hi;
+  int32_t rank, lo, hi; /* rank: in the job (an imported rank's own) */
+  int32_t world;        /* ranks in the job's default process group */
   et_layout *lay;  /* [n_tensors] */
   int32_t *id;     /* [hi - lo]: node id of each op */
   int32_t *seq;    /* [hi - lo]: autograd sequence number, -1 */
@@ -592,7 +595,7 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
   put_scalar(&in, "String", name);
   put_ints(&in, NULL, 0);
   put_ints(&in, NULL, 0);
-  put_int(&in, g->n_ranks);
+  put_int(&in, e->world);
   if (o->n_outputs > 0)
     put_list(e, o->outputs, o->n_outputs, 1, 0, &out);
   node_begin(e, id + 1, "record_param_comms", id);
@@ -616,7 +619,7 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
                 "\"string\", \"value\": \"default_pg\"}, {\"name\": "
                 "\"pg_size\", \"type\": \"uint64\", \"value\": %d}",
                 coll[1], dname, (long long)in_elems, (long long)out_elems,
-                g->n_ranks);
+                e->world);
   node_end(e, &(et_attrs){id + 1 - ET_FIRST_OP_ID + 1, 0, -1, 0,
                           o->thread + 1, 0, ""},
            extra.data);
@@ -742,7 +745,7 @@ static void process_group_init(et_ctx *e, int32_t id) {
            "[{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
            "\"backend_config\": \"cuda:nccl\", \"ranks\": [], "
            "\"group_size\": %d, \"group_count\": 1}]",
-           e->g->n_ranks);
+           e->world);
   dc_buf v = {0};
   dc_buf_put_json_string(&v, desc);
   et_io in = {0}, none = {0};
@@ -760,17 +763,30 @@ void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
   if (rank < 0 || rank >= g->n_ranks) rank = 0;
   int32_t lo = g->rank_first[rank], hi = g->rank_first[rank + 1];
   size_t n = (size_t)(hi - lo) + 1;
-  et_ctx e = {.g = g, .rank = rank, .lo = lo, .hi = hi, .first = true,
-              .out = out};
+  et_ctx e = {.g = g, .rank = g->rank_base + rank, .lo = lo, .hi = hi,
+              .world = g->world_ranks > g->n_ranks ? g->world_ranks
+                                                   : g->n_ranks,
+              .first = true, .out = out};
   e.lay = dc_xcalloc((size_t)g->n_tensors + 1, sizeof *e.lay);
   e.id = dc_xcalloc(n, sizeof *e.id);
   e.seq = dc_xcalloc(n, sizeof *e.seq);
   int32_t *fw_seq = dc_xcalloc(n, sizeof *fw_seq);
-  e.next_tensor = g->n_tensors + 1;
+  /* The views' ids follow this rank's own tensors, so one rank's trace
+   * does not depend on the others' (and exporting an imported rank gives
+   * the same ids back). */
+  int32_t top = 0;
+  for (int32_t i = lo; i < hi; i++) {
+    const dc_op *o = &g->ops[i];
+    for (int32_t k = 0; k < o->n_inputs; k++)
+      if (o->inputs[k] + 1 > top) top = o->inputs[k] + 1;
+    for (int32_t k = 0; k < o->n_outputs; k++)
+      if (o->outputs[k] + 1 > top) top = o->outputs[k] + 1;
+  }
+  e.next_tensor = top + 1;
 
   /* ids in execution order, the added nodes after the op they belong to */
   int32_t next = ET_FIRST_OP_ID, pg_init = 0;
-  if (g->n_ranks > 1) pg_init = next++;
+  if (e.world > 1) pg_init = next++;
   for (int32_t i = lo; i < hi; i++) {
     e.id[i - lo] = next++;
     if (is_eval(&g->ops[i]))
@@ -785,7 +801,7 @@ void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
                 "{\n  \"schema\": \"1.1.1-chakra.0.0.4\", \"pid\": %d, "
                 "\"time\": \"1970-01-01 00:00:00\", \"start_ts\": 0,\n"
                 "  \"nodes\": [\n",
-                rank + 1);
+                e.rank + 1);
   et_attrs root = {0, 0, -1, 7, 1, 0, ""};
   empty_node(&e, ET_THREAD0_ID, "[pytorch|profiler|execution_trace|thread]",
              ET_PROCESS_ID, &root);

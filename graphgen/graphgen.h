@@ -220,6 +220,11 @@ typedef struct dc_graph {
    * name pointers are equal have the same name, in any graph. A graph put
    * together otherwise leaves it false. */
   bool literal_names;
+  /* A graph imported from one rank's execution trace (runtime/trace/)
+   * holds that rank alone: rank_base is its number in the job and
+   * world_ranks the size of the job's default process group, which the
+   * ET export writes back. graphgen's graphs hold every rank: 0, 0. */
+  int32_t rank_base, world_ranks;
 } dc_graph;
 
 /* Whether op j is priced as a unit (the paper's top-level op): not an

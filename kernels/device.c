@@ -19,6 +19,15 @@
 
 #include "kernels/kernels.h"
 
+/* The ranges of spec/numbers.md ("GPU files"): wide enough for any
+ * accelerator a datasheet describes, narrow enough that every product the
+ * models take of them stays finite. */
+#define MAX_GBPS 1e6     /* GB/s: 1 PB/s */
+#define MAX_BYTES 1e15   /* 1 PB */
+#define MAX_TFLOPS 1e6
+#define MAX_MHZ 1e5
+#define MAX_LAT_US 1e6
+
 typedef struct entry_reader {
   const dc_node *root;
   dc_span where; /* the document, for missing keys */
@@ -44,9 +53,21 @@ static const dc_node *get(entry_reader *r, const dc_node *map,
   return n;
 }
 
-/* A non-negative number (`def` when absent and optional). */
+/* A value outside the range spec/numbers.md gives its key, reported at
+ * the value's own line (`def` is used in its place). */
+static bool in_range(entry_reader *r, const dc_node *n, const char *key,
+                     double v, double lo, double hi) {
+  if (v >= lo && v <= hi) return true;
+  dc_diag_error(r->d, DC_DIAG_OUT_OF_RANGE, n->span,
+                "'%s' is %s; it must be between %.15g and %.15g", key,
+                n->text, lo, hi);
+  r->ok = false;
+  return false;
+}
+
+/* A non-negative number in [lo, hi] (`def` when absent and optional). */
 static double num(entry_reader *r, const dc_node *map, const char *key,
-                  bool required, double def) {
+                  bool required, double def, double lo, double hi) {
   const dc_node *n = get(r, map, key, required);
   if (!n) return def;
   double v;
@@ -58,11 +79,11 @@ static double num(entry_reader *r, const dc_node *map, const char *key,
     r->ok = false;
     return def;
   }
-  return v;
+  return in_range(r, n, key, v, lo, hi) ? v : def;
 }
 
 static double gbps(entry_reader *r, const dc_node *map, const char *key,
-                   bool required, double def) {
+                   bool required, double def, double lo) {
   const dc_node *n = get(r, map, key, required);
   if (!n) return def;
   double v;
@@ -74,11 +95,11 @@ static double gbps(entry_reader *r, const dc_node *map, const char *key,
     r->ok = false;
     return def;
   }
-  return v;
+  return in_range(r, n, key, v, lo, MAX_GBPS) ? v : def;
 }
 
 static int64_t bytes(entry_reader *r, const dc_node *map, const char *key,
-                     bool required) {
+                     bool required, double lo) {
   const dc_node *n = get(r, map, key, required);
   if (!n) return 0;
   int64_t v;
@@ -90,7 +111,7 @@ static int64_t bytes(entry_reader *r, const dc_node *map, const char *key,
     r->ok = false;
     return 0;
   }
-  return v;
+  return in_range(r, n, key, (double)v, lo, MAX_BYTES) ? v : 0;
 }
 
 static const char *str(entry_reader *r, const dc_node *map, const char *key,
@@ -130,48 +151,43 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->memory = str(&r, m, "memory", false, "");
   out->source = str(&r, m, "source", true, "");
   out->models_name = str(&r, m, "kernel_models", false, out->name);
-  out->year = (int32_t)num(&r, m, "year", false, 0);
-  double sms = num(&r, m, "sms", true, 1);
-  if (sms < 1 || sms > 100000) {
-    dc_diag_error(d, DC_DIAG_BAD_CATALOG, r.where, "'sms' out of range");
-    r.ok = false;
-    sms = 1;
-  }
-  out->sms = (int32_t)sms;
-  out->boost_mhz = num(&r, m, "boost_mhz", true, 1000);
-  out->sustained_mhz = num(&r, m, "sustained_mhz", false, 0);
-  out->l2_bytes = bytes(&r, m, "l2", true);
-  out->llc_bytes = bytes(&r, m, "llc", false);
-  out->hbm_bytes = bytes(&r, m, "hbm", true);
-  out->dram_gbps = gbps(&r, m, "mem_bw", true, 1);
-  out->fp32_tflops = num(&r, m, "fp32_tflops", true, 1);
-  out->fp32_matrix_tflops = num(&r, m, "fp32_matrix_tflops", false, 0);
-  out->tf32_tflops = num(&r, m, "tf32_tflops", false, 0);
-  out->fp16_tflops = num(&r, m, "fp16_tflops", false, 0);
-  out->bf16_tflops = num(&r, m, "bf16_tflops", false, 0);
-  out->fp8_tflops = num(&r, m, "fp8_tflops", false, 0);
+  out->year = (int32_t)num(&r, m, "year", false, 0, 0, 9999);
+  out->sms = (int32_t)num(&r, m, "sms", true, 1, 1, 100000);
+  out->boost_mhz = num(&r, m, "boost_mhz", true, 1000, 1, MAX_MHZ);
+  out->sustained_mhz = num(&r, m, "sustained_mhz", false, 0, 0, MAX_MHZ);
+  out->l2_bytes = bytes(&r, m, "l2", true, 0);
+  out->llc_bytes = bytes(&r, m, "llc", false, 0);
+  out->hbm_bytes = bytes(&r, m, "hbm", true, 1);
+  out->dram_gbps = gbps(&r, m, "mem_bw", true, 1, 1e-3);
+  out->fp32_tflops = num(&r, m, "fp32_tflops", true, 1, 1e-6, MAX_TFLOPS);
+  out->fp32_matrix_tflops =
+      num(&r, m, "fp32_matrix_tflops", false, 0, 0, MAX_TFLOPS);
+  out->tf32_tflops = num(&r, m, "tf32_tflops", false, 0, 0, MAX_TFLOPS);
+  out->fp16_tflops = num(&r, m, "fp16_tflops", false, 0, 0, MAX_TFLOPS);
+  out->bf16_tflops = num(&r, m, "bf16_tflops", false, 0, 0, MAX_TFLOPS);
+  out->fp8_tflops = num(&r, m, "fp8_tflops", false, 0, 0, MAX_TFLOPS);
   out->tensor_cores = flag(&r, m, "tensor_cores", false);
-  out->pcie_gen = (int32_t)num(&r, m, "pcie_gen", false, 0);
-  out->pcie_gbps = gbps(&r, m, "pcie", true, 1);
-  out->nvlink_gbps = gbps(&r, m, "nvlink", false, 0);
-  out->nic_gbps = gbps(&r, m, "nic", false, 12.5);
-  out->tdp_w = num(&r, m, "tdp_w", false, 0);
+  out->pcie_gen = (int32_t)num(&r, m, "pcie_gen", false, 0, 0, 100);
+  out->pcie_gbps = gbps(&r, m, "pcie", true, 1, 1e-3);
+  out->nvlink_gbps = gbps(&r, m, "nvlink", false, 0, 0);
+  out->nic_gbps = gbps(&r, m, "nic", false, 12.5, 0);
+  out->tdp_w = num(&r, m, "tdp_w", false, 0, 0, 1e6);
 
   /* Achievable fractions: where an entry has none, the rules of thumb of
    * reference/gpus.md (0.9 of HBM, 0.95 of fp32, 0.8 of tensor peaks). */
   const dc_node *ach = dc_node_get(m, "achievable");
-  out->dram_eff = num(&r, ach, "dram", false, 0.9);
-  out->fp32_eff = num(&r, ach, "fp32", false, 0.95);
-  out->tensor_eff = num(&r, ach, "tensor", false, 0.8);
-  out->link_eff = num(&r, ach, "link", false, 0.8);
-  out->l2_gbps = gbps(&r, ach, "l2_bw", false, 3.0 * out->dram_gbps);
+  out->dram_eff = num(&r, ach, "dram", false, 0.9, 0, 1);
+  out->fp32_eff = num(&r, ach, "fp32", false, 0.95, 0, 1);
+  out->tensor_eff = num(&r, ach, "tensor", false, 0.8, 0, 1);
+  out->link_eff = num(&r, ach, "link", false, 0.8, 0, 1);
+  out->l2_gbps = gbps(&r, ach, "l2_bw", false, 3.0 * out->dram_gbps, 1e-3);
   out->h2d_pageable_gbps =
-      gbps(&r, ach, "h2d_pageable", false, 0.5 * out->pcie_gbps);
+      gbps(&r, ach, "h2d_pageable", false, 0.5 * out->pcie_gbps, 1e-3);
   out->eff_source = str(&r, ach, "source", ach != NULL, "rule of thumb");
   const dc_node *lat = dc_node_get(m, "latency");
-  out->kernel_floor_us = num(&r, lat, "kernel_us", false, 2.0);
-  out->link_latency_us = num(&r, lat, "link_us", false, 3.0);
-  out->nic_latency_us = num(&r, lat, "nic_us", false, 8.0);
+  out->kernel_floor_us = num(&r, lat, "kernel_us", false, 2.0, 0, MAX_LAT_US);
+  out->link_latency_us = num(&r, lat, "link_us", false, 3.0, 0, MAX_LAT_US);
+  out->nic_latency_us = num(&r, lat, "nic_us", false, 8.0, 0, MAX_LAT_US);
 
   const char *pos[] = {"dram", "fp32", "tensor", "link"};
   double vals[] = {out->dram_eff, out->fp32_eff, out->tensor_eff,

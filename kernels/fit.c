@@ -281,10 +281,12 @@ bool dc_fit_load_csv(dc_kernel_kind kind, const char *path,
     }
     const char *why;
     dc_span tsp = dc_csv_span(&c, r, t_col);
+    /* spec/numbers.md: a measured kernel time is in (0, 1e9] us. */
     if (!dc_parse_double(c.cells[r][t_col], &s->time_us, &why) ||
-        !(s->time_us > 0)) {
+        !(s->time_us > 0) || !(s->time_us <= 1e9)) {
       dc_diag_error(d, DC_DIAG_BAD_CSV, tsp,
-                    "time_us must be a positive number, got '%s'",
+                    "time_us must be a positive number of microseconds up "
+                    "to 1e9, got '%s'",
                     c.cells[r][t_col]);
       ok = false;
     }

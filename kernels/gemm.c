@@ -221,6 +221,11 @@ static inline void div_sms(int64_t a, const gemm_ctx *c, int64_t *q,
   *q = qe, *r = re;
 }
 
+/* ceil(a / 2^sh) for a ≥ 0, without the overflow of a + 2^sh − 1. */
+static inline int64_t ceil_shift(int64_t a, int sh) {
+  return (a >> sh) + ((a & (((int64_t)1 << sh) - 1)) != 0);
+}
+
 /* The split table: what depends on the split factor 2^j alone. */
 typedef struct gemm_splits {
   int n;
@@ -367,7 +372,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   sp.n = 0;
   sp.kstep_bytes = (s < 4 ? 64 : 32) * s * 2;
   for (int j = 0; j <= GEMM_MAX_SPLIT_LOG; j++) {
-    int64_t ks = (kk + ((int64_t)1 << j) - 1) >> j;
+    int64_t ks = ceil_shift(kk, j);
     if (j > 0 && ks < GEMM_MIN_SPLIT_K) break;
     sp.ks[j] = (double)ks;
     sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
@@ -380,9 +385,18 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   int64_t mside[4], nside[4];
 #pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
-    mside[i] = (m + (32 << i) - 1) >> (5 + i);
-    nside[i] = (n + (32 << i) - 1) >> (5 + i);
+    mside[i] = ceil_shift(m, 5 + i);
+    nside[i] = ceil_shift(n, 5 + i);
   }
+  /* The most tiles any candidate has (32×32 tiles at the largest split)
+   * bounds every tile count below, and q·SMs + r as it doubles: when it
+   * does not fit in 64 bits the GEMM has no price (an infinite time, which
+   * the callers' finite checks report). */
+  int64_t most;
+  if (!dc_mul_i64(mside[0], nside[0], &most) ||
+      !dc_mul_i64(most, batch, &most) ||
+      !dc_mul_i64(most, (int64_t)1 << (sp.n - 1), &most))
+    return INFINITY;
   double feed_us = s * c->inv_l2_sm; /* per element fed, one SM */
   double best = INFINITY, cmin = INFINITY;
   gemm_runs runs;

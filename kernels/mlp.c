@@ -208,6 +208,10 @@ void dc_mlp_write_yaml(const dc_mlp *m, const char *header_comment,
   }
 }
 
+/* spec/numbers.md: every number of a fitted model (log-space statistics,
+ * weights, biases) is within ±1e6; a fitted model's are of order 1. */
+#define DC_MLP_MAX_ABS 1e6
+
 static bool bad(dc_diags *d, const dc_node *n, const dc_node *root,
                 const char *what) {
   dc_diag_error(d, DC_DIAG_BAD_MODEL, n ? n->span : root->span,
@@ -230,6 +234,10 @@ static double *read_list(const dc_node *n, int32_t want, int32_t *got,
     const dc_node *it = n->items[i];
     if (it->kind != DC_NODE_SCALAR || !dc_parse_double(it->text, &v[i], &why)) {
       bad(d, it, root, "not a number");
+      return NULL;
+    }
+    if (!(fabs(v[i]) <= DC_MLP_MAX_ABS)) {
+      bad(d, it, root, "a fitted number must be within -1e6 and 1e6");
       return NULL;
     }
   }
@@ -292,8 +300,11 @@ bool dc_mlp_from_node(const dc_node *root, dc_mlp *m, dc_arena *a,
   const char *why;
   if (!tm || !ts || tm->kind != DC_NODE_SCALAR || ts->kind != DC_NODE_SCALAR ||
       !dc_parse_double(tm->text, &m->y_mean, &why) ||
-      !dc_parse_double(ts->text, &m->y_std, &why))
-    return bad(d, t, root, "'target' needs numeric mean and std");
+      !dc_parse_double(ts->text, &m->y_std, &why) ||
+      !(fabs(m->y_mean) <= DC_MLP_MAX_ABS) ||
+      !(fabs(m->y_std) <= DC_MLP_MAX_ABS))
+    return bad(d, t, root, "'target' needs numeric mean and std, within "
+                           "-1e6 and 1e6");
   const dc_node *dt = dc_node_get(root, "dtypes");
   if (!dt || dt->kind != DC_NODE_SEQ)
     return bad(d, dt, root, "'dtypes' must list the trained dtypes");

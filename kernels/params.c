@@ -85,12 +85,20 @@ static bool size_val(const char *key, const char *v, dc_span sp, bool bytes,
   return true;
 }
 
+/* A real parameter (pooling, flops/bytes per element, scale): in
+ * [0, 1e6], the range spec/numbers.md gives them. */
 static bool num_val(const char *key, const char *v, dc_span sp, double *out,
                     dc_diags *d) {
   const char *why = NULL;
   if (!dc_parse_double(v, out, &why) || *out < 0) {
     dc_diag_error(d, DC_DIAG_BAD_NUMBER, sp,
                   "'%s': '%s' is not a non-negative number", key, v);
+    return false;
+  }
+  if (*out > 1e6) {
+    dc_diag_error(d, DC_DIAG_OUT_OF_RANGE, sp,
+                  "'%s': '%s' is out of range; it must be at most 1000000",
+                  key, v);
     return false;
   }
   return true;
@@ -188,7 +196,15 @@ static bool unknown(const dc_kernel *k, const char *key, dc_span sp,
 bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
                          dc_span sp, bool *known, dc_diags *d) {
   if (known) *known = true;
-  if (strcmp(key, "scale") == 0) return num_val(key, v, sp, &k->scale, d);
+  if (strcmp(key, "scale") == 0) {
+    /* the study's transforms[].scale.factor range (spec/numbers.md) */
+    if (!num_val(key, v, sp, &k->scale, d)) return false;
+    if (k->scale > 0) return true;
+    dc_diag_error(d, DC_DIAG_OUT_OF_RANGE, sp,
+                  "'scale': '%s' is out of range; it must be greater than 0",
+                  v);
+    return false;
+  }
   switch (k->kind) {
   case DC_KERNEL_GEMM:
     if (strcmp(key, "m") == 0) return size_val(key, v, sp, 0, &k->u.gemm.m, d);

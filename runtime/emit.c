@@ -226,7 +226,7 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
 
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
-                 dc_buf *b, dc_buf *scratch) {
+                 int decimals, dc_buf *b, dc_buf *scratch) {
   open_row(f, b);
   for (size_t i = 0; i < n; i++) {
     const dc_emit_col *c = &cols[i];
@@ -237,11 +237,13 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
     } else {
       dc_buf_clear(scratch);
       dc_buf_puts(scratch, "");
-      bool sig = digits > 0 && c->metric != DC_METRIC_FITS &&
+      bool num = c->metric != DC_METRIC_FITS &&
                  c->metric != DC_METRIC_COMM_BYTES &&
                  !(c->metric == DC_METRIC_SPEEDUP && !m->has_speedup);
-      if (sig)
+      if (num && digits > 0)
         dc_emit_put_sig(scratch, m->v[c->metric], digits);
+      else if (num && decimals >= 0)
+        dc_emit_put_double(scratch, m->v[c->metric], decimals);
       else
         dc_metric_format(c->metric, m, scratch);
       text = scratch->data ? scratch->data : "";
@@ -341,7 +343,8 @@ void dc_cells_num(dc_cells *c, double v, int decimals) {
   if (c->digits > 0)
     dc_emit_put_sig(&c->buf, v, c->digits);
   else
-    dc_emit_put_double(&c->buf, v, decimals);
+    dc_emit_put_double(&c->buf, v, c->fixed_decimals ? c->decimals
+                                                     : decimals);
   dc_buf_putc(&c->buf, '\0');
 }
 

@@ -21,10 +21,11 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
 void dc_emit_header(dc_format f, const dc_emit_col *cols, size_t n,
                     dc_buf *b);
 /* digits > 0: every metric but fits and comm_bytes printed with that many
- * significant digits (dc_emit_put_sig) instead of its fixed decimals. */
+ * significant digits (dc_emit_put_sig) instead of its fixed decimals;
+ * else decimals >= 0 (output.precision): with that many decimals. */
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
-                 dc_buf *b, dc_buf *scratch);
+                 int decimals, dc_buf *b, dc_buf *scratch);
 
 /* ---- the row modes of issue #7 (--per-rank, --per-shard, capacity) ----
  * A mode's table is the study's swept parameters, then a fixed list of
@@ -51,6 +52,8 @@ typedef struct dc_cells {
   size_t *off; /* start of each text in buf */
   size_t n, cap;
   int digits;  /* > 0: dc_cells_num prints significant digits instead */
+  bool fixed_decimals; /* output.precision: `decimals` for every number */
+  int decimals;
 } dc_cells;
 
 void dc_cells_clear(dc_cells *c);

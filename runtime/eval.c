@@ -49,6 +49,7 @@
  * baseline on one stream and stays ≤ e2e on any graph because every start
  * is a max of non-negative terms (monotone in the overheads).
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,10 +259,47 @@ static int32_t subtree_launches(const dc_graph *g, int32_t top) {
   return n;
 }
 
-static void finish_op(evaluator *ev, rank_state *rs) {
+/* The one check on what the evaluator computes (issue #19): every kernel
+ * time, every clock it moves and every byte count must be finite and
+ * non-negative, or the point fails with an error naming the point and the
+ * op; an inf or NaN never reaches a metric, a cell or a timeline. The
+ * inputs are range-checked where they are read (spec/numbers.md), but a
+ * product of in-range values (stacked scale transforms, a fitted model's
+ * extreme weights) can still leave the doubles. `kernel` is NULL for a
+ * host clock. */
+/* "point 3 (training.batch_size=512, system.gpu=A100)" for messages. */
+static void point_name(const dc_point *p, dc_buf *b) {
+  dc_buf_printf(b, "point %lld", (long long)(p ? p->index : 0));
+  for (int32_t i = 0; p && i < p->n_params; i++)
+    dc_buf_printf(b, "%s%s=%s", i ? ", " : " (", p->params[i].path,
+                  p->params[i].value);
+  if (p && p->n_params) dc_buf_putc(b, ')');
+}
+
+static bool time_ok(evaluator *ev, const rank_state *rs, int32_t op,
+                    const char *what, const dc_kernel *kernel, double us) {
+  if (isfinite(us) && us >= 0.0) return true;
+  const char *name = ev->g->ops[op].name;
+  dc_buf at = {0};
+  point_name(ev->g->point, &at);
+  dc_diag *e = dc_diag_error(
+      ev->d, DC_DIAG_NON_FINITE, (dc_span){0},
+      "%s: op '%s' on rank %d: %s%s%s %g us, not a finite time", at.data,
+      name ? name : "?", (int)rs->rank, kernel ? "its " : "",
+      kernel ? dc_kernel_kind_name(kernel->kind) : "", what, us);
+  dc_diag_set_help(e, "a scale transform, a GPU or overhead file, or a "
+                      "fitted kernel model makes a time too large to "
+                      "represent");
+  dc_buf_free(&at);
+  return false;
+}
+
+static bool finish_op(evaluator *ev, rank_state *rs) {
+  bool ok = time_ok(ev, rs, rs->top, "the host clock reaches", NULL, rs->cpu);
   if (rs->rec) rs->rec->cpu_end_us = rs->cpu;
   rs->in_op = false;
   rs->top = ev->g->ops[rs->top].end;
+  return ok;
 }
 
 static void host_sync(evaluator *ev, rank_state *rs) {
@@ -305,8 +343,8 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
         if (subtree_syncs(g, rs->top)) host_sync(ev, rs);
         rs->cpu += rs->cost.t5_us;
         if (rs->rec) rs->rec->t5_us = rs->cost.t5_us;
-        finish_op(ev, rs);
         progress = true;
+        if (!finish_op(ev, rs)) return progress;
         continue;
       }
       rs->cpu += rs->cost.t2_us;
@@ -326,8 +364,8 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       if (subtree_syncs(g, rs->top)) host_sync(ev, rs);
       rs->cpu += rs->cost.t3_us;
       if (rs->rec) rs->rec->t3_us = rs->cost.t3_us;
-      finish_op(ev, rs);
       progress = true;
+      if (!finish_op(ev, rs)) return progress;
       continue;
     }
     const dc_op *op = &g->ops[rs->sub];
@@ -376,6 +414,11 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       kt = ev->o->ktime(ev->o->ktime_ctx, l, rs->rank);
     }
     double end = start + kt;
+    if (!time_ok(ev, rs, rs->sub, " kernel takes", &l->k, kt) ||
+        !time_ok(ev, rs, rs->sub, " kernel ends at", &l->k, end) ||
+        !time_ok(ev, rs, rs->sub, " kernels sum to", &l->k,
+                 rs->out->kernel_sum_us + kt))
+      return progress;
     double idle = start - rs->stream[s];
     rs->stream[s] = end;
     rs->shadow[s] = shadow_start + kt;
@@ -388,7 +431,16 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
     if (is_embedding(l->k.kind)) out->emb_us += kt;
     if (dc_kernel_is_collective(l->k.kind)) {
       out->comm_us += kt;
-      out->comm_bytes += l->k.u.coll.bytes;
+      if (!dc_add_i64(out->comm_bytes, l->k.u.coll.bytes, &out->comm_bytes)) {
+        dc_buf at = {0};
+        point_name(g->point, &at);
+        dc_diag_error(ev->d, DC_DIAG_NON_FINITE, (dc_span){0},
+                      "%s: op '%s' on rank %d: the collective bytes of the "
+                      "iteration overflow 64 bits",
+                      at.data, g->ops[rs->sub].name, (int)rs->rank);
+        dc_buf_free(&at);
+        return progress;
+      }
     }
     if (ev->iv)
       ev->iv[ev->n_iv++] = (interval){start, end, rs->rank,

@@ -18,6 +18,8 @@
 
 #include "runtime/runtime.h"
 
+#define DC_PROFILE_MAX_US 1e7
+
 static const dc_stat stat_unset = {-1.0, 0.0, 0};
 
 static bool stat_given(dc_stat s) { return s.mean >= 0.0; }
@@ -94,10 +96,14 @@ static bool read_number(reader *r, const dc_node *n, const char *what,
     r->ok = false;
     return false;
   }
-  if (!(*out >= 0.0) || !isfinite(*out)) {
-    dc_diag_error(r->d, DC_DIAG_BAD_PROFILE, n->span,
-                  "'%s' must be a finite number >= 0 (got %s)", what, n->text);
+  /* spec/numbers.md: an overhead is at most 10 s, so that the host clock
+   * of an iteration of any size stays finite. */
+  if (!(*out >= 0.0) || !(*out <= DC_PROFILE_MAX_US)) {
+    dc_diag_error(r->d, DC_DIAG_OUT_OF_RANGE, n->span,
+                  "'%s' is %s; an overhead must be between 0 and %.0f us",
+                  what, n->text, DC_PROFILE_MAX_US);
     r->ok = false;
+    *out = 0.0;
     return false;
   }
   return true;
@@ -230,6 +236,19 @@ bool dc_profile_load(const char *name, dc_profile *out, dc_arena *a,
   reader r = {d, true};
   const dc_node *root = e.root;
   if (!expect_map(&r, root, "the profile")) return false;
+  /* An empty file (or one with only a name) would be all-zero overheads:
+   * refused, as an empty GPU file is. */
+  if (!dc_node_get(root, "defaults") && !dc_node_get(root, "ops") &&
+      !dc_node_get(root, "runtime")) {
+    dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_PROFILE, root->span,
+                               "overhead profile '%s' has no 'defaults', "
+                               "'ops' or 'runtime'", name);
+    dc_diag_set_help(g, "write 'defaults: {t1: ..., t5: ...}' in "
+                        "microseconds (spec/overheads/none.yaml is the "
+                        "smallest example), or use 'overheads: none' for no "
+                        "host overheads");
+    return false;
+  }
   static const char *const top[] = {"name",     "aliases", "units", "source",
                                     "defaults", "ops",     "runtime",
                                     "description"};

@@ -337,6 +337,10 @@ typedef struct dc_sweep_opts {
   /* > 0 (--digits): numbers with this many significant digits instead of
    * each column's fixed decimals, for comparisons with other tools */
   int digits;
+  /* output.precision when the study sets it: decimals of every metric
+   * (--digits wins); otherwise each metric's own decimals */
+  bool has_precision;
+  int precision;
   int64_t memo_hits, memo_misses; /* out: cache statistics */
 } dc_sweep_opts;
 

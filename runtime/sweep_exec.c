@@ -235,7 +235,7 @@ typedef struct run {
   size_t n_cols;
   dc_cell_col *mcols; /* the columns of a row mode (rows != POINT) */
   size_t n_mcols;
-  int64_t n_local; /* points in this shard */
+  int64_t first, n_local; /* this shard's points: first, first + 1, ... */
   int64_t window;
   slot *slots;
   pthread_mutex_t mu;
@@ -248,8 +248,17 @@ typedef struct run {
   bool sharding_metrics; /* some output reads dc_metrics_sharding's values */
 } run;
 
+/* Shard K of N holds a contiguous block of points, so that `cat` of the
+ * shards 1..N is the single run byte for byte: the first P mod N shards
+ * hold ceil(P / N) points, the others floor(P / N) (no product that can
+ * overflow, whatever P and N). */
+static int64_t shard_first(int64_t points, int64_t k, int64_t n) {
+  int64_t q = points / n, r = points % n;
+  return (k - 1) * q + (k - 1 < r ? k - 1 : r);
+}
+
 static int64_t global_index(const run *R, int64_t j) {
-  return (R->o->shard_k - 1) + j * R->o->shard_n;
+  return R->first + j;
 }
 
 static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
@@ -536,6 +545,7 @@ static bool point_row(worker *w, const run *R, int64_t i) {
     shard_rows(w, R, g, &pr);
   else {
     dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, R->o->digits,
+                R->o->has_precision ? R->o->precision : -1,
                 &w->row, &w->scratch);
     if (R->o->format == DC_FORMAT_JSONL) detail_json(R, g, &r, &m, &pr, &w->row);
   }
@@ -676,25 +686,15 @@ static bool flush_out(run *R, dc_buf *out, bool force) {
   return ok;
 }
 
-static void collect_diags(dc_diags *d, const dc_diags *from) {
-  for (size_t i = 0; i < from->count; i++) {
-    const dc_diag *g = &from->items[i];
-    dc_diag *n = g->severity == DC_SEV_ERROR
-                     ? dc_diag_error(d, g->code, g->span, "%s", g->message)
-                     : dc_diag_warning(d, g->code, g->span, "%s", g->message);
-    if (g->help) dc_diag_set_help(n, "%s", g->help);
-  }
-}
-
 bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   DC_ASSERT(o->shard_n >= 1 && o->shard_k >= 1 && o->shard_k <= o->shard_n);
   run R;
   memset(&R, 0, sizeof R);
   R.src = src;
   R.o = o;
-  R.n_local = src->n_points > o->shard_k - 1
-                  ? (src->n_points - o->shard_k) / o->shard_n + 1
-                  : 0;
+  R.first = shard_first(src->n_points, o->shard_k, o->shard_n);
+  R.n_local = shard_first(src->n_points, o->shard_k + 1, o->shard_n) -
+              R.first;
   bool has_baseline = src->baseline_of && src->n_points > 0 &&
                       src->baseline_of(src->ctx, 0) >= 0;
   dc_emit_col *cols = NULL;
@@ -731,6 +731,8 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   for (int i = 0; i < jobs; i++) {
     worker_init(&ws[i]);
     ws[i].cells.digits = o->digits;
+    ws[i].cells.fixed_decimals = o->has_precision;
+    ws[i].cells.decimals = o->precision;
   }
 
   if (jobs == 1) {
@@ -783,7 +785,7 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
         (first < 0 || ws[i].failed_index < ws[first].failed_index))
       first = i;
   if (first >= 0) {
-    collect_diags(d, &ws[first].diags);
+    dc_diags_append(d, &ws[first].diags);
     ok = false;
   }
   o->memo_hits = o->memo_misses = 0;

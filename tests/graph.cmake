@@ -84,5 +84,15 @@ if(DC_PYTHON3_ET)
               $<TARGET_FILE:dlrmc>
               ${PROJECT_SOURCE_DIR}/studies/paper-configs.yaml)
     set_tests_properties(et_consumer_${_tool} PROPERTIES SKIP_RETURN_CODE 77)
+    # a recorded trace (2-rank TorchRec step) imported and exported again
+    add_test(NAME et_consumer_${_tool}_imported
+      COMMAND ${DC_PYTHON3_ET}
+              ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/et_consumers.py
+              ${_tool}
+              ${CMAKE_CURRENT_BINARY_DIR}/et_consumer_${_tool}_imported.json
+              $<TARGET_FILE:dlrmc>
+              ${PROJECT_SOURCE_DIR}/tests/fixtures/torchrec/dot_w2_r0.et.json.gz)
+    set_tests_properties(et_consumer_${_tool}_imported
+                         PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
 endif()

@@ -3,13 +3,17 @@
  * kernel with the same function the evaluator uses (dc_kernel_time) and
  * prints the predicted µs as the only line on stdout, so scripts can read
  * it. With --csv FILE every row of the CSV (columns named like the
- * parameters; a `gpu` column may replace --gpu) is priced and written back
- * with a `pred_us` column; key=value arguments then act as defaults for
- * columns the file lacks. --analytic ignores fitted models (the zero-shot
+ * parameters; a `gpu` column instead of --gpu, never both) is priced and
+ * written back with a `pred_us` column (replacing one the file has);
+ * key=value arguments then act as defaults for columns the file lacks;
+ * other columns are carried through, unless one is a parameter's name in
+ * other letter case (an error). --analytic ignores fitted models (the zero-shot
  * figures); --explain names the model used on stderr, the kernel's
  * physical floor (kernels/bounds.c), and says when the model's answer
  * was clamped to it.
  */
+#include <ctype.h>
+#include <math.h>
 #include <string.h>
 
 #include "compiler/cli/cmd.h"
@@ -55,6 +59,41 @@ static void explain(const dc_kernel *k, const dc_device *dev,
             dc_kbound_name(p->clamped), p->model_us);
 }
 
+/* A price that leaves dlrmc: finite, or an error naming the kernel (a
+ * scale or a size whose time cannot be represented). */
+static bool finite_price(double us, const dc_kernel *k, dc_span at,
+                         dc_diags *d) {
+  if (isfinite(us)) return true;
+  dc_diag *g = dc_diag_error(d, DC_DIAG_NON_FINITE, at,
+                             "the predicted time of this %s kernel is %g "
+                             "us, not a finite time",
+                             dc_kernel_kind_name(k->kind), us);
+  dc_diag_set_help(g, "its sizes or its scale are too large to price");
+  return false;
+}
+
+/* The span of column `col`'s name in the header row. */
+static dc_span header_span(const dc_csv *c, int32_t col) {
+  size_t len;
+  int32_t line = 1;
+  for (; line <= (int32_t)c->src->n_lines; line++) {
+    const char *t = dc_source_line(c->src, line, &len);
+    size_t i = 0;
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r')) i++;
+    if (i < len && t[i] != '#') break;
+  }
+  const char *t = dc_source_line(c->src, line, &len);
+  size_t i = 0;
+  bool quoted = false;
+  for (int32_t f = 0; i < len && f < col; i++) { /* to the col-th comma */
+    if (t[i] == '"') quoted = !quoted;
+    if (t[i] == ',' && !quoted) f++;
+  }
+  while (i < len && (t[i] == ' ' || t[i] == '\t')) i++;
+  return (dc_span){c->src, line, (int32_t)i + 1,
+                   (int32_t)strlen(c->cols[col])};
+}
+
 static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
   dc_csv c;
   if (!dc_csv_read(ka->csv, &c, a, d)) return DC_EXIT_INPUT;
@@ -64,14 +103,58 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
                   "no --gpu given and the CSV has no 'gpu' column");
     return DC_EXIT_INPUT;
   }
+  if (ka->gpu && gpu_col >= 0) {
+    dc_diag *g = dc_diag_error(d, DC_DIAG_CONFLICT, header_span(&c, gpu_col),
+                               "--gpu %s is given and the CSV has a 'gpu' "
+                               "column: which one prices the rows?",
+                               ka->gpu);
+    dc_diag_set_help(g, "drop --gpu to price each row on its own GPU, or "
+                        "remove the column");
+    return DC_EXIT_INPUT;
+  }
+  /* Measurement columns (the benchmark's, and a pred_us from an earlier
+   * run, whose cells are replaced) are no parameters; other columns that
+   * are not parameters of the kind (annotations such as `trace kernels`'
+   * op and layout) are carried through unread, except one that is a
+   * parameter's name in other letter case ('M' for 'm'): an error, not a
+   * column silently not read. */
   static const char *const skip[] = {"gpu", "time_us", "mean_us", "pred_us",
                                      "std_us", "min_us", "max_us", "runs"};
+  bool *is_param = dc_arena_array(a, (size_t)c.n_cols + 1, sizeof *is_param);
+  int32_t pred_col = dc_csv_col(&c, "pred_us");
+  for (int32_t col = 0; col < c.n_cols; col++) {
+    bool skipped = false;
+    for (size_t s = 0; s < DC_COUNTOF(skip); s++)
+      if (strcmp(c.cols[col], skip[s]) == 0) skipped = true;
+    if (skipped) continue;
+    char *lower = dc_arena_strdup(a, c.cols[col]);
+    for (char *q = lower; *q; q++) *q = (char)tolower((unsigned char)*q);
+    bool known = true, known_lower = true;
+    dc_kernel probe;
+    dc_kernel_params_init(&probe, ka->kind, a);
+    dc_diags quiet = {0};
+    dc_kernel_param_set(&probe, c.cols[col], "1", (dc_span){0}, &known,
+                        &quiet);
+    dc_kernel_param_set(&probe, lower, "1", (dc_span){0}, &known_lower,
+                        &quiet);
+    dc_diags_free(&quiet);
+    is_param[col] = known;
+    if (!known && known_lower) {
+      dc_diag *g = dc_diag_error(d, DC_DIAG_UNKNOWN_KEY,
+                                 header_span(&c, col),
+                                 "column '%s' is not a parameter of kernel "
+                                 "'%s'; parameters are lower case",
+                                 c.cols[col], dc_kernel_kind_name(ka->kind));
+      dc_diag_set_help(g, "did you mean '%s'?", lower);
+    }
+  }
+  if (d->errors) return DC_EXIT_INPUT;
   dc_buf o = {0};
   for (int32_t i = 0; i < c.n_cols; i++) {
     dc_buf_put_csv_field(&o, c.cols[i]);
-    dc_buf_putc(&o, ',');
+    dc_buf_putc(&o, i + 1 < c.n_cols || pred_col < 0 ? ',' : '\n');
   }
-  dc_buf_puts(&o, "pred_us\n");
+  if (pred_col < 0) dc_buf_puts(&o, "pred_us\n");
   const char *cur_name = NULL;
   dc_device dev;
   const dc_kmodels *km = NULL;
@@ -91,24 +174,23 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
     dc_kernel k;
     dc_kernel_params_init(&k, ka->kind, a);
     bool ok = apply_cli(ka, &k, false, d);
-    for (int32_t col = 0; col < c.n_cols; col++) {
-      bool skipped = false;
-      for (size_t s = 0; s < DC_COUNTOF(skip); s++)
-        if (strcmp(c.cols[col], skip[s]) == 0) skipped = true;
-      if (skipped) continue;
-      bool known;
-      if (!dc_kernel_param_set(&k, c.cols[col], c.cells[r][col],
-                               dc_csv_span(&c, r, col), &known, d))
+    for (int32_t col = 0; col < c.n_cols; col++)
+      if (is_param[col] &&
+          !dc_kernel_param_set(&k, c.cols[col], c.cells[r][col],
+                               dc_csv_span(&c, r, col), NULL, d))
         ok = false;
-    }
-    if (!ok || !dc_kernel_params_check(&k, (dc_span){c.src, c.row_line[r],
-                                                     1, 0}, d) || !dev_ok)
-      continue;
+    dc_span row = {c.src, c.row_line[r], 1, 0};
+    if (!ok || !dc_kernel_params_check(&k, row, d) || !dev_ok) continue;
+    double us = dc_kernel_time(&k, &dev, km);
+    if (!finite_price(us, &k, row, d)) continue;
     for (int32_t col = 0; col < c.n_cols; col++) {
-      dc_buf_put_csv_field(&o, c.cells[r][col]);
-      dc_buf_putc(&o, ',');
+      if (col == pred_col)
+        dc_buf_printf(&o, "%.3f", us);
+      else
+        dc_buf_put_csv_field(&o, c.cells[r][col]);
+      dc_buf_putc(&o, col + 1 < c.n_cols || pred_col < 0 ? ',' : '\n');
     }
-    dc_buf_printf(&o, "%.3f\n", dc_kernel_time(&k, &dev, km));
+    if (pred_col < 0) dc_buf_printf(&o, "%.3f\n", us);
   }
   int rc = DC_EXIT_OK;
   if (d->errors) rc = DC_EXIT_INPUT;
@@ -182,7 +264,9 @@ static int cmd_kernel(int argc, char **argv) {
       if (ka.explain) explain(&k, &dev, &p);
       char line[64];
       int n = snprintf(line, sizeof line, "%.3f\n", t);
-      if (!dc_write_file_atomic(ka.out, line, (size_t)n)) rc = DC_EXIT_INPUT;
+      if (!finite_price(t, &k, (dc_span){0}, &d) ||
+          !dc_write_file_atomic(ka.out, line, (size_t)n))
+        rc = DC_EXIT_INPUT;
     } else {
       rc = DC_EXIT_INPUT;
     }
@@ -216,7 +300,9 @@ const dc_command dc_cmd_kernel_def = {
     "Every kind also takes scale (a time multiplier).\n\n"
     "--csv FILE prices every row (columns named like the parameters; a 'gpu'"
     "\n"
-    "column may replace --gpu) and writes the rows with a pred_us column.\n"
+    "column instead of --gpu) and writes the rows with a pred_us column\n"
+    "(replacing the file's own); other columns are carried through unread\n"
+    "(a parameter's name in capitals, like 'M', is an error).\n"
     "--analytic ignores fitted models; --explain names the model on stderr,\n"
     "with the kernel's physical floor (FLOP, DRAM, link and launch bounds)\n"
     "and, when the model's answer was below it, 'clamped to the ... bound'.\n"

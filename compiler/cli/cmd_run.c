@@ -308,6 +308,8 @@ static int cmd_run(int argc, char **argv) {
   o.sink_ctx = html ? (void *)&rows_jsonl : (void *)&of;
   o.rows = rows;
   o.digits = (int)digits;
+  o.precision = dc_study_precision(s);
+  o.has_precision = o.precision >= 0;
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
@@ -372,9 +374,10 @@ const dc_command dc_cmd_run_def = {
     "  -D path=value      override any key of the study; a comma list sweeps\n"
     "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
     "                     byte-identical for any N\n"
-    "  --shard K/N        evaluate only the points whose index modulo N is\n"
-    "                     K-1; shard 1 carries the CSV header, so the shards'\n"
-    "                     outputs concatenate in shard order\n"
+    "  --shard K/N        evaluate only the K-th of N contiguous blocks of\n"
+    "                     points; shard 1 carries the CSV header, so `cat` of\n"
+    "                     shards 1..N is the single run's output (CSV, JSON\n"
+    "                     lines)\n"
     "  --timeline DIR     write each point's predicted CPU and GPU timeline\n"
     "                     as Chrome trace JSON (DIR/STUDY-NNNNNN.json; open\n"
     "                     in ui.perfetto.dev or chrome://tracing)\n"

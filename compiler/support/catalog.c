@@ -140,7 +140,7 @@ static cat_dir *get_dir(const char *dir) {
   return c;
 }
 
-static bool looks_like_path(const char *name) {
+bool dc_catalog_is_path(const char *name) {
   size_t n = strlen(name);
   return strchr(name, '/') != NULL ||
          (n > 5 && strcmp(name + n - 5, ".yaml") == 0) ||
@@ -151,7 +151,7 @@ bool dc_catalog_find(const char *dir, const char *name, dc_catalog_entry *out,
                      dc_arena *a, dc_diags *d) {
   memset(out, 0, sizeof *out);
   if (!name) return false;
-  if (looks_like_path(name)) {
+  if (dc_catalog_is_path(name)) {
     const dc_source *src = dc_source_load(name, a, d);
     if (!src) return false;
     dc_node *root = dc_yaml_parse(src, a, d);

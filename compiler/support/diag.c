@@ -39,10 +39,25 @@ void dc_diags_free(dc_diags *d) {
   memset(d, 0, sizeof *d);
 }
 
+/* Messages are clipped (issue #19: a 5 MB key must not echo 10 MB): a
+ * message or help past MAX_TEXT bytes ends in "..." (diag_render.c clips
+ * the echoed source line the same way). */
+enum { MAX_TEXT = 512 };
+
+size_t dc_utf8_floor(const char *s, size_t n) {
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  return n;
+}
+
 __attribute__((format(printf, 1, 0)))
 static char *vformat(const char *fmt, va_list ap) {
   dc_buf b = {0};
   dc_buf_vprintf(&b, fmt, ap);
+  if (b.len > MAX_TEXT) {
+    b.len = dc_utf8_floor(b.data, MAX_TEXT - 3);
+    b.data[b.len] = '\0';
+    dc_buf_puts(&b, "...");
+  }
   return b.data ? b.data : dc_xstrdup("");
 }
 
@@ -88,6 +103,16 @@ dc_diag *dc_diag_warning(dc_diags *d, dc_diag_code code, dc_span span,
   dc_diag *g = diag_add(d, DC_SEV_WARNING, code, span, fmt, ap);
   va_end(ap);
   return g;
+}
+
+void dc_diags_append(dc_diags *d, const dc_diags *from) {
+  for (size_t i = 0; i < from->count; i++) {
+    const dc_diag *g = &from->items[i];
+    dc_diag *n = g->severity == DC_SEV_ERROR
+                     ? dc_diag_error(d, g->code, g->span, "%s", g->message)
+                     : dc_diag_warning(d, g->code, g->span, "%s", g->message);
+    if (g->help) dc_diag_set_help(n, "%s", g->help);
+  }
 }
 
 void dc_diag_set_help(dc_diag *g, const char *fmt, ...) {

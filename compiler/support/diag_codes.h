@@ -65,6 +65,7 @@
   /* runtime and overhead profiles */                                       \
   X(BAD_PROFILE, "E0701", "invalid overhead profile")                       \
   X(BAD_RESULTS, "E0702", "invalid results table")                          \
+  X(NON_FINITE, "E0703", "time or count not representable")                 \
   /* traces */                                                              \
   X(BAD_TRACE, "E0801", "invalid trace")
 

@@ -10,11 +10,16 @@
  * caret line is laid out in display columns (a UTF-8 sequence is one
  * column, a tab is kept as a tab) so that the caret sits under the right
  * character. Control bytes and invalid UTF-8 in the echoed line are shown
- * as '?' so that a binary file cannot garble the terminal.
+ * as '?' so that a binary file cannot garble the terminal; a very long
+ * line is echoed as a window round the caret.
  */
 #include <stdio.h>
 
 #include "compiler/support/support.h"
+
+/* A source line past MAX_ECHO bytes (a 5 MB key) is echoed as a window of
+ * that many bytes from ECHO_BEFORE before the caret (issue #19). */
+enum { MAX_ECHO = 512, ECHO_BEFORE = 128 };
 
 /* Length of a valid UTF-8 sequence starting at s (max n bytes), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
@@ -93,8 +98,25 @@ void dc_diag_render_one(const dc_diag *g, dc_buf *out, bool color) {
     size_t to = from + (size_t)(sp->len > 0 ? sp->len : 1);
     if (to > len && from < len) to = len;
     dc_buf text = {0}, pad = {0};
+    bool cut_end = false;
+    if (len > MAX_ECHO) { /* a window round the caret, "..." at the cuts */
+      size_t a = from > ECHO_BEFORE ? dc_utf8_floor(line, from - ECHO_BEFORE)
+                                    : 0;
+      if (a > len) a = dc_utf8_floor(line, len - 1);
+      size_t b = a + MAX_ECHO < len ? dc_utf8_floor(line, a + MAX_ECHO) : len;
+      if (a > 0) {
+        dc_buf_puts(&text, "...");
+        dc_buf_puts(&pad, "   ");
+      }
+      cut_end = b < len;
+      line += a, len = b - a;
+      from = from > a ? from - a : 0;
+      to = to > a ? to - a : 0;
+      if (to > len + 1) to = len + 1;
+    }
     size_t carets;
     echo_line(&text, line, len, from, to, &pad, &carets);
+    if (cut_end) dc_buf_puts(&text, "...");
     if (carets == 0) carets = 1;
     dc_buf_printf(out, "%s%*d |%s %s\n", c_blue, w, sp->line, c_off,
                   text.data ? text.data : "");

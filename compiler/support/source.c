@@ -2,7 +2,8 @@
  * source.c — a user's file held in memory with its line table, so that any
  * later stage can turn a byte offset into a 1-based line:col and print the
  * source line under a diagnostic. Files over DC_SOURCE_MAX_BYTES are
- * refused before they are read whole.
+ * refused before they are read whole; a leading UTF-8 byte-order mark is
+ * dropped.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -24,6 +25,10 @@ static void index_lines(dc_source *s, dc_arena *a) {
 
 const dc_source *dc_source_from_memory(const char *name, const char *data,
                                        size_t len, dc_arena *a) {
+  /* A UTF-8 byte-order mark (editors on Windows write one) is no part of
+   * the text: dropped here, so that the YAML and CSV readers and every
+   * line:col agree on what line 1 is. */
+  if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) data += 3, len -= 3;
   dc_source *s = dc_arena_alloc(a, sizeof *s);
   s->path = dc_arena_strdup(a, name);
   s->text = dc_arena_strndup(a, data, len);

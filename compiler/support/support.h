@@ -169,6 +169,12 @@ dc_diag *dc_diag_warning(dc_diags *d, dc_diag_code code, dc_span span,
     __attribute__((format(printf, 4, 5)));
 void dc_diag_set_help(dc_diag *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Appends copies of every diagnostic of `from` (errors and warnings). */
+void dc_diags_append(dc_diags *d, const dc_diags *from);
+/* The largest n' <= n at which s[n'] does not continue a UTF-8 sequence:
+ * where text of at least n bytes can be cut. Messages are clipped at 512
+ * bytes and long source lines echoed as a window round the caret. */
+size_t dc_utf8_floor(const char *s, size_t n);
 /* Renders like a compiler:
  *   file:12:3: error: unknown key 'bacth' in 'training' [E0101]
  *      12 |   bacth: 2048
@@ -300,5 +306,8 @@ bool dc_catalog_find(const char *dir, const char *name, dc_catalog_entry *out,
 const char *const *dc_catalog_names(const char *dir, size_t *n);
 /* "did you mean" over names and aliases of `dir`. */
 const char *dc_catalog_suggest(const char *dir, const char *name);
+/* Whether a catalog-valued name is a file path (has a '/' or ends in
+ * .yaml / .yml) rather than a catalog name. */
+bool dc_catalog_is_path(const char *name);
 
 #endif /* DC_SUPPORT_H */

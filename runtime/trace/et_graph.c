@@ -161,6 +161,24 @@ static int32_t group_size(const et_node *n) {
   return 0;
 }
 
+/* The rank that recorded the trace: record_param_comms lists (tensors,
+ * seq, process group, rank, collective name, ...), so the Int argument
+ * right before its first String; 0 when no collective says. */
+static int32_t recording_rank(const et_file *f, int32_t world) {
+  for (int64_t i = 0; i < f->n_nodes; i++) {
+    const et_node *n = &f->nodes[i];
+    if (strcmp(n->name, "record_param_comms") != 0) continue;
+    for (int32_t k = 1; k < n->n_in; k++)
+      if (n->in[k].kind == ET_STRING && !n->in[k].in_list) {
+        const et_val *r = &n->in[k - 1];
+        if (r->kind == ET_INT && !r->in_list && r->i >= 0 && r->i < world)
+          return (int32_t)r->i;
+        break;
+      }
+  }
+  return 0;
+}
+
 static int32_t new_op(bctx *c, const et_node *n, int32_t parent) {
   if (c->n_ops == c->cap_ops) {
     int32_t cap = c->cap_ops ? c->cap_ops * 2 : 256;
@@ -655,6 +673,10 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   dc_graph *g = dc_arena_alloc(a, sizeof *g);
   out->g = g;
   g->n_ranks = 1;
+  if (c.pg_size > 1) {
+    g->world_ranks = c.pg_size;
+    g->rank_base = recording_rank(f, c.pg_size);
+  }
   g->n_ops = c.n_ops;
   g->ops = dc_arena_array(a, (size_t)c.n_ops + 1, sizeof *g->ops);
   if (c.n_ops) memcpy(g->ops, c.ops, (size_t)c.n_ops * sizeof *g->ops);

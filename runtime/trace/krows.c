@@ -223,6 +223,20 @@ static bool is_gemm_kernel(const char *name) {
   return strstr(name, "gemm") || strstr(name, "GEMM");
 }
 
+const char *dc_trace_gemm_kernel(const dc_trace *t,
+                                 const dc_trace_launched *l) {
+  for (uint32_t j = 0; j < l->n; j++) {
+    const dc_trace_event *g = &t->ev[l->gpu[j]];
+    if (g->kind == DC_TRACE_KERNEL && is_gemm_kernel(t->names[g->name]))
+      return t->names[g->name];
+  }
+  return NULL;
+}
+
+bool dc_trace_kernel_is_tf32(const char *name) {
+  return name && (strstr(name, "tf32") || strstr(name, "1688gemm"));
+}
+
 /* ---- the rows ------------------------------------------------------- */
 
 static void put_names(dc_buf *out, const dc_trace *t,
@@ -254,12 +268,7 @@ static dc_trace_skip gemm_row_of(const dc_trace *t, size_t ev,
   dc_trace_skip why = gemm_shape(t, dc_trace_args_of(t, ev), f, &r);
   if (why != DC_TRACE_SKIP_NONE_) return why;
   if (l->n_kernels == 0) return DC_TRACE_SKIP_NO_KERNEL;
-  const char *gk = NULL;
-  for (uint32_t j = 0; j < l->n && !gk; j++) {
-    const dc_trace_event *g = &t->ev[l->gpu[j]];
-    if (g->kind == DC_TRACE_KERNEL && is_gemm_kernel(t->names[g->name]))
-      gk = t->names[g->name];
-  }
+  const char *gk = dc_trace_gemm_kernel(t, l);
   const char *layout = "strides";
   if (f == G_LINEAR) {
     layout = "semantics";
@@ -273,8 +282,7 @@ static dc_trace_skip gemm_row_of(const dc_trace *t, size_t ev,
       r.transa = r.transa > 0, r.transb = r.transb > 0;
     }
   }
-  if (r.dtype == DC_DTYPE_FP32 && gk &&
-      (strstr(gk, "tf32") || strstr(gk, "1688gemm"))) {
+  if (r.dtype == DC_DTYPE_FP32 && dc_trace_kernel_is_tf32(gk)) {
     r.dtype = DC_DTYPE_TF32;
     rep->tf32++;
   }

@@ -533,6 +533,13 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
                  ev_no(c), type);
       return 0;
     }
+    /* A \u0000 inside a name would cut it short wherever it is used as a
+     * C string: refused rather than truncated silently. */
+    if (f == F_NAME && memchr(s, '\0', n)) {
+      error_here(c, "'name' of event #%lld contains a NUL character "
+                    "(\\u0000)", ev_no(c));
+      return 0;
+    }
     if (f == F_PH) c->ph = n == 1 ? (char)s[0] : '?';
     if (f == F_CAT) c->kind = cat_kind(s, n);
     if (f == F_NAME) scratch_set(&c->name, s, n);
@@ -556,9 +563,13 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
                  f == F_TS ? "ts" : "dur", ev_no(c), type);
       return 0;
     }
-    if (!number_ns((const char *)s, n, &v)) {
-      error_here(c, "'%s' of event #%lld is out of range",
-                 f == F_TS ? "ts" : "dur", ev_no(c));
+    /* ts and dur below 2^62 ns each: every end (ts + dur) and every
+     * difference of starts and ends the readers take fits in 64 bits. */
+    if (!number_ns((const char *)s, n, &v) ||
+        (f == F_TS && v < 0) || v >= DC_TRACE_MAX_NS) {
+      error_here(c, "'%s' of event #%lld is out of range (0 to %lld µs)",
+                 f == F_TS ? "ts" : "dur", ev_no(c),
+                 (long long)(DC_TRACE_MAX_NS / 1000));
       return 0;
     }
     if (f == F_TS) {

@@ -16,7 +16,8 @@
  * 3. Each matched op that launches a kernel gets the GPU activity its
  *    Kineto event launched (attrib.c), less what its own launching
  *    descendants launched; an op no model prices is priced by that
- *    measured time when it has one.
+ *    measured time when it has one; a float GEMM whose kernel ran on
+ *    TF32 tensor cores is priced as TF32 (the ET cannot say).
  * 4. The graph is evaluated (runtime/eval.c) with the named overhead
  *    profile, or with the profile extracted from the Kineto trace itself
  *    (`self`, the paper's per-workload mode; the default with a trace).
@@ -78,8 +79,10 @@ typedef struct replay {
   double *pred_us; /* per op: its kernel's predicted time, -1 */
   double *meas_us; /* per op: the GPU time it launched itself, -1 */
   int32_t n_measured_unpriced;
-  dc_launch *mlaunch; /* the unpriced ops' launches, priced as measured */
-  double *mtime_us;   /* [n_measured_unpriced] */
+  int32_t n_fp32_gemm; /* matched float GEMM ops with a recorded kernel */
+  int32_t n_tf32;      /* those priced as TF32 from their kernels */
+  dc_launch *mlaunch;  /* the unpriced ops' launches, priced as measured */
+  double *mtime_us;    /* [n_measured_unpriced] */
   dc_profile prof;
   const char *prof_name;
 } replay;
@@ -248,6 +251,32 @@ static double own_gpu_us(replay *r, int32_t j) {
       c = g->ops[c].end - 1; /* its subtree is counted in it */
     }
   return us > 0 ? us : 0;
+}
+
+/* TF32: an ET records a float GEMM as float whether or not it ran on
+ * TF32 tensor cores (allow_tf32 is not recorded); the matched op's
+ * kernel says what ran — the rule `trace kernels` labels its rows with
+ * (krows.c) — and its FP32 GEMM launches are priced as TF32. */
+static void tf32_from_kernels(replay *r) {
+  dc_graph *g = r->g;
+  for (int32_t j = 0; j < g->n_ops; j++) {
+    dc_op *o = &g->ops[j];
+    bool fp32 = false;
+    for (int32_t i = 0; i < o->n_launches; i++)
+      fp32 |= o->launches[i].k.kind == DC_KERNEL_GEMM &&
+              o->launches[i].k.u.gemm.dtype == DC_DTYPE_FP32;
+    if (!fp32 || r->match[j] < 0) continue;
+    dc_trace_launched L = dc_trace_attrib_of(&r->at, (size_t)r->match[j]);
+    const char *gk = dc_trace_gemm_kernel(&r->t, &L);
+    if (!gk) continue; /* no GEMM kernel recorded (a CPU run) */
+    r->n_fp32_gemm++;
+    if (!dc_trace_kernel_is_tf32(gk)) continue;
+    for (int32_t i = 0; i < o->n_launches; i++)
+      if (o->launches[i].k.kind == DC_KERNEL_GEMM &&
+          o->launches[i].k.u.gemm.dtype == DC_DTYPE_FP32)
+        o->launches[i].k.u.gemm.dtype = DC_DTYPE_TF32;
+    r->n_tf32++;
+  }
 }
 
 /* Unpriced ops with measured GPU time launch one kernel of that time
@@ -474,6 +503,11 @@ static void report_md(const replay *r, const dc_eval_result *res,
                   r->by_rf ? "record-function id" : "op order",
                   r->step >= 0 ? "its ProfilerStep window"
                                : "the matched ops' span");
+    if (r->n_fp32_gemm)
+      dc_buf_printf(out,
+                    "- %d of %d float GEMM ops priced as TF32 (their "
+                    "kernels ran on TF32 tensor cores)\n",
+                    r->n_tf32, r->n_fp32_gemm);
     if (r->n_measured_unpriced)
       dc_buf_printf(out,
                     "- %d unpriced ops priced by their measured GPU "
@@ -611,6 +645,7 @@ bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a, dc_diags *d) {
     for (int32_t j = 0; j < n; j++)
       if (r.g->ops[j].n_launches || r.e.ops[j].unpriced)
         r.meas_us[j] = own_gpu_us(&r, j);
+    tf32_from_kernels(&r);
     add_measured(&r);
   }
   if (!load_profile(&r)) goto done;

@@ -59,12 +59,16 @@ static inline bool dc_trace_kind_is_gpu(uint8_t k) {
   return k == DC_TRACE_KERNEL || k == DC_TRACE_MEMCPY || k == DC_TRACE_MEMSET;
 }
 
+/* The loader's bound on ts and dur (each in [0, 2^62) ns, about 146
+ * years): ends and differences of event times never overflow int64. */
+#define DC_TRACE_MAX_NS (INT64_C(1) << 62)
+
 /* "No such entry" for the uint32 indices below. */
 #define DC_TRACE_NONE UINT32_MAX
 
 typedef struct dc_trace_event {
-  int64_t ts_ns;
-  int64_t dur_ns;
+  int64_t ts_ns;   /* [0, DC_TRACE_MAX_NS) */
+  int64_t dur_ns;  /* [0, DC_TRACE_MAX_NS) */
   int64_t corr;    /* args.correlation, -1 when absent */
   uint32_t name;   /* index into dc_trace.names */
   uint32_t thread; /* index into dc_trace.threads: "pid/tid" (GPU: stream) */
@@ -197,6 +201,7 @@ typedef struct dc_trace_model {
   int32_t *launcher; /* GPU event -> runtime event, -1 if unlinked */
   int32_t *n_gpu;    /* runtime event -> number of GPU activities */
   double *gpu_us;    /* runtime event -> their total duration */
+  int64_t *wait_ns;  /* runtime event -> time it waited for the GPU */
   /* steps (sorted by ts) and the selection */
   dc_trace_step *steps;
   size_t n_steps;
@@ -223,9 +228,22 @@ bool dc_trace_is_container(const char *name);
  * GPU activity (cudaStreamSynchronize). */
 bool dc_trace_is_sync_call(const char *name);
 
+/* Blocking-call wait (tree.c, the one place it is decided): the part of
+ * a runtime call the host spent waiting for GPU work, not running the
+ * call. A call blocked when the trace shows it returned only after GPU
+ * work it had to wait for: a synchronisation call (above), or a call
+ * whose copies (gpu_memcpy, Memcpy) had all finished before it returned
+ * (an asynchronous call returns once its work is queued). Its wait runs
+ * from its start to the end of that work — for a copy, its own copy's end
+ * (the copy ran after the work queued before it on its stream); for a
+ * synchronisation call, the last end inside the call of GPU activity
+ * launched before it (on any stream). What follows is the call's own
+ * host overhead (T4). 0 for every other event. */
+
 /* Builds the tree, links GPU activity to runtime calls by correlation,
- * finds steps and top-level ops. Fails (E0801) when --steps selects
- * nothing or the trace has no CPU events at all; `m` is then freed. */
+ * computes the blocking-call waits, finds steps and top-level ops. Fails
+ * (E0801) when --steps selects nothing or the trace has no CPU events at
+ * all; `m` is then freed. */
 bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
                           dc_trace_model *m, dc_diags *d);
 void dc_trace_model_free(dc_trace_model *m);
@@ -302,6 +320,15 @@ typedef struct dc_trace_rows_report {
   int64_t tf32;   /* float GEMMs whose kernel ran on TF32 tensor cores */
 } dc_trace_rows_report;
 
+/* The first GEMM kernel (a name with "gemm") among launched activity,
+ * NULL when none. */
+const char *dc_trace_gemm_kernel(const dc_trace *t,
+                                 const dc_trace_launched *l);
+/* A GEMM kernel that ran on TF32 tensor cores ("tf32" or "1688gemm" in
+ * its name): a float GEMM is tf32 when its kernel says so, since neither
+ * trace records PyTorch's allow_tf32 switch. False for NULL. */
+bool dc_trace_kernel_is_tf32(const char *name);
+
 /* Why ops were skipped, in words (for the driver's stderr). */
 const char *dc_trace_skip_reason(dc_trace_skip r);
 void dc_trace_rows_write(const dc_trace_attrib *at, dc_trace_rows_kind kind,
@@ -365,7 +392,11 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
  * sampled) and as the profile `p` charges it for the same op sequence
  * (T1 where the gap was sampled, T2 + T4 of each launch call + T5
  * between launches + T3; an op without launches T5), per op name with
- * the profile's defaults where it has no value. Both in µs, summed. */
+ * the profile's defaults where it has no value. A blocking call (wait_ns)
+ * first waits, as the evaluator's host sync does, until the GPU work it
+ * waited on ended: the op's clock becomes max(clock, that end measured
+ * from the op's start), so the wait is modelled, not charged as T4.
+ * Both in µs, summed. */
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
                        double *measured_us, double *predicted_us);
 

@@ -15,6 +15,14 @@
  * ("Optimizer.step#SGD.step", "nccl:all_reduce") are ops, as in the
  * graph dlrmc builds.
  *
+ * Blocking calls (trace.h states the rule): a call's wait for the GPU is
+ * read off the trace, never guessed from its name alone — a copy call is
+ * blocking only if its copy finished before it returned, and a
+ * synchronisation call waits only until the last GPU work launched
+ * before it that ended inside it. The overhead extraction charges T4 the
+ * rest of the call, and its self-consistency check lets the host wait as
+ * the evaluator does (overheads.c).
+ *
  * Steps: ProfilerStep#N events delimit iterations. An op belongs to the
  * step whose window contains its start, on whatever thread it runs (the
  * autograd engine's thread has no ProfilerStep of its own). A trace
@@ -94,6 +102,75 @@ static int32_t corr_get(const corr_map *m, int64_t k) {
     j = (j + 1) & (m->cap - 1);
   }
   return -1;
+}
+
+/* ---- blocking-call waits ------------------------------------------------ */
+
+static int cmp_end(const void *pa, const void *pb) {
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  int64_t x = sort_ev[a].ts_ns + sort_ev[a].dur_ns;
+  int64_t y = sort_ev[b].ts_ns + sort_ev[b].dur_ns;
+  if (x != y) return x < y ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+/* Fills m->wait_ns (the rule is in trace.h). Needs m->launcher. */
+static void block_waits(dc_trace_model *m) {
+  const dc_trace *t = m->t;
+  size_t n = t->n_ev;
+  m->wait_ns = dc_xcalloc(n ? n : 1, sizeof *m->wait_ns);
+  /* copy_end[r]: the last end of call r's copies; INT64_MAX when r also
+   * launched something else (a kernel, a memset), INT64_MIN when none. */
+  int64_t *copy_end = dc_xmalloc((n ? n : 1) * sizeof *copy_end);
+  uint32_t *by_end = dc_xmalloc((n ? n : 1) * sizeof *by_end);
+  size_t n_linked = 0;
+  for (size_t i = 0; i < n; i++)
+    copy_end[i] = INT64_MIN;
+  for (size_t i = 0; i < n; i++) {
+    int32_t r = m->launcher[i];
+    if (r < 0) continue;
+    by_end[n_linked++] = (uint32_t)i;
+    const dc_trace_event *g = &t->ev[i];
+    int64_t end = g->ts_ns + g->dur_ns;
+    if (g->kind != DC_TRACE_MEMCPY)
+      copy_end[r] = INT64_MAX;
+    else if (copy_end[r] != INT64_MAX && end > copy_end[r])
+      copy_end[r] = end;
+  }
+  sort_ev = t->ev;
+  qsort(by_end, n_linked, sizeof *by_end, cmp_end);
+  for (size_t r = 0; r < n; r++) {
+    const dc_trace_event *c = &t->ev[r];
+    if (c->kind != DC_TRACE_RUNTIME) continue;
+    int64_t c_end = c->ts_ns + c->dur_ns, until = INT64_MIN;
+    if (dc_trace_is_sync_call(t->names[c->name])) {
+      /* The last GPU end at or before the call's end... */
+      size_t lo = 0, hi = n_linked;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const dc_trace_event *g = &t->ev[by_end[mid]];
+        if (g->ts_ns + g->dur_ns <= c_end)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      /* ...of work launched before the call, ending inside it. */
+      for (size_t k = lo; k-- > 0;) {
+        const dc_trace_event *g = &t->ev[by_end[k]];
+        if (g->ts_ns + g->dur_ns <= c->ts_ns) break;
+        if (t->ev[m->launcher[by_end[k]]].ts_ns < c->ts_ns) {
+          until = g->ts_ns + g->dur_ns;
+          break;
+        }
+      }
+    } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
+               copy_end[r] <= c_end) {
+      until = copy_end[r];
+    }
+    if (until > c->ts_ns) m->wait_ns[r] = until - c->ts_ns;
+  }
+  free(by_end);
+  free(copy_end);
 }
 
 /* ---- steps ------------------------------------------------------------------
@@ -225,6 +302,7 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   }
   free(cm.keys);
   free(cm.vals);
+  block_waits(m);
 
   /* Steps. */
   for (size_t i = 0; i < m->n_cpu; i++) {
@@ -318,6 +396,7 @@ void dc_trace_model_free(dc_trace_model *m) {
   free(m->launcher);
   free(m->n_gpu);
   free(m->gpu_us);
+  free(m->wait_ns);
   free(m->steps);
   free(m->step_selected);
   free(m->tops);

@@ -3,12 +3,19 @@
 # print nothing on stdout, and print exactly NAME.stderr on stderr.
 # Run from tests/bad/ so that the file names in diagnostics are stable.
 # With DC_REGEN=1 in the environment the expected file is rewritten.
-#   cmake -DDLRMC=... -DNAME=... -DDIR=... -P run_bad.cmake
+# With -DCLI=1 (tests/bad_cli/) the whole command line after `dlrmc` is
+# NAME.cmd, one argument per line, instead of `check NAME.yaml`.
+#   cmake -DDLRMC=... -DNAME=... -DDIR=... [-DCLI=1] -P run_bad.cmake
 set(args "")
-if(EXISTS ${DIR}/${NAME}.args)
-  file(STRINGS ${DIR}/${NAME}.args args)
+if(CLI)
+  file(STRINGS ${DIR}/${NAME}.cmd args)
+else()
+  if(EXISTS ${DIR}/${NAME}.args)
+    file(STRINGS ${DIR}/${NAME}.args args)
+  endif()
+  list(PREPEND args check ${NAME}.yaml)
 endif()
-execute_process(COMMAND ${DLRMC} check ${NAME}.yaml ${args}
+execute_process(COMMAND ${DLRMC} ${args}
   WORKING_DIRECTORY ${DIR}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
   TIMEOUT 20)

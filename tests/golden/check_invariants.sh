@@ -4,8 +4,9 @@
 #   gpu_active_ms <= e2e_ms, kernel_only_ms <= e2e_ms, gpu_idle_ms >= 0,
 #   0 < gpu_util <= 1, samples_per_s > 0, emb_imbalance >= 1;
 #   with the `none` profile on one GPU, e2e_ms == kernel_only_ms;
-#   --jobs 1 and --jobs 4 give the same bytes; the three shards of
-#   --shard K/3 hold exactly the full table's rows.
+#   --jobs 1 and --jobs 4 give the same bytes; `cat` of the shards of
+#   --shard K/3 and K/5 (uneven blocks) is the single run byte for byte,
+#   in CSV and in JSON lines.
 # Usage: check_invariants.sh DLRMC STUDY OUTDIR
 set -eu
 dlrmc=$1 study=$2 out=$3
@@ -13,13 +14,19 @@ mkdir -p "$out"
 "$dlrmc" run "$study" -o "$out/inv-j1.csv" --jobs 1
 "$dlrmc" run "$study" -o "$out/inv-j4.csv" --jobs 4
 cmp "$out/inv-j1.csv" "$out/inv-j4.csv"
-: > "$out/inv-shards.csv"
-for k in 1 2 3; do
-  "$dlrmc" run "$study" --shard "$k/3" --jobs 2 >> "$out/inv-shards.csv"
+"$dlrmc" run "$study" -o "$out/inv-j1.jsonl" --jobs 1
+for n in 3 5; do
+  for fmt in csv jsonl; do
+    : > "$out/inv-shards.$fmt"
+    k=1
+    while [ "$k" -le "$n" ]; do
+      "$dlrmc" run "$study" --format "$fmt" --shard "$k/$n" --jobs 2 \
+        >> "$out/inv-shards.$fmt"
+      k=$((k + 1))
+    done
+    cmp "$out/inv-j1.$fmt" "$out/inv-shards.$fmt"
+  done
 done
-sort "$out/inv-j1.csv" > "$out/inv-a.txt"
-sort "$out/inv-shards.csv" > "$out/inv-b.txt"
-cmp "$out/inv-a.txt" "$out/inv-b.txt"
 awk -F, '
   { sub(/\r$/, "") }
   NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
@@ -44,4 +51,10 @@ awk -F, '
     if (rows != 96) { print "expected 96 rows, got " rows; bad = 1 }
     exit bad
   }' "$out/inv-j1.csv"
+# output.precision reaches the table: every metric with one decimal.
+"$dlrmc" run "$study" -D output.precision=1 --shard 1/96 \
+  -D output.columns=[e2e_ms,gpu_util,samples_per_s] > "$out/inv-prec.csv"
+tail -n 1 "$out/inv-prec.csv" | tr -d '\r' |
+  grep -Eq '^[0-9]+\.[0-9],[0-9]\.[0-9],[0-9]+\.[0-9]$' ||
+  { echo "output.precision 1 not applied:"; cat "$out/inv-prec.csv"; exit 1; }
 echo "invariants hold on 96 points; --jobs and --shard outputs agree"

@@ -6,14 +6,15 @@
 # and a message saying they are execution traces. Extract also runs the
 # profile's self-consistency check (--check) and, on traces with
 # ProfilerStep iterations, fails when the profile's host time per step is
-# more than MAX_CHECK_PCT off the measured one (a regression guard at the
-# level reached, not the goal: see README "Host overheads and traces").
+# more than MAX_CHECK_PCT (10 %, issue #16's bound) off the measured one.
+# Without the blocking-call wait separated from T4 (runtime/trace/tree.c)
+# the A100 trace is -25.6 % off and this fails.
 # Skips (exit 77) when the shared data is absent.
 set -u
 dlrmc=$1
 dir=$2/traces
 mode=$3
-MAX_CHECK_PCT=30
+MAX_CHECK_PCT=10
 if [ ! -d "$dir" ]; then
   echo "skipped: $dir not found (the real traces live in ../shared/data)"
   exit 77

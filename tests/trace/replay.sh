@@ -6,11 +6,12 @@
 #              aten::t history with reused ids, lookups, copies, concat, a
 #              collective with record_param_comms, the autograd fold, an
 #              unpriced op) against tests/trace/expected/
-#   roundtrip  `graph --format et` of every single-GPU study, imported
-#              and exported again: byte for byte
+#   roundtrip  `graph --format et` of every study (multi-GPU: ranks 0, 1
+#              and the last), imported and exported again: byte for byte
 #   fixtures   replay of the repo's recorded CPU pairs (TorchRec, DCN):
 #              the matching (record-function id, op order) and the plain
-#              "cannot compare" of a CPU run
+#              "cannot compare" of a CPU run; a float GEMM priced as TF32
+#              when its recorded kernel ran on TF32 tensor cores
 #   shared     replay of ../shared/data's GPU pairs (simple_add, the
 #              stacked Linear layers): every op matched, per-family rows
 #              (skipped, exit 77, when the data is absent)
@@ -43,21 +44,36 @@ mapping)
   check "$tmp/err_et_mapping" "aten::my_custom_op" "unpriced listing"
   ;;
 roundtrip)
+  # every study's point 0: single-GPU studies' one rank; multi-GPU
+  # studies' ranks 0, 1 and the last (the process-group node, the group
+  # sizes, the rank's number and device come back)
   n=0
+  nm=0
   for s in "$repo"/studies/*.yaml; do
     "$dlrmc" graph "$s" --format et -o "$tmp/a.json" 2>"$tmp/err" || continue
-    grep -q 'process_group:init' "$tmp/a.json" && continue # multi-GPU
-    n=$((n + 1))
-    "$dlrmc" graph --from-et "$tmp/a.json" --format et -o "$tmp/b.json" \
-      2>"$tmp/err" || { echo "FAIL $s: import exit $?"; cat "$tmp/err"; fail=1; }
-    if ! cmp -s "$tmp/a.json" "$tmp/b.json"; then
-      echo "FAIL $(basename "$s"): export -> import -> export differs"
-      cmp "$tmp/a.json" "$tmp/b.json"
-      fail=1
+    world=$(sed -n 's/.*\\"group_size\\": \([0-9]*\).*/\1/p' "$tmp/a.json" | head -1)
+    ranks=0
+    if [ -n "$world" ]; then
+      ranks="0 1 $((world - 1))"
+      nm=$((nm + 1))
+    else
+      n=$((n + 1))
     fi
+    for r in $ranks; do
+      "$dlrmc" graph "$s" --format et --rank "$r" -o "$tmp/a.json" 2>"$tmp/err" ||
+        { echo "FAIL $s rank $r: export exit $?"; cat "$tmp/err"; fail=1; }
+      "$dlrmc" graph --from-et "$tmp/a.json" --format et -o "$tmp/b.json" \
+        2>"$tmp/err" || { echo "FAIL $s rank $r: import exit $?"; cat "$tmp/err"; fail=1; }
+      if ! cmp -s "$tmp/a.json" "$tmp/b.json"; then
+        echo "FAIL $(basename "$s") rank $r: export -> import -> export differs"
+        cmp "$tmp/a.json" "$tmp/b.json"
+        fail=1
+      fi
+    done
   done
   [ "$n" -ge 4 ] || { echo "FAIL: only $n single-GPU studies round-tripped"; fail=1; }
-  echo "$n studies round-tripped"
+  [ "$nm" -ge 4 ] || { echo "FAIL: only $nm multi-GPU studies round-tripped"; fail=1; }
+  echo "$n single-GPU and $nm multi-GPU studies round-tripped"
   ;;
 fixtures)
   tr=$repo/tests/fixtures
@@ -75,6 +91,17 @@ fixtures)
   "$dlrmc" replay "$tr/traces/dcn_lowrank.et.json.gz" \
     "$tr/traces/dcn_lowrank.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1
   check "$tmp/md" "796 of 796 ops matched by op order" dcn_lowrank
+  # TF32 from the kernel names: two float aten::mm of one shape, the first
+  # ran a TF32 tensor-core kernel (priced tf32), the second SIMT sgemm
+  "$dlrmc" replay "$tr/traces/tf32_pair.et.json" \
+    "$tr/traces/tf32_pair.kineto.json" --gpu A100 >"$tmp/md" 2>&1 ||
+    { echo "FAIL tf32_pair: exit $?"; fail=1; }
+  check "$tmp/md" "1 of 2 float GEMM ops priced as TF32 (their" tf32_pair
+  for dt in tf32 fp32; do
+    us=$("$dlrmc" kernel gemm m=1024 n=1024 k=512 dtype=$dt --gpu A100)
+    us=$(printf '%.1f' "$us")
+    check "$tmp/md" "| aten::mm | gemm | [1024,512] [512,1024] | $us |" "tf32_pair $dt"
+  done
   # an ET given as the Kineto trace, and the reverse, are refused
   "$dlrmc" replay "$tr/traces/dcn_lowrank.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1
   [ $? -eq 1 ] || { echo "FAIL: a Kineto trace as the ET was not refused"; fail=1; }

@@ -463,6 +463,22 @@ static void gemm_bounds(void **st) {
   assert_true(tc > dc_kernel_time(&b, &v, NULL) * 4);
 }
 
+/* Sizes at the edge of int64 (issue #19 item 2): the tile counts are
+ * checked arithmetic, so the price keeps its DRAM floor instead of
+ * wrapping to a few µs, and a GEMM whose tile count cannot be represented
+ * has no finite price (the callers' finite checks report it). */
+static void gemm_edge_sizes(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = gemm(INT64_MAX, 1, 1, DC_DTYPE_FP32);
+  double dram = ((double)INT64_MAX * 2 + 1) * 4 / 800e3;
+  assert_true(dc_kernel_gemm_analytic_us(&k, &v) >= dram * (1 - 1e-9));
+  k = gemm(1, 1, INT64_MAX, DC_DTYPE_FP32);
+  assert_true(dc_kernel_gemm_analytic_us(&k, &v) >= dram * (1 - 1e-9));
+  k = gemm((int64_t)1 << 40, (int64_t)1 << 40, 1, DC_DTYPE_FP32);
+  assert_true(isinf(dc_kernel_gemm_analytic_us(&k, &v)));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(emb_fwd_plain),   cmocka_unit_test(emb_fwd_enhanced),
@@ -472,6 +488,7 @@ int main(void) {
       cmocka_unit_test(matrix_roofline), cmocka_unit_test(collectives),
       cmocka_unit_test(gemm_compute_bound), cmocka_unit_test(gemm_bounds),
       cmocka_unit_test(gemm_search_matches_direct),
+      cmocka_unit_test(gemm_edge_sizes),
       cmocka_unit_test(gemm_alignment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -399,19 +399,25 @@ static void test_emit_row(void **state) {
   m.v[DC_METRIC_E2E_MS] = 1.23456;
   m.v[DC_METRIC_FITS] = 1;
   dc_buf b = {0}, s = {0};
-  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, &b, &s);
+  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, -1, &b, &s);
   assert_string_equal(b.data, "\"A,\"\"B\"\"\",2048,1.2346,true\r\n");
   dc_buf_clear(&b);
-  dc_emit_row(DC_FORMAT_JSONL, cols, 4, &pt, &m, 0, &b, &s);
+  dc_emit_row(DC_FORMAT_JSONL, cols, 4, &pt, &m, 0, -1, &b, &s);
   assert_string_equal(b.data,
                       "{\"system.gpu\":\"A,\\\"B\\\"\",\"training.batch_size\""
                       ":2048,\"e2e_ms\":1.2346,\"fits\":true}\n");
   /* --digits 17: the double itself (round-trips), fits still a word */
   dc_buf_clear(&b);
   m.v[DC_METRIC_E2E_MS] = 0.1 + 0.2;
-  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 17, &b, &s);
+  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 17, 1, &b, &s);
   assert_string_equal(b.data,
                       "\"A,\"\"B\"\"\",2048,0.30000000000000004,true\r\n");
+  /* output.precision 1 (issue #19 item 4: it was parsed and unused):
+   * one decimal for every metric, fits still a word */
+  dc_buf_clear(&b);
+  m.v[DC_METRIC_E2E_MS] = 1.26;
+  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, 1, &b, &s);
+  assert_string_equal(b.data, "\"A,\"\"B\"\"\",2048,1.3,true\r\n");
   dc_buf_clear(&b);
   dc_emit_header(DC_FORMAT_MD, cols, 4, &b);
   assert_string_equal(b.data, "| system.gpu | training.batch_size | e2e_ms "

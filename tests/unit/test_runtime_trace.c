@@ -406,6 +406,32 @@ static void test_profile_roundtrip(void **state) {
   dc_arena_free(&a);
 }
 
+/* A fixture's trace and its model over every step, with the arena and
+ * diagnostics they use (model_open / model_close). */
+typedef struct fixture_model {
+  dc_arena a;
+  dc_diags d;
+  dc_trace t;
+  dc_trace_model m;
+} fixture_model;
+
+static void model_open(fixture_model *f, const char *name) {
+  memset(f, 0, sizeof *f);
+  dc_arena_init(&f->a);
+  dc_trace_steps_sel sel = {0};
+  char *path = fixture(name);
+  assert_true(dc_trace_load(path, &f->t, &f->a, &f->d));
+  assert_true(dc_trace_model_build(&f->t, &sel, &f->m, &f->d));
+  free(path);
+}
+
+static void model_close(fixture_model *f) {
+  dc_trace_model_free(&f->m);
+  dc_trace_free(&f->t);
+  dc_diags_free(&f->d);
+  dc_arena_free(&f->a);
+}
+
 /* The measured correction: the sibling gaps of the selected steps are
  * {0 (step #1 -> #2), 2 (addmm -> view), 5 (relu -> zeros), 8 (the two
  * launches in addmm), 10 (linear -> relu), 95 (aten::empty -> step #1,
@@ -417,35 +443,75 @@ static void test_profile_roundtrip(void **state) {
  * 10 + 3.7 + 10, relu#2 4.5 + 3.7 + 7 = 106 µs. */
 static void test_correction_and_check(void **state) {
   (void)state;
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_diags d = {0};
-  dc_trace_steps_sel sel = {0};
-  char *path = fixture("synthetic_kineto.json");
-  dc_trace t;
-  dc_trace_model m;
-  assert_true(dc_trace_load(path, &t, &a, &d));
-  assert_true(dc_trace_model_build(&t, &sel, &m, &d));
-  dc_ovh_correction c = dc_ovh_measure_correction(&m);
+  fixture_model f;
+  model_open(&f, "synthetic_kineto.json");
+  dc_ovh_correction c = dc_ovh_measure_correction(&f.m);
   assert_near(c.cpu_us, 0.5);
   assert_near(c.gpu_us, 0.0);
   dc_profile p;
   const char *n[] = {"synthetic_kineto.json"};
-  extract(n, 1, NULL, &p, &a);
+  extract(n, 1, NULL, &p, &f.a);
   double meas, pred;
-  dc_ovh_host_check(&m, &p, &meas, &pred);
+  dc_ovh_host_check(&f.m, &p, &meas, &pred);
   assert_near(meas, 134.0);
   assert_near(pred, 106.0);
-  dc_trace_model_free(&m);
-  dc_trace_free(&t);
-  free(path);
-  dc_diags_free(&d);
-  dc_arena_free(&a);
+  model_close(&f);
+}
+
+/* Blocking calls (tests/fixtures/traces/blocking_kineto.json, one step,
+ * stream 7, no profiler correction so the numbers stay whole):
+ *   aten::mm                  1000..1010  launch 1002..1007 -> GEMM 1010..1400
+ *   _local_scalar_dense       1020..1420
+ *     cudaMemcpyAsync         1025..1415 -> D2H 1405..1407: finished inside
+ *                             the call, so it blocked: wait 1407 − 1025 = 382
+ *     cudaStreamSynchronize   1416..1419: nothing ends inside it, wait 0
+ *   aten::copy_               1430..1450
+ *     cudaMemcpyAsync         1435..1443 -> H2D 1447..1452: after the call
+ *                             returned, asynchronous, wait 0
+ *   aten::mm                  1460..1470  launch 1462..1467 -> GEMM 1470..1670
+ *   cuda_synchronize          1480..1680
+ *     cudaDeviceSynchronize   1485..1675: the GEMM launched before it ends at
+ *                             1670 inside it, wait 185
+ * T4 is the call less its wait: cudaMemcpyAsync {390 − 382, 8} = 8,
+ * cudaDeviceSynchronize 190 − 185 = 5 (without the separation the copy's
+ * T4 would be 199). The check: measured 640 µs of ops + 4 T1 gaps of 10 =
+ * 680; the profile gives mm 2 + 5 + 3 = 10, _local_scalar_dense 10 +
+ * max(5, 387) + 8 + 1 + 3 + 1 = 410, copy_ 10 + 5 + 8 + 7 = 30, mm 20,
+ * cuda_synchronize 10 + max(5, 190) + 5 + 5 = 210: 680, the host waiting
+ * for the GPU as the evaluator's host sync does. */
+static void test_blocking_calls(void **state) {
+  (void)state;
+  fixture_model f;
+  model_open(&f, "blocking_kineto.json");
+  int64_t want[][2] = {{2, 382}, {3, 0}, {4, 0}, {6, 185}, {1, 0}};
+  for (size_t w = 0; w < DC_COUNTOF(want); w++) {
+    size_t found = 0;
+    for (size_t i = 0; i < f.t.n_ev; i++)
+      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
+        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
+        found++;
+      }
+    assert_int_equal(found, 1);
+  }
+  dc_ovh_acc *acc = dc_ovh_acc_new();
+  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
+  dc_profile p;
+  dc_ovh_acc_profile(acc, "blocking", "test", &p, &f.a);
+  dc_ovh_acc_free(acc);
+  assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 8.0);
+  assert_near(dc_profile_t4(&p, "cudaDeviceSynchronize"), 5.0);
+  assert_near(dc_profile_t4(&p, "cudaStreamSynchronize"), 3.0);
+  double meas, pred;
+  dc_ovh_host_check(&f.m, &p, &meas, &pred);
+  assert_near(meas, 680.0);
+  assert_near(pred, 680.0);
+  model_close(&f);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correction_and_check),
+      cmocka_unit_test(test_blocking_calls),
       cmocka_unit_test(test_current_format),
       cmocka_unit_test(test_legacy_and_gzip),
       cmocka_unit_test(test_merge),

@@ -52,6 +52,23 @@ static void test_spans(void **state) {
   done(&f);
 }
 
+/* A UTF-8 byte-order mark before the first key (issue #19 item 4: "did
+ * not find expected <document start>") is no part of the text: the key is
+ * 'study' at 1:1. */
+static void test_bom(void **state) {
+  (void)state;
+  fx f;
+  dc_node *r = parse(&f, "\xEF\xBB\xBFstudy: x\nmodel: {preset: p}\n");
+  assert_non_null(r);
+  assert_int_equal(f.d.errors, 0);
+  const dc_node *k = dc_node_key(r, "study");
+  assert_non_null(k);
+  assert_int_equal(k->span.line, 1);
+  assert_int_equal(k->span.col, 1);
+  assert_non_null(dc_node_get(r, "model"));
+  done(&f);
+}
+
 static void test_scalars(void **state) {
   (void)state;
   fx f;
@@ -148,6 +165,7 @@ int main(void) {
       cmocka_unit_test(test_utf8_columns), cmocka_unit_test(test_errors),
       cmocka_unit_test(test_depth_limit), cmocka_unit_test(test_alias_bomb),
       cmocka_unit_test(test_alias_shared), cmocka_unit_test(test_empty),
+      cmocka_unit_test(test_bom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

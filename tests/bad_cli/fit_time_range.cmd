@@ -1,0 +1,5 @@
+fit
+gemm
+fit_time_range.csv
+-o
+/dev/null

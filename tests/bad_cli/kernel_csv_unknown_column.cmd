@@ -1,0 +1,6 @@
+kernel
+gemm
+--csv
+kernel_csv_unknown_column.csv
+--gpu
+V100

@@ -1,0 +1,6 @@
+kernel
+gemm
+--csv
+kernel_gpu_twice.csv
+--gpu
+V100

@@ -1,0 +1,2 @@
+run
+stacked_scale.yaml

@@ -1,0 +1,4 @@
+run
+stacked_scale.yaml
+--format
+jsonl

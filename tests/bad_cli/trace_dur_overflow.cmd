@@ -1,0 +1,3 @@
+trace
+stats
+trace_dur_overflow.json

@@ -1,0 +1,3 @@
+trace
+stats
+trace_nul_name.json

@@ -1,0 +1,3 @@
+trace
+stats
+trace_ts_overflow.json

@@ -1,0 +1,3 @@
+overheads
+extract
+trace_ts_overflow.json
