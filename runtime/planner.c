@@ -53,7 +53,6 @@
  * (About 860 lines, over the house's ~700: the incremental state, its
  * trees and caches are the search's own and share its context.)
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,15 +64,19 @@
  * byte) units in 128 bits, so adding and removing a candidate is exact and
  * a sum does not depend on the order of placements. */
 __extension__ typedef __int128 fx;
-#define FX_SHIFT 60
 
 static fx to_fx(double x) {
   if (!(x > 0)) return 0;
   if (x > 1e18) x = 1e18;
-  return (fx)ldexp(x, FX_SHIFT);
+  return (fx)(x * 0x1p60);
 }
 
-static double of_fx(fx v) { return ldexp((double)v, -FX_SHIFT); }
+/* Sums below 2^63 units (8 µs) convert through int64 (one instruction);
+ * both ways round to nearest and scale exactly. */
+static double of_fx(fx v) {
+  if (v >= 0 && v <= (fx)INT64_MAX) return (double)(int64_t)v * 0x1p-60;
+  return (double)v * 0x1p-60;
+}
 
 /* One way of cutting a table, priced once: a candidate is a template and a
  * rotation (its shards' ranks + rot, mod W), since a shard's work and
@@ -225,6 +228,14 @@ static void mtree_set(mtree *t, int32_t i, double x) {
 }
 
 static double mtree_max(const mtree *t) { return t->v[1]; }
+
+/* Leaf i set without fixing its path (mtree_rebuild after a batch). */
+static void mtree_leaf(mtree *t, int32_t i, double x) { t->v[t->P + i] = x; }
+
+static void mtree_rebuild(mtree *t) {
+  for (int32_t j = t->P - 1; j >= 1; j--)
+    t->v[j] = t->v[2 * j] > t->v[2 * j + 1] ? t->v[2 * j] : t->v[2 * j + 1];
+}
 
 /* Candidate k of table t: its template and rotation. */
 static const tmpl *cand_of(const pctx *c, int32_t t, int32_t k,
@@ -506,6 +517,11 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
   if (k < 0) return;
   int32_t rot;
   const tmpl *x = cand_of(c, t, k, &rot);
+  /* a candidate over many ranks sets their leaves and rebuilds the trees
+   * (O(W)) instead of fixing each path (O(W log W)) */
+  bool wide = x->tp.n_shards >= 8 && x->tp.n_shards * 4 >= c->W;
+  void (*set)(mtree *, int32_t, double) = wide ? mtree_leaf : mtree_set;
+  bool sends = false;
   for (int32_t i = 0; i < x->tp.n_shards; i++) {
     int32_t r = rank_of(c, x, i, rot);
     if (sign > 0) {
@@ -519,10 +535,19 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
       c->sm[r] -= x->fmem[i];
       c->ss[r] -= x->fsend[i];
     }
-    mtree_set(&c->tf, r, of_fx(c->sf[r]));
-    mtree_set(&c->tb, r, of_fx(c->sb[r]));
-    mtree_set(&c->tmem, r, (double)c->sm[r]);
-    if (x->fsend[i] != 0) mtree_set(&c->tsend, r, of_fx(c->ss[r]));
+    set(&c->tf, r, of_fx(c->sf[r]));
+    set(&c->tb, r, of_fx(c->sb[r]));
+    set(&c->tmem, r, (double)c->sm[r]);
+    if (x->fsend[i] != 0) {
+      set(&c->tsend, r, of_fx(c->ss[r]));
+      sends = true;
+    }
+  }
+  if (wide) {
+    mtree_rebuild(&c->tf);
+    mtree_rebuild(&c->tb);
+    mtree_rebuild(&c->tmem);
+    if (sends) mtree_rebuild(&c->tsend);
   }
   double dim = (double)c->p->tables[t].dim * sign;
   switch (x->tp.type) {

@@ -46,7 +46,7 @@ def main():
       % a.tables)
     w("model:\n  bottom_mlp: [13, 512, 256, 128]\n"
       "  top_mlp: [1024, 1024, 512, 256, 1]\n"
-      "  embedding_kernel: batched\n  interaction: dot\n  loss: bce\n"
+      "  embedding_kernel: batched\n  interaction: cat\n  loss: bce\n"
       "  embedding:\n    dim: 128\n    tables:\n")
     for _ in range(a.tables):
         rows = int(round(math.exp(rng.uniform(lo, hi))))
