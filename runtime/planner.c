@@ -64,6 +64,7 @@
  * byte) units in 128 bits, so adding and removing a candidate is exact and
  * a sum does not depend on the order of placements. */
 __extension__ typedef __int128 fx;
+__extension__ typedef unsigned __int128 ufx;
 
 static fx to_fx(double x) {
   if (!(x > 0)) return 0;
@@ -71,11 +72,29 @@ static fx to_fx(double x) {
   return (fx)(x * 0x1p60);
 }
 
-/* Sums below 2^63 units (8 µs) convert through int64 (one instruction);
- * both ways round to nearest and scale exactly. */
+/* Round to nearest, like (double)v * 2^-60, without libgcc's int128
+ * conversion: a value of n > 63 bits is shifted to 63 bits with the
+ * dropped bits OR-ed into the lowest (sticky), which rounds to 53 bits
+ * exactly as v would (the sticky bit sits below the rounding bit), and the
+ * shift comes back as an exact power-of-two scale. */
 static double of_fx(fx v) {
   if (v >= 0 && v <= (fx)INT64_MAX) return (double)(int64_t)v * 0x1p-60;
-  return (double)v * 0x1p-60;
+  if (v < 0) return (double)v * 0x1p-60;
+  uint64_t hi = (uint64_t)((ufx)v >> 64);
+  int n = hi ? 128 - __builtin_clzll(hi) : 64; /* bits of v, > 63 */
+  int sh = n - 63;                             /* 1 .. 64 */
+  ufx u = (ufx)v;
+  uint64_t m = (uint64_t)(u >> sh);
+  if (u & (((ufx)1 << sh) - 1)) m |= 1;
+  static const double scale[65] = {
+#define S4(k) 0x1p-60 * (double)(1ull << (k)), 0x1p-60 * (double)(1ull << ((k) + 1)), \
+              0x1p-60 * (double)(1ull << ((k) + 2)), 0x1p-60 * (double)(1ull << ((k) + 3))
+      S4(0), S4(4), S4(8), S4(12), S4(16), S4(20), S4(24), S4(28),
+      S4(32), S4(36), S4(40), S4(44), S4(48), S4(52), S4(56), S4(60),
+      0x1p4
+#undef S4
+  };
+  return (double)(int64_t)m * scale[sh];
 }
 
 /* One way of cutting a table, priced once: a candidate is a template and a
@@ -90,6 +109,8 @@ typedef struct tmpl {
   fx fdp;
   int32_t n_rot, rot_step; /* rotations j·rot_step, j < n_rot ... */
   const int32_t *rots;     /* ... or these */
+  bool quick;              /* shards on distinct ranks, no TWRW: try_cost
+                            * prices it without touching the state */
 } tmpl;
 
 /* A direct-mapped cache of collective prices by byte count. */
@@ -125,6 +146,7 @@ typedef struct pctx {
   double d_a2a, d_rw;
   mtree tf, tb, tmem, tsend, thost;
   cmemo a2a, twp, rwp;
+  int32_t *mark, stamp; /* per rank, for price_tmpl's distinct-rank test */
 } pctx;
 
 static double ktime(const pctx *c, const dc_kernel *k) {
@@ -271,10 +293,20 @@ static void price_tmpl(pctx *c, int32_t t, tmpl *x) {
   dc_table_plan saved = c->s->tables[t];
   c->s->tables[t] = x->tp;
   double Bg = (double)p->batch_size;
+  dc_shard_work prev = {0};
   for (int32_t i = 0; i < n; i++) {
     dc_shard_work w = dc_shard_plan_work(p, c->s, t, i);
-    x->fwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_FWD, &w);
-    x->bwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_BWD, &w);
+    /* row-wise and data-parallel shards are mostly alike: a shard with
+     * the previous one's work has its prices (the models are pure) */
+    if (i > 0 && w.batch == prev.batch && w.pooling == prev.pooling &&
+        w.rows == prev.rows && w.cols == prev.cols) {
+      x->fwd_us[i] = x->fwd_us[i - 1];
+      x->bwd_us[i] = x->bwd_us[i - 1];
+    } else {
+      x->fwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_FWD, &w);
+      x->bwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_BWD, &w);
+    }
+    prev = w;
     int64_t b;
     if (dc_shard_memory(p, c->s, t, i, &b)) {
       x->mem[i] = b;
@@ -304,6 +336,14 @@ static void price_tmpl(pctx *c, int32_t t, tmpl *x) {
                ew_price(c, e, 1, 12.0 * opt_steps(p->optimizer));
   }
   x->fdp = to_fx(x->dp_us);
+  /* quick: shards on distinct ranks (a stamp per rank), no host tree */
+  x->quick = x->tp.type != DC_SHARDING_TABLE_ROW_WISE && n <= c->W;
+  c->stamp++;
+  for (int32_t i = 0; i < n && x->quick; i++) {
+    int32_t r = x->tp.shards[i].rank;
+    if (r < 0 || r >= c->W || c->mark[r] == c->stamp) x->quick = false;
+    else c->mark[r] = c->stamp;
+  }
 }
 
 static uint32_t allowed_of(const pctx *c, int32_t t) {
@@ -569,31 +609,79 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
   }
 }
 
-/* The objective of the incremental state (slowest_rank left 0). */
-static void cost_now(pctx *c, dc_plan_cost *out) {
+/* The objective from the incremental state's maxima and sums (slowest_rank
+ * left 0): what cost_now and try_cost share. */
+static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
+                      double d_a2a, double d_rw, fx sdp, dc_plan_cost *out) {
   int32_t W = c->W;
   double Bg = (double)c->p->batch_size, B = Bg / W;
   memset(out, 0, sizeof *out);
   double comm = 0;
   if (W > 1) {
-    if (c->d_a2a > 0) {
+    if (d_a2a > 0) {
+      comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false, ms, W,
+                          c->H);
       comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false,
-                          mtree_max(&c->tsend), W, c->H);
-      comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false,
-                          B * c->d_a2a * 4, W, c->H);
+                          B * d_a2a * 4, W, c->H);
     }
     comm += mtree_max(&c->thost);
-    if (c->d_rw > 0)
+    if (d_rw > 0)
       comm += coll_cached(c, &c->rwp, DC_KERNEL_REDUCE_SCATTER, true,
-                          Bg * c->d_rw * 4, W, c->H);
+                          Bg * d_rw * 4, W, c->H);
   }
-  double mm = mtree_max(&c->tmem);
-  out->max_fwd_us = mtree_max(&c->tf);
-  out->max_bwd_us = mtree_max(&c->tb) + of_fx(c->sdp);
+  out->max_fwd_us = mf;
+  out->max_bwd_us = mb + of_fx(sdp);
   out->max_mem_bytes = mm >= 9.2e18 ? INT64_MAX : (int64_t)mm;
   out->comm_us = comm;
   out->total_us = out->max_fwd_us + out->max_bwd_us + comm;
   out->fits = (double)out->max_mem_bytes <= c->cap;
+}
+
+/* The objective of the incremental state. */
+static void cost_now(pctx *c, dc_plan_cost *out) {
+  cost_from(c, mtree_max(&c->tf), mtree_max(&c->tb), mtree_max(&c->tmem),
+            mtree_max(&c->tsend), c->d_a2a, c->d_rw, c->sdp, out);
+}
+
+/* The objective with candidate k of table t added (t not placed), state
+ * unchanged. A quick candidate's shards sit on distinct ranks, so each
+ * new maximum is the old root or one of its ranks' new sums — the same
+ * doubles apply + cost_now would reach, in O(shards) instead of
+ * O(shards · log W) twice; the others go through apply. */
+static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
+  int32_t rot;
+  const tmpl *x = cand_of(c, t, k, &rot);
+  if (!x->quick) {
+    apply(c, t, k, 1);
+    cost_now(c, out);
+    apply(c, t, k, -1);
+    return;
+  }
+  double mf = mtree_max(&c->tf), mb = mtree_max(&c->tb);
+  double mm = mtree_max(&c->tmem), ms = mtree_max(&c->tsend);
+  for (int32_t i = 0; i < x->tp.n_shards; i++) {
+    int32_t r = rank_of(c, x, i, rot);
+    double v = of_fx(c->sf[r] + x->ffwd[i]);
+    if (v > mf) mf = v;
+    v = of_fx(c->sb[r] + x->fbwd[i]);
+    if (v > mb) mb = v;
+    v = (double)(c->sm[r] + x->fmem[i]);
+    if (v > mm) mm = v;
+    if (x->fsend[i] != 0) {
+      v = of_fx(c->ss[r] + x->fsend[i]);
+      if (v > ms) ms = v;
+    }
+  }
+  double dim = (double)c->p->tables[t].dim, d_a2a = c->d_a2a, d_rw = c->d_rw;
+  fx sdp = c->sdp;
+  switch (x->tp.type) {
+  case DC_SHARDING_TABLE_WISE:
+  case DC_SHARDING_COLUMN_WISE: d_a2a += dim; break;
+  case DC_SHARDING_ROW_WISE: d_rw += dim; break;
+  case DC_SHARDING_DATA_PARALLEL: sdp += x->fdp; break;
+  default: break;
+  }
+  cost_from(c, mf, mb, mm, ms, d_a2a, d_rw, sdp, out);
 }
 
 /* Makes candidate k (-1: none) table t's choice. */
@@ -642,6 +730,7 @@ static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
   c->sm = dc_arena_array(a, W, sizeof(fx));
   c->ss = dc_arena_array(a, W, sizeof(fx));
   c->tw_dims = dc_arena_array(a, (size_t)c->H, sizeof(double));
+  c->mark = dc_arena_array(a, W, sizeof(int32_t));
   mtree_init(&c->tf, c->W, a);
   mtree_init(&c->tb, c->W, a);
   mtree_init(&c->tmem, c->W, a);
@@ -694,10 +783,8 @@ static void local_search(pctx *c, dc_plan_cost *cost) {
       apply(c, t, keep, -1);
       for (int32_t k = 0; k < c->n_cands[t]; k++) {
         if (k == keep) continue;
-        apply(c, t, k, 1);
         dc_plan_cost y;
-        cost_now(c, &y);
-        apply(c, t, k, -1);
+        try_cost(c, t, k, &y);
         if (y.fits && better(&y, &best)) {
           best = y;
           bt = t;
@@ -799,10 +886,8 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     int32_t t = ord[i].t, bk = -1;
     dc_plan_cost best = {0};
     for (int32_t k = 0; k < c.n_cands[t]; k++) {
-      apply(&c, t, k, 1);
       dc_plan_cost y;
-      cost_now(&c, &y);
-      apply(&c, t, k, -1);
+      try_cost(&c, t, k, &y);
       if (!y.fits) continue;
       if (bk < 0 || better(&y, &best)) {
         best = y;
