@@ -109,7 +109,7 @@ typedef struct tmpl {
   fx fdp;
   int32_t n_rot, rot_step; /* rotations j·rot_step, j < n_rot ... */
   const int32_t *rots;     /* ... or these */
-  bool quick;              /* shards on distinct ranks, no TWRW: try_cost
+  bool quick;              /* shards on distinct ranks: try_cost
                             * prices it without touching the state */
   bool in_scratch;         /* tp.shards in the scratch arena (add_tmpl) */
   /* Compact (row-wise, data-parallel: shard i on rank i): the per-shard
@@ -138,6 +138,15 @@ typedef struct mtree {
   double *v;
 } mtree;
 
+/* The same over fixed-point sums: of_fx and the int128 → double cast are
+ * monotone, so the converted maximum is the maximum of the converted
+ * leaves (the doubles a tree of doubles would hold), with one conversion
+ * per use instead of one per update. */
+typedef struct xtree {
+  int32_t P;
+  fx *v;
+} xtree;
+
 typedef struct pctx {
   const dc_point *p;
   const dc_plan_opts *o;
@@ -156,10 +165,15 @@ typedef struct pctx {
   fx *sf, *sb, *sm, *ss, sdp;
   double *tw_dims;
   double d_a2a, d_rw;
-  mtree tf, tb, tmem, tsend, thost;
+  xtree tf, tb, tmem, tsend;
+  mtree thost;
   cmemo a2a, twp, rwp;
   int32_t *mark, stamp; /* per rank, for price_tmpl's distinct-rank test */
   dc_arena scratch;     /* a table's wide templates while they are priced */
+  bool memo_ok;         /* cost_from's last inputs and result */
+  double memo_key[7];
+  fx memo_sdp;
+  dc_plan_cost memo_out;
 } pctx;
 
 static double ktime(const pctx *c, const dc_kernel *k) {
@@ -264,12 +278,38 @@ static void mtree_set(mtree *t, int32_t i, double x) {
 
 static double mtree_max(const mtree *t) { return t->v[1]; }
 
-/* Leaf i set without fixing its path (mtree_rebuild after a batch). */
-static void mtree_leaf(mtree *t, int32_t i, double x) { t->v[t->P + i] = x; }
+static void xtree_init(xtree *t, int32_t n, dc_arena *a) {
+  int32_t P = 1;
+  while (P < n) P *= 2;
+  t->P = P;
+  t->v = dc_arena_array(a, (size_t)(2 * P), sizeof(fx));
+}
 
-static void mtree_rebuild(mtree *t) {
+static void xtree_set(xtree *t, int32_t i, fx x) {
+  int32_t j = t->P + i;
+  if (t->v[j] == x) return;
+  t->v[j] = x;
+  for (j /= 2; j >= 1; j /= 2) {
+    fx m = t->v[2 * j] > t->v[2 * j + 1] ? t->v[2 * j] : t->v[2 * j + 1];
+    if (t->v[j] == m) break;
+    t->v[j] = m;
+  }
+}
+
+static fx xtree_max(const xtree *t) { return t->v[1]; }
+
+/* Leaf i set without fixing its path (xtree_rebuild after a batch). */
+static void xtree_leaf(xtree *t, int32_t i, fx x) { t->v[t->P + i] = x; }
+
+static void xtree_rebuild(xtree *t) {
   for (int32_t j = t->P - 1; j >= 1; j--)
     t->v[j] = t->v[2 * j] > t->v[2 * j + 1] ? t->v[2 * j] : t->v[2 * j + 1];
+}
+
+/* (double)v, with int64's conversion when it fits (byte counts do). */
+static double fx_d(fx v) {
+  if (v >= 0 && v <= (fx)INT64_MAX) return (double)(int64_t)v;
+  return (double)v;
 }
 
 /* Candidate k of table t: its template and rotation. */
@@ -355,8 +395,8 @@ static void price_tmpl(pctx *c, int32_t t, tmpl *x) {
                ew_price(c, e, 1, 12.0 * opt_steps(p->optimizer));
   }
   x->fdp = to_fx(x->dp_us);
-  /* quick: shards on distinct ranks (a stamp per rank), no host tree */
-  x->quick = x->tp.type != DC_SHARDING_TABLE_ROW_WISE && n <= c->W;
+  /* quick: shards on distinct ranks (a stamp per rank) */
+  x->quick = n <= c->W && n > 0;
   c->stamp++;
   for (int32_t i = 0; i < n && x->quick; i++) {
     int32_t r = x->tp.shards[i].rank;
@@ -628,7 +668,7 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
   /* a candidate over many ranks sets their leaves and rebuilds the trees
    * (O(W)) instead of fixing each path (O(W log W)) */
   bool wide = x->tp.n_shards >= 8 && x->tp.n_shards * 4 >= c->W;
-  void (*set)(mtree *, int32_t, double) = wide ? mtree_leaf : mtree_set;
+  void (*set)(xtree *, int32_t, fx) = wide ? xtree_leaf : xtree_set;
   bool sends = false;
   for (int32_t i = 0; i < x->tp.n_shards; i++) {
     int32_t r = rank_of(c, x, i, rot), v = vix(x, i);
@@ -643,19 +683,19 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
       c->sm[r] -= x->fmem[v];
       c->ss[r] -= x->fsend[v];
     }
-    set(&c->tf, r, of_fx(c->sf[r]));
-    set(&c->tb, r, of_fx(c->sb[r]));
-    set(&c->tmem, r, (double)c->sm[r]);
+    set(&c->tf, r, c->sf[r]);
+    set(&c->tb, r, c->sb[r]);
+    set(&c->tmem, r, c->sm[r]);
     if (x->fsend[v] != 0) {
-      set(&c->tsend, r, of_fx(c->ss[r]));
+      set(&c->tsend, r, c->ss[r]);
       sends = true;
     }
   }
   if (wide) {
-    mtree_rebuild(&c->tf);
-    mtree_rebuild(&c->tb);
-    mtree_rebuild(&c->tmem);
-    if (sends) mtree_rebuild(&c->tsend);
+    xtree_rebuild(&c->tf);
+    xtree_rebuild(&c->tb);
+    xtree_rebuild(&c->tmem);
+    if (sends) xtree_rebuild(&c->tsend);
   }
   double dim = (double)c->p->tables[t].dim * sign;
   switch (x->tp.type) {
@@ -680,7 +720,16 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
 /* The objective from the incremental state's maxima and sums (slowest_rank
  * left 0): what cost_now and try_cost share. */
 static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
-                      double d_a2a, double d_rw, fx sdp, dc_plan_cost *out) {
+                      double hmax, double d_a2a, double d_rw, fx sdp,
+                      dc_plan_cost *out) {
+  /* one-entry memo: the rotations of a candidate that raise no maximum
+   * (most of them) give the same inputs, hence the same cost */
+  double key[7] = {mf, mb, mm, ms, hmax, d_a2a, d_rw};
+  if (c->memo_ok && c->memo_sdp == sdp &&
+      memcmp(key, c->memo_key, sizeof key) == 0) {
+    *out = c->memo_out;
+    return;
+  }
   int32_t W = c->W;
   double Bg = (double)c->p->batch_size, B = Bg / W;
   memset(out, 0, sizeof *out);
@@ -692,7 +741,7 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
       comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false,
                           B * d_a2a * 4, W, c->H);
     }
-    comm += mtree_max(&c->thost);
+    comm += hmax;
     if (d_rw > 0)
       comm += coll_cached(c, &c->rwp, DC_KERNEL_REDUCE_SCATTER, true,
                           Bg * d_rw * 4, W, c->H);
@@ -703,12 +752,17 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
   out->comm_us = comm;
   out->total_us = out->max_fwd_us + out->max_bwd_us + comm;
   out->fits = (double)out->max_mem_bytes <= c->cap;
+  memcpy(c->memo_key, key, sizeof key);
+  c->memo_sdp = sdp;
+  c->memo_out = *out;
+  c->memo_ok = true;
 }
 
 /* The objective of the incremental state. */
 static void cost_now(pctx *c, dc_plan_cost *out) {
-  cost_from(c, mtree_max(&c->tf), mtree_max(&c->tb), mtree_max(&c->tmem),
-            mtree_max(&c->tsend), c->d_a2a, c->d_rw, c->sdp, out);
+  cost_from(c, of_fx(xtree_max(&c->tf)), of_fx(xtree_max(&c->tb)),
+            fx_d(xtree_max(&c->tmem)), of_fx(xtree_max(&c->tsend)),
+            mtree_max(&c->thost), c->d_a2a, c->d_rw, c->sdp, out);
 }
 
 /* The objective with candidate k of table t added (t not placed), state
@@ -719,24 +773,43 @@ static void cost_now(pctx *c, dc_plan_cost *out) {
 static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
   int32_t rot;
   const tmpl *x = cand_of(c, t, k, &rot);
+  double hmax = mtree_max(&c->thost);
+  if (x->quick && x->tp.type == DC_SHARDING_TABLE_ROW_WISE) {
+    /* the slowest host's collectives: host h's new price against the
+     * others' maximum (a scan over the hosts' leaves, O(H): h's old
+     * price may have been the only maximum, and a price need not grow
+     * with its bytes) */
+    int32_t h = rank_of(c, x, 0, rot) / c->S;
+    double tw = c->tw_dims[h] + (double)c->p->tables[t].dim;
+    double np = 0, *leaf = c->thost.v + c->thost.P;
+    if (leaf[h] >= hmax && hmax > 0) {
+      hmax = 0;
+      for (int32_t g = 0; g < c->H; g++)
+        if (g != h && leaf[g] > hmax) hmax = leaf[g];
+    }
+    if (tw > 0)
+      np = coll_cached(c, &c->twp, DC_KERNEL_REDUCE_SCATTER, true,
+                       (double)c->p->batch_size * tw * 4, c->S, 1);
+    if (np > hmax) hmax = np;
+  }
   if (!x->quick) {
     apply(c, t, k, 1);
     cost_now(c, out);
     apply(c, t, k, -1);
     return;
   }
-  double mf = mtree_max(&c->tf), mb = mtree_max(&c->tb);
-  double mm = mtree_max(&c->tmem), ms = mtree_max(&c->tsend);
+  fx mf = xtree_max(&c->tf), mb = xtree_max(&c->tb);
+  fx mm = xtree_max(&c->tmem), ms = xtree_max(&c->tsend);
   for (int32_t i = 0; i < x->tp.n_shards; i++) {
     int32_t r = rank_of(c, x, i, rot), j = vix(x, i);
-    double v = of_fx(c->sf[r] + x->ffwd[j]);
+    fx v = c->sf[r] + x->ffwd[j];
     if (v > mf) mf = v;
-    v = of_fx(c->sb[r] + x->fbwd[j]);
+    v = c->sb[r] + x->fbwd[j];
     if (v > mb) mb = v;
-    v = (double)(c->sm[r] + x->fmem[j]);
+    v = c->sm[r] + x->fmem[j];
     if (v > mm) mm = v;
     if (x->fsend[j] != 0) {
-      v = of_fx(c->ss[r] + x->fsend[j]);
+      v = c->ss[r] + x->fsend[j];
       if (v > ms) ms = v;
     }
   }
@@ -744,12 +817,14 @@ static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
   fx sdp = c->sdp;
   switch (x->tp.type) {
   case DC_SHARDING_TABLE_WISE:
-  case DC_SHARDING_COLUMN_WISE: d_a2a += dim; break;
+  case DC_SHARDING_COLUMN_WISE:
+  case DC_SHARDING_TABLE_ROW_WISE: d_a2a += dim; break;
   case DC_SHARDING_ROW_WISE: d_rw += dim; break;
   case DC_SHARDING_DATA_PARALLEL: sdp += x->fdp; break;
   default: break;
   }
-  cost_from(c, mf, mb, mm, ms, d_a2a, d_rw, sdp, out);
+  cost_from(c, of_fx(mf), of_fx(mb), fx_d(mm), of_fx(ms), hmax, d_a2a, d_rw,
+            sdp, out);
 }
 
 /* Makes candidate k (-1: none) table t's choice. */
@@ -799,14 +874,14 @@ static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
   c->ss = dc_arena_array(a, W, sizeof(fx));
   c->tw_dims = dc_arena_array(a, (size_t)c->H, sizeof(double));
   c->mark = dc_arena_array(a, W, sizeof(int32_t));
-  mtree_init(&c->tf, c->W, a);
-  mtree_init(&c->tb, c->W, a);
-  mtree_init(&c->tmem, c->W, a);
-  mtree_init(&c->tsend, c->W, a);
+  xtree_init(&c->tf, c->W, a);
+  xtree_init(&c->tb, c->W, a);
+  xtree_init(&c->tmem, c->W, a);
+  xtree_init(&c->tsend, c->W, a);
   mtree_init(&c->thost, c->H, a);
   for (int32_t r = 0; r < c->W; r++) {
     c->sm[r] = c->base_mem;
-    mtree_set(&c->tmem, r, (double)c->base_mem);
+    xtree_set(&c->tmem, r, c->sm[r]);
   }
   cmemo_init(&c->a2a);
   cmemo_init(&c->twp);
