@@ -374,8 +374,14 @@ static void price_tmpl(pctx *c, int32_t t, tmpl *x) {
       dc_shard_plan_memory(p, c->s, x->tp.shards[i].rank, &m);
       x->mem[i] = m.total - c->base_mem;
     }
-    x->ffwd[i] = to_fx(x->fwd_us[i]);
-    x->fbwd[i] = to_fx(x->bwd_us[i]);
+    if (i > 0 && x->fwd_us[i] == x->fwd_us[i - 1] &&
+        x->bwd_us[i] == x->bwd_us[i - 1]) { /* to_fx is pure */
+      x->ffwd[i] = x->ffwd[i - 1];
+      x->fbwd[i] = x->fbwd[i - 1];
+    } else {
+      x->ffwd[i] = to_fx(x->fwd_us[i]);
+      x->fbwd[i] = to_fx(x->bwd_us[i]);
+    }
     x->fmem[i] = x->mem[i];
     double sd = 0;
     if (x->tp.type == DC_SHARDING_TABLE_WISE ||
