@@ -7,14 +7,13 @@
  * its graph (graphgen), and decides where the table goes. A file named by
  * -o is streamed to a temporary sibling and renamed only when the whole
  * table is written, so a run that fails or is interrupted (SIGINT, SIGTERM,
- * SIGHUP: the handler removes the temporary) never leaves a partial file
- * under the requested name, and a million-point table never sits in
- * memory. Timelines (--timeline DIR) are written one file per point,
- * each atomically.
+ * SIGHUP: outfile.c's handler removes every live temporary, the table's
+ * and the timelines') never leaves a partial file under the requested
+ * name, and a million-point table never sits in memory. Timelines
+ * (--timeline DIR) are written one file per point, each atomically.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,17 +41,6 @@ static int64_t baseline_of(void *ctx, int64_t index) {
 
 /* ---- streaming atomic output --------------------------------------------- */
 
-/* The temporary file's name, for the signal handler (fixed storage: the
- * handler may only call async-signal-safe functions). */
-static char tmp_path[4096];
-static volatile sig_atomic_t tmp_live;
-
-static void on_signal(int sig) {
-  if (tmp_live) unlink(tmp_path);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
 static bool report(dc_buf *err) {
   fprintf(stderr, "dlrmc: error: %s\n", err->data ? err->data : "");
   dc_buf_free(err);
@@ -71,19 +59,7 @@ static bool sink_write(void *ctx, const char *data, size_t len) {
 
 static bool out_open(dc_outfile *o, const char *path) {
   dc_buf err = {0};
-  if (!dc_outfile_open(o, path, &err)) return report(&err);
-  if (o->tmp && strlen(o->tmp) < sizeof tmp_path) {
-    strcpy(tmp_path, o->tmp);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    tmp_live = 1;
-  }
-  return true;
+  return dc_outfile_open(o, path, &err) || report(&err);
 }
 
 static bool out_close(dc_outfile *o, bool ok) {
@@ -93,7 +69,6 @@ static bool out_close(dc_outfile *o, bool ok) {
   } else if (!dc_outfile_commit(o, &err)) {
     ok = report(&err);
   }
-  tmp_live = 0;
   return ok;
 }
 
