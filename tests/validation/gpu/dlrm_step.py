@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Time real DLRM training steps on a GPU and record one step's traces.
+
+The ground truth that dlrmc's predictions are compared with (issue #22):
+each config is one of dlrmc's model presets (read from spec/models/, so the
+network trained here is the one dlrmc prices), built in plain PyTorch in the
+style of facebookresearch/dlrm (dlrm_s_pytorch.py) — what dlrmc calls the
+`pytorch` framework with `embedding_kernel: per_table`:
+
+  * one nn.EmbeddingBag(rows, dim, mode="sum", sparse=True) per table, fed
+    with its own indices and one row of a [tables, batch] offsets tensor;
+    fixed pooling L per table (round(pooling) lookups per sample, uniform
+    random rows); tables above --rows-cap rows are capped (the cap is in the
+    CSV and in the study that compare.py writes);
+  * bottom MLP Linear + ReLU after every layer;
+  * `dot`: T = cat([x] + pooled).view(B, F, D), Z = bmm(T, Tᵀ), the strict
+    lower triangle gathered with index vectors built on the host each step
+    (as dlrm_s_pytorch does), R = cat([x, Zflat]);
+    `dcn`: x0 = cat([x] + pooled), low-rank cross layers
+    x_{l+1} = x0 * (W_l(V_l x_l) + b_l) + x_l (TorchRec's LowRankCrossNet);
+  * top MLP Linear + ReLU, last layer Linear + Sigmoid; loss MSE or BCE
+    (fp32, outside autocast); SGD over all parameters (sparse embedding
+    gradients); zero_grad(set_to_none=True);
+  * the batch lives in pageable host memory and is copied with .to(device)
+    inside the step (dense, offsets, each table's indices, labels), so the
+    step's host-to-device copies are part of its time, as dlrmc models them.
+  * precision bf16/fp16: torch.autocast around the forward pass.
+
+Per config: 5 warm-up steps; then `iso_ms` = median over 15 isolated steps
+(torch.cuda.synchronize() before and after each, host clock) — the
+iteration dlrmc predicts — and `pipe_ms` = CUDA-event time of 20
+back-to-back steps / 20; then one step recorded with the Kineto profiler
+(record_shapes) and an ExecutionTraceObserver attached to it, written as
+<config>.kineto.json.gz and <config>.et.json.gz.
+
+Usage: dlrm_step.py --out DIR [--device cuda] [--only NAME,...] [--tiny]
+(--tiny shrinks every config to a few rows and a batch of 64, to check the
+script on a CPU.)  Writes DIR/steps.csv and the traces.
+"""
+
+import argparse
+import csv
+import gzip
+import os
+import shutil
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "..", "..", "spec", "models")
+
+# name, preset, batch, precision, rows cap (0: none), traced
+CONFIGS = [
+    ("default_b2048_fp32", "dlrm_default", 2048, "fp32", 0, True),
+    ("default_b16384_fp32", "dlrm_default", 16384, "fp32", 0, True),
+    ("default_b16384_bf16", "dlrm_default", 16384, "bf16", 0, False),
+    ("ddp_b2048_fp32", "dlrm_ddp", 2048, "fp32", 0, True),
+    ("ddp_b16384_fp32", "dlrm_ddp", 16384, "fp32", 0, False),
+    ("kaggle_b2048_fp32", "dlrm_mlperf_kaggle", 2048, "fp32", 0, True),
+    ("kaggle_b16384_fp32", "dlrm_mlperf_kaggle", 16384, "fp32", 0, False),
+    ("kaggle_b16384_bf16", "dlrm_mlperf_kaggle", 16384, "bf16", 0, False),
+    ("dcnv2_b8192_fp32", "dlrm_dcnv2", 8192, "fp32", 2000000, True),
+    ("dcnv2_b8192_bf16", "dlrm_dcnv2", 8192, "bf16", 2000000, True),
+    ("dcnv2_b65536_fp32", "dlrm_dcnv2", 65536, "fp32", 2000000, False),
+    ("dcnv2_b65536_bf16", "dlrm_dcnv2", 65536, "bf16", 2000000, False),
+]
+
+WARMUP, ISO, PIPE = 5, 15, 20
+
+
+def count(v):
+    """A dlrmc count: an int, or a string with a k/M/G (10^3) or
+    Ki/Mi/Gi (2^10) suffix, as the study language writes them."""
+    if isinstance(v, (int, float)):
+        return int(v)
+    v = str(v).strip()
+    for suf, mul in (("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30),
+                     ("k", 10**3), ("K", 10**3), ("M", 10**6), ("G", 10**9)):
+        if v.endswith(suf):
+            return int(float(v[:-len(suf)]) * mul)
+    return int(v)
+
+
+def load_preset(name):
+    with open(os.path.join(MODELS, name + ".yaml")) as f:
+        m = yaml.safe_load(f)
+    dim = m["embedding"]["dim"]
+    pool_default = m["embedding"].get("pooling", 1)
+    tables = []
+    for g in m["embedding"]["tables"]:
+        for _ in range(count(g.get("count", 1))):
+            tables.append((count(g["rows"]), count(g.get("dim", dim)),
+                           float(g.get("pooling", pool_default))))
+    return m, tables
+
+
+def mlp(sizes, sigmoid_last):
+    mods = []
+    for i in range(len(sizes) - 1):
+        mods.append(nn.Linear(sizes[i], sizes[i + 1], bias=True))
+        last = i == len(sizes) - 2
+        mods.append(nn.Sigmoid() if (last and sigmoid_last) else nn.ReLU())
+    return nn.Sequential(*mods)
+
+
+class LowRankCross(nn.Module):
+    def __init__(self, n, layers, rank):
+        super().__init__()
+        self.layers = layers
+        self.W = nn.ParameterList(
+            nn.Parameter(nn.init.xavier_normal_(torch.empty(n, rank)))
+            for _ in range(layers))
+        self.V = nn.ParameterList(
+            nn.Parameter(nn.init.xavier_normal_(torch.empty(rank, n)))
+            for _ in range(layers))
+        self.b = nn.ParameterList(
+            nn.Parameter(torch.zeros(n)) for _ in range(layers))
+
+    def forward(self, x0):
+        x = x0
+        for i in range(self.layers):
+            up = nn.functional.linear(nn.functional.linear(x, self.V[i]),
+                                      self.W[i])
+            x = x0 * (up + self.b[i]) + x
+        return x
+
+
+class DLRM(nn.Module):
+    def __init__(self, m, tables, dev):
+        super().__init__()
+        self.interaction = m.get("interaction", "dot")
+        dim = tables[0][1]
+        self.emb_l = nn.ModuleList(
+            nn.EmbeddingBag(r, d, mode="sum", sparse=True, device=dev)
+            for r, d, _ in tables)  # initialised where they live: fast
+        bot = m["bottom_mlp"]
+        self.bot_l = mlp(bot, sigmoid_last=False)
+        nfeat = len(tables) + 1
+        if self.interaction == "dot":
+            width = bot[-1] + nfeat * (nfeat - 1) // 2
+            self.cross = None
+        else:
+            width = bot[-1] + sum(d for _, d, _ in tables)
+            dcn = m.get("dcn", {})
+            self.cross = LowRankCross(width, dcn.get("layers", 3),
+                                      dcn.get("low_rank", 512))
+        self.top_l = mlp([width] + m["top_mlp"], sigmoid_last=True)
+        self.dim = dim
+
+    def forward(self, dense, offsets, indices):
+        x = self.bot_l(dense)
+        ly = [self.emb_l[k](indices[k], offsets[k])
+              for k in range(len(self.emb_l))]
+        if self.cross is not None:
+            return self.top_l(self.cross(torch.cat([x] + ly, dim=1)))
+        B, D = x.shape
+        T = torch.cat([x] + ly, dim=1).view((B, -1, D))
+        Z = torch.bmm(T, torch.transpose(T, 1, 2))
+        _, ni, nj = Z.shape
+        li = torch.tensor([i for i in range(ni) for j in range(i)])
+        lj = torch.tensor([j for i in range(nj) for j in range(i)])
+        Zflat = Z[:, li, lj]
+        return self.top_l(torch.cat([x] + [Zflat], dim=1))
+
+
+def make_batches(tables, batch, dense_n, n, seed):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n):
+        dense = torch.rand(batch, dense_n, generator=g)
+        pools = [max(1, int(round(p))) for _, _, p in tables]
+        offsets = torch.stack([torch.arange(0, batch * L, L, dtype=torch.int64)
+                               for L in pools])
+        indices = [torch.randint(0, r, (batch * L,), generator=g,
+                                 dtype=torch.int64)
+                   for (r, _, _), L in zip(tables, pools)]
+        labels = torch.randint(0, 2, (batch, 1), generator=g).float()
+        out.append((dense, offsets, indices, labels))
+    return out
+
+
+def step(model, opt, loss_fn, b, dev, amp):
+    dense, offsets, indices, labels = b
+    dense = dense.to(dev)
+    offsets = offsets.to(dev)
+    indices = [i.to(dev) for i in indices]
+    labels = labels.to(dev)
+    if amp is not None:
+        with torch.autocast(device_type=dev.type, dtype=amp):
+            out = model(dense, offsets, indices)
+        out = out.float()
+    else:
+        out = model(dense, offsets, indices)
+    loss = loss_fn(out, labels)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def sync(dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def gzip_move(src, dst):
+    with open(src, "rb") as fi, gzip.open(dst, "wb", compresslevel=9) as fo:
+        shutil.copyfileobj(fi, fo)
+    os.remove(src)
+
+
+def run_config(cfg, dev, out_dir, tiny):
+    name, preset, batch, prec, cap, traced = cfg
+    m, tables = load_preset(preset)
+    if cap:
+        tables = [(min(r, cap), d, p) for r, d, p in tables]
+    if tiny:
+        tables = [(min(r, 1000), d, p) for r, d, p in tables]
+        batch = 64
+    torch.manual_seed(1234)
+    model = DLRM(m, tables, dev).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = nn.MSELoss() if m.get("loss", "mse") == "mse" else nn.BCELoss()
+    amp = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[prec]
+    batches = make_batches(tables, batch, m["bottom_mlp"][0], 3, 99)
+    k = 0
+    for _ in range(WARMUP):
+        step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
+    sync(dev)
+    iso = []
+    for _ in range(ISO):
+        sync(dev)
+        t0 = time.perf_counter()
+        step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
+        sync(dev)
+        iso.append((time.perf_counter() - t0) * 1e3)
+    pipe = float("nan")
+    if dev.type == "cuda":
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(PIPE):
+            step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
+        e1.record()
+        torch.cuda.synchronize()
+        pipe = e0.elapsed_time(e1) / PIPE
+    if traced:
+        from torch.profiler import (ExecutionTraceObserver, ProfilerActivity,
+                                    profile)
+        acts = [ProfilerActivity.CPU]
+        if dev.type == "cuda":
+            acts.append(ProfilerActivity.CUDA)
+        et_raw = os.path.join(out_dir, name + ".et.json")
+        kt_raw = os.path.join(out_dir, name + ".kineto.json")
+        et = ExecutionTraceObserver().register_callback(et_raw)
+        sync(dev)
+        with profile(activities=acts, record_shapes=True,
+                     execution_trace_observer=et) as prof:
+            step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
+            sync(dev)
+        prof.export_chrome_trace(kt_raw)
+        gzip_move(et_raw, et_raw + ".gz")
+        gzip_move(kt_raw, kt_raw + ".gz")
+    return {
+        "config": name, "preset": preset, "batch": batch, "precision": prec,
+        "rows_cap": cap, "tables": len(tables),
+        "iso_ms": "%.4f" % statistics.median(iso),
+        "iso_min_ms": "%.4f" % min(iso),
+        "iso_max_ms": "%.4f" % max(iso),
+        "pipe_ms": "%.4f" % pipe,
+        "traced": int(traced),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--tiny", action="store_true")
+    a = ap.parse_args()
+    dev = torch.device(a.device)
+    os.makedirs(a.out, exist_ok=True)
+    only = set(filter(None, a.only.split(",")))
+    rows = []
+    path = os.path.join(a.out, "steps.csv")
+    fields = ["config", "preset", "batch", "precision", "rows_cap", "tables",
+              "iso_ms", "iso_min_ms", "iso_max_ms", "pipe_ms", "traced"]
+    with open(path, "w", newline="") as f:
+        f.write("# dlrm_step.py: torch %s, device %s%s\n" % (
+            torch.__version__, a.device,
+            (" (%s)" % torch.cuda.get_device_name(0)) if dev.type == "cuda" else ""))
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        for cfg in CONFIGS:
+            if only and cfg[0] not in only:
+                continue
+            t0 = time.time()
+            try:
+                r = run_config(cfg, dev, a.out, a.tiny)
+            except Exception as e:  # one config failing keeps the others
+                print("%s: FAILED: %r" % (cfg[0], e), file=sys.stderr)
+                continue
+            finally:
+                if dev.type == "cuda":
+                    torch.cuda.empty_cache()
+            w.writerow(r)
+            f.flush()
+            rows.append(r)
+            print("%-22s iso %8s ms  pipe %8s ms  (%.1f s)" % (
+                r["config"], r["iso_ms"], r["pipe_ms"], time.time() - t0),
+                flush=True)
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

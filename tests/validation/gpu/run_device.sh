@@ -1,0 +1,75 @@
+#!/bin/bash
+# run_device.sh BENCH OUT — the one device call of issue #22: runs on a lent
+# GPU machine and writes everything it measures under OUT, stage by stage,
+# each stage bounded by `timeout` so that a slow or failing stage leaves the
+# others' results. BENCH is a dlrmc-bench built on the development machine
+# (carried with the call; this script finds the CUDA libraries it needs).
+#
+# Stages, in order of value: the device line; dlrmc-bench's smoke test; the
+# GEMM sweeps (the paper's shape set plus recommendation shapes: forward
+# m = batch, weight gradients k = batch, data gradients, interaction bmm) in
+# fp32, tf32, bf16 and fp16; real DLRM training steps (dlrm_step.py); the
+# other kernel kinds (embedding, transpose, tril, concat, memcpy).
+# Everything lands in OUT/bench.tar.gz and OUT/steps.tar.gz plus OUT/log.txt.
+set -u
+bench=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+mkdir -p "$work/bench" "$work/steps"
+log=$out/log.txt
+exec > >(tee -a "$log") 2>&1
+
+# libcublas/libcupti/libcudart of CUDA 13, wherever this image keeps them
+libdirs=""
+for lib in libcublas.so.13 libcupti.so.13 libcudart.so.13 libcublasLt.so.13; do
+  p=$(timeout 20 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)
+  [ -n "$p" ] && libdirs="$libdirs:$(dirname "$p")"
+done
+export LD_LIBRARY_PATH="${libdirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+
+stage() { # stage SECONDS NAME CMD...
+  local t=$1 name=$2; shift 2
+  local s=$SECONDS
+  echo "=== $name (limit ${t}s)"
+  timeout -k 5 "$t" "$@"; local rc=$?
+  echo "=== $name: rc=$rc, $((SECONDS - s)) s"
+}
+pack() {
+  tar -C "$work" -czf "$out/bench.tar.gz" bench
+  tar -C "$work" -czf "$out/steps.tar.gz" steps
+}
+trap pack EXIT
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,power.limit,memory.total --format=csv | tee "$work/bench/nvidia-smi.csv"
+stage 10 devices "$bench" devices
+"$bench" devices > "$work/bench/devices.txt" 2>&1
+stage 30 smoke sh "$here/../../../kernels/bench/smoke_test.sh" "$bench" "$work/bench/smoke"
+
+# One call per dtype and shape set: dlrmc-bench writes its CSV at the end,
+# so a stage cut off by its limit loses only its own slice.
+for d in fp32 tf32 bf16 fp16; do
+  stage 25 gemm_paper_$d "$bench" gemm -o "$work/bench/gemm_paper_$d.csv" --samples 100 --dtype $d
+  stage 20 gemm_fwd_$d "$bench" gemm -o "$work/bench/gemm_fwd_$d.csv" --samples 0 --batch 1 \
+    --m 512,2048,8192,32768,65536 --n 1,16,64,128,256,512,1024 --k 13,64,128,256,512,1024,3456 \
+    --transa N --transb T --dtype $d
+  stage 12 gemm_wgrad_$d "$bench" gemm -o "$work/bench/gemm_wgrad_$d.csv" --samples 0 --batch 1 \
+    --k 2048,8192,65536 --m 64,256,512,1024 --n 13,128,512,1024,3456 --transa T --transb N --dtype $d
+  stage 12 gemm_bmm_$d "$bench" gemm -o "$work/bench/gemm_bmm_$d.csv" --samples 0 \
+    --batch 2048,8192,32768,65536 --m 9,27 --n 9,27 --k 16,64,128 --transa N --transb T --dtype $d
+done
+pack
+
+export PYTHONUNBUFFERED=1
+stage 120 steps python3 "$here/dlrm_step.py" --out "$work/steps" ${STEP_ARGS:-}
+pack
+
+stage 30 embedding "$bench" embedding -o "$work/bench/embedding.csv" --samples 300
+stage 12 transpose "$bench" transpose -o "$work/bench/transpose.csv" --dtype fp32,bf16
+stage 12 tril "$bench" tril -o "$work/bench/tril.csv" --dtype fp32,bf16
+stage 8 concat "$bench" concat -o "$work/bench/concat.csv"
+stage 20 memcpy "$bench" memcpy -o "$work/bench/memcpy.csv" --bytes 1Ki:256Mi:x4
+pack
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+ls -la "$work/bench" "$work/steps"
