@@ -16,8 +16,9 @@
  * it is renamed and unlisted, so the handler never misses one (another
  * thread creating one while the handler runs is waited for). SIGKILL
  * cannot be caught: the temporary it leaves names its process, and the
- * next open of the same NAME removes every .NAME.tmp-PID-* whose PID is
- * no longer running (spec/outputs.md).
+ * next run's first open in the same directory removes every
+ * .NAME.tmp-PID-XXXXXX there whose PID is no longer running
+ * (spec/outputs.md).
  *
  * Special cases: NULL or "-" is standard output; an existing device or
  * FIFO (/dev/null, /dev/stdout, a pipe) is written in place, because
@@ -172,27 +173,50 @@ static char *resolve_links(const char *path) {
   return NULL;
 }
 
-/* Removes .BASE.tmp-PID-* in `dir` left by processes that are gone. A
- * PID that is running (or that this process may not signal) is kept. */
-static void remove_stale(const char *dir, const char *prefix) {
+/* Whether `name` is one of our temporaries, .NAME.tmp-PID-XXXXXX; its
+ * PID in *pid. */
+static bool temp_name(const char *name, long *pid) {
+  if (name[0] != '.') return false;
+  const char *t = NULL;
+  for (const char *q = strstr(name + 1, ".tmp-"); q; q = strstr(q + 1, ".tmp-"))
+    t = q;
+  if (!t || t == name + 1) return false;
+  char *end;
+  errno = 0;
+  *pid = strtol(t + 5, &end, 10);
+  return !errno && end > t + 5 && *pid > 0 && end[0] == '-' &&
+         strlen(end + 1) == 6;
+}
+
+/* Removes the temporaries in `dir` left by processes that are gone: once
+ * per directory and process (a --timeline directory gets one file per
+ * point; sweeping it per file would be quadratic). A PID that is running,
+ * or that this process may not signal, is kept. */
+static pthread_mutex_t swept_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **swept; /* process lifetime */
+static size_t n_swept;
+
+static void remove_stale(const char *dir) {
+  pthread_mutex_lock(&swept_lock);
+  for (size_t i = 0; i < n_swept; i++)
+    if (strcmp(swept[i], dir) == 0) {
+      pthread_mutex_unlock(&swept_lock);
+      return;
+    }
+  swept = dc_xrealloc(swept, (n_swept + 1) * sizeof *swept);
+  swept[n_swept++] = dc_xstrdup(dir);
   DIR *d = opendir(dir);
-  if (!d) return;
-  size_t pl = strlen(prefix);
-  for (struct dirent *e; (e = readdir(d));) {
-    if (strncmp(e->d_name, prefix, pl) != 0) continue;
-    char *end;
-    errno = 0;
-    long pid = strtol(e->d_name + pl, &end, 10);
-    if (errno || end == e->d_name + pl || *end != '-' || pid <= 0 ||
-        pid == (long)getpid())
-      continue;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    long pid;
+    if (!temp_name(e->d_name, &pid) || pid == (long)getpid()) continue;
     if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
     char *p = dc_xmalloc(strlen(dir) + strlen(e->d_name) + 2);
     sprintf(p, "%s/%s", dir, e->d_name);
     unlink(p);
     free(p);
   }
-  closedir(d);
+  if (d) closedir(d);
+  pthread_mutex_unlock(&swept_lock);
 }
 
 /* ---- the file ------------------------------------------------------------ */
@@ -262,7 +286,7 @@ bool dc_outfile_open(dc_outfile *f, const char *path, dc_buf *err) {
   const char *base = strrchr(f->target, '/');
   base = base ? base + 1 : f->target;
   char *prefix = tmp_prefix(base);
-  remove_stale(dir, prefix);
+  remove_stale(dir);
   f->tmp = dc_xmalloc(strlen(dir) + strlen(prefix) + 32);
   sprintf(f->tmp, "%s/%s%ld-XXXXXX", dir, prefix, (long)getpid());
   free(prefix);
