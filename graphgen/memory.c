@@ -40,6 +40,9 @@
  * It is an upper bound of the peak (everything saved for the backward is
  * counted live at once; the caching allocator's rounding is not), which
  * is what a capacity planner needs. Sums saturate at INT64_MAX.
+ * dc_shard_memory gives one shard's per-shard terms alone (rank-
+ * independent), so the planner prices a candidate in O(its shards)
+ * instead of re-walking every table for each.
  */
 #include <string.h>
 
@@ -74,6 +77,59 @@ static int64_t lookups(int64_t batch, double pooling) {
   return (int64_t)n;
 }
 
+/* Adds shard i of table t (on whatever rank it is) to *out's per-shard
+ * terms. */
+static void add_shard(macc *m, const dc_point *p, const dc_shard_plan *s,
+                      int32_t t, int32_t i, dc_rank_memory *out) {
+  const dc_table_plan *tp = &s->tables[t];
+  const dc_shard *sh = &tp->shards[i];
+  int32_t W = s->n_ranks < 1 ? 1 : s->n_ranks;
+  bool batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
+  dc_dtype edt = dc_storage_dtype(p->embedding_precision);
+  dc_shard_work w = dc_shard_plan_work(p, s, t, i);
+  int64_t elems = mul(m, sh->rows, sh->cols);
+  int64_t wb = mul(m, sh->rows, dc_emb_row_bytes(edt, sh->cols));
+  out->emb_weights = add(m, out->emb_weights, wb);
+  int64_t st = dc_optimizer_state_bytes(p->sparse_optimizer, sh->rows, elems);
+  if (st == INT64_MAX) m->ovf = true;
+  out->emb_optimizer = add(m, out->emb_optimizer, st);
+  int64_t n = lookups(w.batch, w.pooling);
+  bool dp = tp->type == DC_SHARDING_DATA_PARALLEL && W > 1;
+  if (dp)
+    out->emb_grad = add(m, out->emb_grad, wb);
+  else if (!batched)
+    out->emb_grad = add(m, out->emb_grad,
+                        mul(m, n, add(m, mul(m, w.cols, 4), 8)));
+  out->activations =
+      add(m, out->activations, mul(m, mul(m, w.batch, w.cols), 4));
+  out->inputs = add(m, out->inputs,
+                    add(m, mul(m, n, 8), mul(m, add(m, w.batch, 1), 8)));
+  if (W > 1)
+    out->workspace =
+        add(m, out->workspace, mul(m, mul(m, w.batch, w.cols), 4));
+}
+
+static int64_t shard_terms_total(macc *m, const dc_rank_memory *x) {
+  int64_t tot = 0;
+  tot = add(m, tot, x->emb_weights);
+  tot = add(m, tot, x->emb_optimizer);
+  tot = add(m, tot, x->emb_grad);
+  tot = add(m, tot, x->activations);
+  tot = add(m, tot, x->inputs);
+  tot = add(m, tot, x->workspace);
+  return tot;
+}
+
+bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,
+                     int32_t i, int64_t *bytes) {
+  macc m = {false};
+  dc_rank_memory x;
+  memset(&x, 0, sizeof x);
+  add_shard(&m, p, s, t, i, &x);
+  *bytes = shard_terms_total(&m, &x);
+  return !m.ovf;
+}
+
 bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
                           int32_t rank, dc_rank_memory *out) {
   macc m = {false};
@@ -83,38 +139,11 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
   bool half = p->precision == DC_PRECISION_FP16 ||
               p->precision == DC_PRECISION_BF16;
   int64_t es = half ? 2 : 4;
-  bool batched = p->embedding_kernel == DC_EMBEDDING_BATCHED;
-  dc_dtype edt = dc_storage_dtype(p->embedding_precision);
 
   for (int32_t t = 0; t < s->n_tables; t++) {
     const dc_table_plan *tp = &s->tables[t];
-    for (int32_t i = 0; i < tp->n_shards; i++) {
-      const dc_shard *sh = &tp->shards[i];
-      if (sh->rank != rank) continue;
-      dc_shard_work w = dc_shard_plan_work(p, s, t, i);
-      int64_t elems = mul(&m, sh->rows, sh->cols);
-      int64_t wb = mul(&m, sh->rows, dc_emb_row_bytes(edt, sh->cols));
-      out->emb_weights = add(&m, out->emb_weights, wb);
-      int64_t st = dc_optimizer_state_bytes(p->sparse_optimizer, sh->rows,
-                                            elems);
-      if (st == INT64_MAX) m.ovf = true;
-      out->emb_optimizer = add(&m, out->emb_optimizer, st);
-      int64_t n = lookups(w.batch, w.pooling);
-      bool dp = tp->type == DC_SHARDING_DATA_PARALLEL && W > 1;
-      if (dp)
-        out->emb_grad = add(&m, out->emb_grad, wb);
-      else if (!batched)
-        out->emb_grad = add(&m, out->emb_grad,
-                            mul(&m, n, add(&m, mul(&m, w.cols, 4), 8)));
-      out->activations = add(&m, out->activations,
-                             mul(&m, mul(&m, w.batch, w.cols), 4));
-      out->inputs = add(&m, out->inputs,
-                        add(&m, mul(&m, n, 8),
-                            mul(&m, add(&m, w.batch, 1), 8)));
-      if (W > 1)
-        out->workspace = add(&m, out->workspace,
-                             mul(&m, mul(&m, w.batch, w.cols), 4));
-    }
+    for (int32_t i = 0; i < tp->n_shards; i++)
+      if (tp->shards[i].rank == rank) add_shard(&m, p, s, t, i, out);
   }
 
   /* the MLPs: bottom [n0, b1..bk], top [in, t1..tm] */

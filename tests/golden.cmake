@@ -73,3 +73,11 @@ add_test(NAME cli_links
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(golden_invariants golden_killed_run cli_links PROPERTIES
   ENVIRONMENT "DLRMC_NO_PROGRESS=1")
+
+# The Slurm array recipe (studies/slurm/): N shards merged back equal the
+# single run byte for byte, contiguous and (old) strided splits alike.
+add_test(NAME slurm_merge
+  COMMAND sh ${_dc_golden_dir}/check_slurm.sh $<TARGET_FILE:dlrmc>
+          ${PROJECT_SOURCE_DIR}/studies/capacity-planning.yaml
+          ${_dc_golden_out}/slurm
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -3,7 +3,9 @@
  * ET op launches, from its name and recorded arguments (found by name in
  * its op_schema where one is recorded). spec/replay.md has the table;
  * et_graph.c applies the composite rule (et_is_composite) and marks the
- * unpriced ops.
+ * unpriced ops. (About 730 lines, over the house's ~700: a third of them
+ * are the op-name tables, one name per line as clang-format lays them
+ * out, kept beside the rules that read them.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,10 +167,6 @@ static bool is_elementwise(const char *n) {
                                       "aten::index",
                                       "aten::index_select",
                                       "aten::gather",
-                                      "aten::scatter_add_",
-                                      "aten::index_put_",
-                                      "aten::_index_put_impl_",
-                                      "aten::index_add_",
                                       "aten::arange",
                                       "aten::zeros",
                                       "aten::ones",
@@ -436,6 +434,35 @@ static void ew_of(et_mapped *m, const et_node *n, dc_kernel_kind kind) {
   set_ew(m, kind, elems, bytes);
 }
 
+/* In-place scatters into `self` (argument 0): index_add_, index_put_,
+ * scatter_add_. The kernel touches only the rows its source (values)
+ * tensor names, not the whole of `self` — PyTorch's sparse SGD update is
+ * an index_add_ of the looked-up rows into a table of millions — so the
+ * elements are the largest other input's, and the bytes are every other
+ * input read plus those elements of `self` read and written. */
+static bool is_scatter(const char *n) {
+  static const char *const names[] = {"aten::scatter_add_", "aten::index_put_",
+                                      "aten::_index_put_impl_",
+                                      "aten::index_add_"};
+  return in_list(n, names, DC_COUNTOF(names));
+}
+
+static void scatter_of(et_mapped *m, const et_node *n) {
+  int64_t elems = 0, bytes = 0, esize = 0;
+  for (int32_t i = 0; i < n->n_in; i++) {
+    const et_val *v = &n->in[i];
+    if (v->kind != ET_TENSOR) continue;
+    if (v->arg == 0) {
+      esize = v->esize;
+      continue;
+    }
+    if (v->numel > elems) elems = v->numel;
+    bytes = dc_sat_add_i64(bytes, bytes_of(v));
+  }
+  bytes = dc_sat_add_i64(bytes, dc_sat_mul_i64(dc_sat_mul_i64(elems, esize), 2));
+  set_ew(m, DC_KERNEL_ELEMENTWISE, elems, bytes);
+}
+
 /* A copy from `s` to `d` (their devices decide the kind). */
 static void copy_of(const et_map_ctx *c, et_mapped *m, const et_val *s,
                     const et_val *d, bool non_blocking) {
@@ -680,6 +707,8 @@ et_mapped et_map_op(const et_map_ctx *c, const char *name, bool annotation,
       m.k.kind = DC_KERNEL_CONCAT;
       m.k.u.copy.bytes = bytes_of(o);
     }
+  } else if (is_scatter(name)) {
+    scatter_of(&m, n);
   } else if (is_elementwise(name)) {
     ew_of(&m, n, DC_KERNEL_ELEMENTWISE);
   } else if (is_reduce(name)) {

@@ -132,7 +132,19 @@ static void shipped_models(void **st) {
       assert_true(ta >= v.kernel_floor_us);
     }
   }
+  /* The H200's models (fitted on the lent H200, issue #22) price bf16
+   * GEMMs; the H100-SXM5, the same GH100 at the same clocks, names them as
+   * its kernel_models. */
+  assert_true(dc_device_lookup("H200", &v, &a, &d));
+  const dc_kmodels *h200 = dc_kmodels_for(&v);
+  assert_non_null(h200);
+  dc_kernel kb = {.kind = DC_KERNEL_GEMM, .scale = 1};
+  kb.u.gemm.m = 4096, kb.u.gemm.n = 1024, kb.u.gemm.k = 512;
+  kb.u.gemm.batch = 1, kb.u.gemm.dtype = DC_DTYPE_BF16;
+  assert_string_equal(dc_kernel_model_used(&kb, h200), "mlp");
   assert_true(dc_device_lookup("H100", &v, &a, &d));
+  assert_ptr_equal(dc_kmodels_for(&v), h200);
+  assert_true(dc_device_lookup("B200", &v, &a, &d));
   assert_null(dc_kmodels_for(&v));
   dc_arena_free(&a);
   dc_diags_free(&d);

@@ -10,7 +10,7 @@ style of facebookresearch/dlrm (dlrm_s_pytorch.py) — what dlrmc calls the
   * one nn.EmbeddingBag(rows, dim, mode="sum", sparse=True) per table, fed
     with its own indices and one row of a [tables, batch] offsets tensor;
     fixed pooling L per table (round(pooling) lookups per sample, uniform
-    random rows); tables above --rows-cap rows are capped (the cap is in the
+    random rows); a config may cap its tables' rows (the cap is in the
     CSV and in the study that compare.py writes);
   * bottom MLP Linear + ReLU after every layer;
   * `dot`: T = cat([x] + pooled).view(B, F, D), Z = bmm(T, Tᵀ), the strict
@@ -33,7 +33,13 @@ back-to-back steps / 20; then one step recorded with the Kineto profiler
 (record_shapes) and an ExecutionTraceObserver attached to it, written as
 <config>.kineto.json.gz and <config>.et.json.gz.
 
+With --plain-traces it records, of the traced configs only, a Kineto
+trace without shapes or execution trace (3 steps, after 5 + 2 warm-up):
+<config>.plain.kineto.json.gz, the input of `dlrmc overheads extract`
+(the observer and record_shapes make the host 3-4 times slower).
+
 Usage: dlrm_step.py --out DIR [--device cuda] [--only NAME,...] [--tiny]
+                    [--plain-traces]
 (--tiny shrinks every config to a few rows and a batch of 64, to check the
 script on a CPU.)  Writes DIR/steps.csv and the traces.
 """
@@ -49,10 +55,8 @@ import time
 
 import torch
 import torch.nn as nn
-import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = os.path.join(HERE, "..", "..", "..", "spec", "models")
+from presets import capped, load_preset
 
 # name, preset, batch, precision, rows cap (0: none), traced
 CONFIGS = [
@@ -71,32 +75,6 @@ CONFIGS = [
 ]
 
 WARMUP, ISO, PIPE = 5, 15, 20
-
-
-def count(v):
-    """A dlrmc count: an int, or a string with a k/M/G (10^3) or
-    Ki/Mi/Gi (2^10) suffix, as the study language writes them."""
-    if isinstance(v, (int, float)):
-        return int(v)
-    v = str(v).strip()
-    for suf, mul in (("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30),
-                     ("k", 10**3), ("K", 10**3), ("M", 10**6), ("G", 10**9)):
-        if v.endswith(suf):
-            return int(float(v[:-len(suf)]) * mul)
-    return int(v)
-
-
-def load_preset(name):
-    with open(os.path.join(MODELS, name + ".yaml")) as f:
-        m = yaml.safe_load(f)
-    dim = m["embedding"]["dim"]
-    pool_default = m["embedding"].get("pooling", 1)
-    tables = []
-    for g in m["embedding"]["tables"]:
-        for _ in range(count(g.get("count", 1))):
-            tables.append((count(g["rows"]), count(g.get("dim", dim)),
-                           float(g.get("pooling", pool_default))))
-    return m, tables
 
 
 def mlp(sizes, sigmoid_last):
@@ -214,11 +192,30 @@ def gzip_move(src, dst):
     os.remove(src)
 
 
-def run_config(cfg, dev, out_dir, tiny):
+def record_plain(name, model, opt, loss_fn, batches, dev, amp, out_dir):
+    """Kineto only (no shapes, no execution-trace observer): the lightest
+    profile PyTorch records, for `dlrmc overheads extract`; 2 steps of
+    warm-up inside the profiler, then 3 recorded as ProfilerStep#2..#4."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+    acts = [ProfilerActivity.CPU]
+    if dev.type == "cuda":
+        acts.append(ProfilerActivity.CUDA)
+    raw = os.path.join(out_dir, name + ".plain.kineto.json")
+    sync(dev)
+    with profile(activities=acts,
+                 schedule=schedule(wait=0, warmup=2, active=3, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
+        for k in range(5):
+            step(model, opt, loss_fn, batches[k % 3], dev, amp)
+            sync(dev)
+            prof.step()
+    gzip_move(raw, raw + ".gz")
+
+
+def run_config(cfg, dev, out_dir, tiny, plain_only=False):
     name, preset, batch, prec, cap, traced = cfg
     m, tables = load_preset(preset)
-    if cap:
-        tables = [(min(r, cap), d, p) for r, d, p in tables]
+    tables = capped(tables, cap)
     if tiny:
         tables = [(min(r, 1000), d, p) for r, d, p in tables]
         batch = 64
@@ -232,6 +229,9 @@ def run_config(cfg, dev, out_dir, tiny):
     for _ in range(WARMUP):
         step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
     sync(dev)
+    if plain_only:
+        record_plain(name, model, opt, loss_fn, batches, dev, amp, out_dir)
+        return None
     iso = []
     for _ in range(ISO):
         sync(dev)
@@ -282,11 +282,21 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--only", default="")
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--plain-traces", action="store_true",
+                    help="only record <config>.plain.kineto.json.gz of the "
+                         "traced configs (Kineto, no shapes, no ET), for "
+                         "`dlrmc overheads extract`; no steps.csv")
     a = ap.parse_args()
     dev = torch.device(a.device)
     os.makedirs(a.out, exist_ok=True)
     only = set(filter(None, a.only.split(",")))
     rows = []
+    if a.plain_traces:
+        for cfg in CONFIGS:
+            if cfg[5] and (not only or cfg[0] in only):
+                run_config(cfg, dev, a.out, a.tiny, plain_only=True)
+                print("%s: plain trace recorded" % cfg[0], flush=True)
+        return 0
     path = os.path.join(a.out, "steps.csv")
     fields = ["config", "preset", "batch", "precision", "rows_cap", "tables",
               "iso_ms", "iso_min_ms", "iso_max_ms", "pipe_ms", "traced"]

@@ -11,6 +11,11 @@
 # fp32, tf32, bf16 and fp16; real DLRM training steps (dlrm_step.py); the
 # other kernel kinds (embedding, transpose, tril, concat, memcpy).
 # Everything lands in OUT/bench.tar.gz and OUT/steps.tar.gz plus OUT/log.txt.
+# (The H200 run of 2026-11-27 took 155 s; its transpose sweep, then 800
+# configurations under a 12 s limit, was cut off and rerun at once as
+# `transpose --dtype fp32,bf16 --samples 400`, now the line below; its
+# tril rows came as one file and were split by kind for `dlrmc fit`;
+# dlrm_step.py --plain-traces ran in a second call.)
 set -u
 bench=$1
 out=$2
@@ -66,8 +71,9 @@ stage 120 steps python3 "$here/dlrm_step.py" --out "$work/steps" ${STEP_ARGS:-}
 pack
 
 stage 30 embedding "$bench" embedding -o "$work/bench/embedding.csv" --samples 300
-stage 12 transpose "$bench" transpose -o "$work/bench/transpose.csv" --dtype fp32,bf16
-stage 12 tril "$bench" tril -o "$work/bench/tril.csv" --dtype fp32,bf16
+stage 30 transpose "$bench" transpose -o "$work/bench/transpose.csv" --dtype fp32,bf16 --samples 400
+stage 12 tril_fwd "$bench" tril --kind tril_fwd -o "$work/bench/tril_fwd.csv" --dtype fp32,bf16
+stage 12 tril_bwd "$bench" tril --kind tril_bwd -o "$work/bench/tril_bwd.csv" --dtype fp32,bf16
 stage 8 concat "$bench" concat -o "$work/bench/concat.csv"
 stage 20 memcpy "$bench" memcpy -o "$work/bench/memcpy.csv" --bytes 1Ki:256Mi:x4
 pack
