@@ -233,15 +233,6 @@ static int cmd_run(int argc, char **argv) {
                               format);
       goto done;
     }
-  } else if (out_path && (ends_with(out_path, ".html") ||
-                          ends_with(out_path, ".htm"))) {
-    fmt = DC_FORMAT_JSONL;
-    html = true;
-  } else if (out_path && ends_with(out_path, ".md")) {
-    fmt = DC_FORMAT_MD;
-  } else if (out_path && (ends_with(out_path, ".jsonl") ||
-                          ends_with(out_path, ".json"))) {
-    fmt = DC_FORMAT_JSONL;
   }
   if (timeline) {
     struct stat st;
@@ -258,6 +249,19 @@ static int cmd_run(int argc, char **argv) {
     dc_study_free(s);
     rc = DC_EXIT_INPUT;
     goto done;
+  }
+  /* --format wins, then the study's output.format, then -o's extension */
+  if (!format && dc_study_format(s)) {
+    parse_format(dc_study_format(s), &fmt, &html);
+  } else if (!format && out_path && (ends_with(out_path, ".html") ||
+                                     ends_with(out_path, ".htm"))) {
+    fmt = DC_FORMAT_JSONL;
+    html = true;
+  } else if (!format && out_path && ends_with(out_path, ".md")) {
+    fmt = DC_FORMAT_MD;
+  } else if (!format && out_path && (ends_with(out_path, ".jsonl") ||
+                                     ends_with(out_path, ".json"))) {
+    fmt = DC_FORMAT_JSONL;
   }
   dc_diags d = {0};
   const char *const *params = NULL, *const *columns = NULL;
