@@ -208,15 +208,6 @@ static int cmd_run(int argc, char **argv) {
                               format);
       goto done;
     }
-  } else if (out_path && (ends_with(out_path, ".html") ||
-                          ends_with(out_path, ".htm"))) {
-    fmt = DC_FORMAT_JSONL;
-    html = true;
-  } else if (out_path && ends_with(out_path, ".md")) {
-    fmt = DC_FORMAT_MD;
-  } else if (out_path && (ends_with(out_path, ".jsonl") ||
-                          ends_with(out_path, ".json"))) {
-    fmt = DC_FORMAT_JSONL;
   }
   if (timeline) {
     struct stat st;
@@ -233,6 +224,19 @@ static int cmd_run(int argc, char **argv) {
     dc_study_free(s);
     rc = DC_EXIT_INPUT;
     goto done;
+  }
+  /* --format wins, then the study's output.format, then -o's extension */
+  if (!format && dc_study_format(s)) {
+    parse_format(dc_study_format(s), &fmt, &html);
+  } else if (!format && out_path && (ends_with(out_path, ".html") ||
+                                     ends_with(out_path, ".htm"))) {
+    fmt = DC_FORMAT_JSONL;
+    html = true;
+  } else if (!format && out_path && ends_with(out_path, ".md")) {
+    fmt = DC_FORMAT_MD;
+  } else if (!format && out_path && (ends_with(out_path, ".jsonl") ||
+                                     ends_with(out_path, ".json"))) {
+    fmt = DC_FORMAT_JSONL;
   }
   dc_diags d = {0};
   const char *const *params = NULL, *const *columns = NULL;
@@ -350,9 +354,9 @@ const dc_command dc_cmd_run_def = {
     "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
     "                     byte-identical for any N\n"
     "  --shard K/N        evaluate only the K-th of N contiguous blocks of\n"
-    "                     points; shard 1 carries the CSV header, so `cat` of\n"
-    "                     shards 1..N is the single run's output (CSV, JSON\n"
-    "                     lines)\n"
+    "                     points; shard 1 carries the header, so `cat` of\n"
+    "                     shards 1..N is the single run's output (CSV,\n"
+    "                     Markdown, JSON lines)\n"
     "  --timeline DIR     write each point's predicted CPU and GPU timeline\n"
     "                     as Chrome trace JSON (DIR/STUDY-NNNNNN.json; open\n"
     "                     in ui.perfetto.dev or chrome://tracing)\n"
