@@ -60,7 +60,8 @@ dc_study *dc_study_load_memory(const char *name, const char *data,
                                size_t len, const dc_override *overrides,
                                size_t n_overrides, dc_diags *d);
 
-/* output.format ("csv", "md" or "jsonl"; default "csv") and
+/* output.format as the study wrote it ("csv", "md", "jsonl" or "html"),
+ * NULL when it wrote none (`run` then takes -o's extension, else csv), and
  * output.precision (decimals of the metric columns; -1 when the study does
  * not set it: each metric keeps its own, spec/study.md). */
 const char *dc_study_format(const dc_study *s);

@@ -39,7 +39,7 @@ const char *const dc_enum_table_sharding[] = {
     "auto",           "table_wise",    "row_wise", "column_wise",
     "table_row_wise", "data_parallel", NULL};
 const char *const dc_enum_embedding_model[] = {"enhanced", "plain", NULL};
-const char *const dc_enum_format[] = {"csv", "md", "jsonl", NULL};
+const char *const dc_enum_format[] = {"csv", "md", "jsonl", "html", NULL};
 static const char *const enum_mode[] = {"product", "zip", NULL};
 const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_objective (point.h). */

@@ -262,7 +262,7 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
 }
 
 /* schema: output: {columns: [swept path | metric], format: csv | md |
- * jsonl, precision: 0..12}. */
+ * jsonl | html, precision: 0..12}. */
 static void output(dc_study *s, dc_diags *d) {
   const dc_node *o = NULL;
   for (size_t i = s->n_fixed; i-- > 0 && !o;)
@@ -271,6 +271,7 @@ static void output(dc_study *s, dc_diags *d) {
   int f = 0;
   if (o) dc_leaf_enum(o, "output.format", dc_enum_format, &f, d);
   s->format = f;
+  s->format_set = o != NULL;
 
   o = NULL;
   for (size_t i = s->n_fixed; i-- > 0 && !o;)
@@ -462,7 +463,7 @@ size_t dc_study_columns(const dc_study *s, const char *const **columns) {
 }
 
 const char *dc_study_format(const dc_study *s) {
-  return dc_enum_format[s->format];
+  return s->format_set ? dc_enum_format[s->format] : NULL;
 }
 
 int dc_study_precision(const dc_study *s) { return s->precision; }

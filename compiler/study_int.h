@@ -193,6 +193,7 @@ struct dc_study {
   const char **columns;
   size_t n_columns;
   int format;              /* index in dc_enum_format */
+  bool format_set;         /* output.format was written */
   int precision;           /* decimals, output.precision */
 
   dc_map catalog;          /* "gpus\x1fname" -> dc_catref* */

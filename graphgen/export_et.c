@@ -82,6 +82,7 @@ typedef struct et_ctx {
   int32_t *id;     /* [hi - lo]: node id of each op */
   int32_t *seq;    /* [hi - lo]: autograd sequence number, -1 */
   int32_t next_tensor; /* ids of the views the exporter makes */
+  int32_t tbase;       /* the rank's lowest tensor index: ids count from it */
   int32_t n_coll;
   bool first;      /* no node written yet */
   dc_buf *out;
@@ -184,7 +185,7 @@ static et_layout *layout(et_ctx *e, int32_t t) {
     *L = *layout(e, x->view_of - 1);
     swap_last2(x, L->stride);
   } else {
-    L->storage = t + 1;
+    L->storage = t + 1 - e->tbase;
     L->offset = 0;
     contiguous(x, L->stride);
   }
@@ -281,7 +282,7 @@ static void put_tensor(et_ctx *e, int32_t t, bool transposed, et_io *io) {
   const dc_tensor *x = &e->g->tensors[t];
   et_layout L = *layout(e, t);
   dc_tensor shown = *x;
-  int32_t tid = t + 1;
+  int32_t tid = t + 1 - e->tbase;
   if (transposed && x->ndim >= 2) {
     shown.shape[x->ndim - 2] = x->shape[x->ndim - 1];
     shown.shape[x->ndim - 1] = x->shape[x->ndim - 2];
@@ -771,18 +772,26 @@ void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
   e.id = dc_xcalloc(n, sizeof *e.id);
   e.seq = dc_xcalloc(n, sizeof *e.seq);
   int32_t *fw_seq = dc_xcalloc(n, sizeof *fw_seq);
-  /* The views' ids follow this rank's own tensors, so one rank's trace
-   * does not depend on the others' (and exporting an imported rank gives
-   * the same ids back). */
-  int32_t top = 0;
+  /* Tensor ids count from this rank's lowest tensor (and its views' bases)
+   * and the views' ids follow its highest, so one rank's trace does not
+   * depend on the others' and exporting an imported rank gives the same
+   * ids back (rank 63 of 64 would otherwise start near the graph's
+   * 85,000th tensor, too sparse for the importer to keep the ids). */
+  int32_t top = 0, bottom = g->n_tensors;
   for (int32_t i = lo; i < hi; i++) {
     const dc_op *o = &g->ops[i];
-    for (int32_t k = 0; k < o->n_inputs; k++)
-      if (o->inputs[k] + 1 > top) top = o->inputs[k] + 1;
-    for (int32_t k = 0; k < o->n_outputs; k++)
-      if (o->outputs[k] + 1 > top) top = o->outputs[k] + 1;
+    for (int32_t side = 0; side < 2; side++) {
+      const int32_t *ts = side ? o->outputs : o->inputs;
+      int32_t nt = side ? o->n_outputs : o->n_inputs;
+      for (int32_t k = 0; k < nt; k++) {
+        if (ts[k] + 1 > top) top = ts[k] + 1;
+        for (int32_t t = ts[k]; t >= 0; t = g->tensors[t].view_of - 1)
+          if (t < bottom) bottom = t;
+      }
+    }
   }
-  e.next_tensor = top + 1;
+  e.tbase = bottom < top ? bottom : 0;
+  e.next_tensor = top + 1 - e.tbase;
 
   /* ids in execution order, the added nodes after the op they belong to */
   int32_t next = ET_FIRST_OP_ID, pg_init = 0;

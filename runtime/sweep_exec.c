@@ -717,10 +717,11 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
 
   dc_buf out = {0};
   bool ok = true;
-  /* The header: the first shard carries it, so shards concatenate. */
+  /* The header: the first shard carries it, so shards concatenate into
+   * the single run's output, a Markdown table included. */
   if (o->rows != DC_ROWS_POINT)
     dc_emit_mode_columns(src, o->rows, &R.mcols, &R.n_mcols);
-  if (o->shard_k == 1 || o->format == DC_FORMAT_MD) {
+  if (o->shard_k == 1) {
     if (o->rows != DC_ROWS_POINT)
       dc_emit_cells_header(o->format, R.mcols, R.n_mcols, &out);
     else

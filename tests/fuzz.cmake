@@ -1,4 +1,6 @@
-# tests/fuzz/: the libFuzzer targets over the study front end (fuzz_study)
+# tests/fuzz/: the libFuzzer targets over every input reader: the study
+# front end (fuzz_study), GPU, overhead and model YAML, the CSV readers, study
+# to result (below),
 # and the trace readers (fuzz_trace). The replay
 # driver runs the same entry point over the corpus and tests/bad/ under any
 # compiler (ctest: fuzz_replay); the libFuzzer binary `fuzz_study` is built
@@ -61,4 +63,40 @@ if(DC_FUZZ)
   target_link_options(fuzz_et PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_et PRIVATE dc_trace dc_graphgen dc_runtime dc_support
                         dc_warnings)
+endif()
+
+# The other input readers (issue #19): GPU, overhead-profile and
+# fitted-model YAML, the `fit` and `kernel --csv` CSV readers, and the
+# study-to-result pipeline. Each has a replay test over its corpus (and
+# the repo's own files of its kind) and, with DC_FUZZ=ON, a libFuzzer
+# binary; tests/fuzz/campaign.sh fuzzes them all.
+function(dc_fuzz_target name)
+  cmake_parse_arguments(F "" "" "LIBS;SEEDS" ${ARGN})
+  add_executable(${name}_replay ${_dc_fuzz_dir}/${name}.c
+                                ${_dc_fuzz_dir}/corpus_replay.c)
+  target_link_libraries(${name}_replay PRIVATE ${F_LIBS} dc_warnings)
+  add_test(NAME ${name}_replay COMMAND ${name}_replay ${F_SEEDS})
+  set_tests_properties(${name}_replay PROPERTIES LABELS fuzz)
+  if(DC_FUZZ)
+    add_executable(${name} ${_dc_fuzz_dir}/${name}.c)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(${name} PRIVATE ${F_LIBS} dc_warnings)
+  endif()
+endfunction()
+dc_fuzz_target(fuzz_gpu LIBS dc_kernels dc_support
+  SEEDS ${_dc_fuzz_dir}/gpu_corpus ${PROJECT_SOURCE_DIR}/spec/gpus)
+dc_fuzz_target(fuzz_overheads LIBS dc_runtime dc_kernels dc_support
+  SEEDS ${_dc_fuzz_dir}/overheads_corpus ${PROJECT_SOURCE_DIR}/spec/overheads)
+dc_fuzz_target(fuzz_model LIBS dc_kernels dc_support
+  SEEDS ${_dc_fuzz_dir}/model_corpus ${PROJECT_SOURCE_DIR}/spec/kernels)
+dc_fuzz_target(fuzz_csv LIBS dc_kernels dc_support
+  SEEDS ${_dc_fuzz_dir}/csv_corpus ${PROJECT_SOURCE_DIR}/tests/bad_cli
+)
+dc_fuzz_target(fuzz_result LIBS dc_runtime dc_graphgen dc_compiler dc_kernels dc_support
+  SEEDS ${_dc_fuzz_dir}/result_corpus ${_dc_fuzz_dir}/corpus)
+if(DC_FUZZ)
+  foreach(_lib dc_graphgen)
+    target_compile_options(${_lib} PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+  endforeach()
 endif()

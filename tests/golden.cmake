@@ -52,6 +52,14 @@ foreach(fmt md jsonl)
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endforeach()
 
+# --format, then output.format, then -o's extension (issue #21: the
+# study's output.format was parsed and never used).
+add_test(NAME golden_format_precedence
+  COMMAND sh ${_dc_golden_dir}/check_format.sh $<TARGET_FILE:dlrmc>
+          ${PROJECT_SOURCE_DIR}/studies/paper-configs.yaml ${_dc_golden_dir}
+          ${_dc_golden_out}
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+
 # Invariants on every metric of a wide study (all metrics, several models,
 # GPUs, batch sizes, profiles and ranks).
 add_test(NAME golden_invariants

@@ -7,14 +7,13 @@
  * its graph (graphgen), and decides where the table goes. A file named by
  * -o is streamed to a temporary sibling and renamed only when the whole
  * table is written, so a run that fails or is interrupted (SIGINT, SIGTERM,
- * SIGHUP: the handler removes the temporary) never leaves a partial file
- * under the requested name, and a million-point table never sits in
- * memory. Timelines (--timeline DIR) are written one file per point,
- * each atomically.
+ * SIGHUP: outfile.c's handler removes every live temporary, the table's
+ * and the timelines') never leaves a partial file under the requested
+ * name, and a million-point table never sits in memory. Timelines
+ * (--timeline DIR) are written one file per point, each atomically.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,17 +41,6 @@ static int64_t baseline_of(void *ctx, int64_t index) {
 
 /* ---- streaming atomic output --------------------------------------------- */
 
-/* The temporary file's name, for the signal handler (fixed storage: the
- * handler may only call async-signal-safe functions). */
-static char tmp_path[4096];
-static volatile sig_atomic_t tmp_live;
-
-static void on_signal(int sig) {
-  if (tmp_live) unlink(tmp_path);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
 static bool report(dc_buf *err) {
   fprintf(stderr, "dlrmc: error: %s\n", err->data ? err->data : "");
   dc_buf_free(err);
@@ -71,19 +59,7 @@ static bool sink_write(void *ctx, const char *data, size_t len) {
 
 static bool out_open(dc_outfile *o, const char *path) {
   dc_buf err = {0};
-  if (!dc_outfile_open(o, path, &err)) return report(&err);
-  if (o->tmp && strlen(o->tmp) < sizeof tmp_path) {
-    strcpy(tmp_path, o->tmp);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    tmp_live = 1;
-  }
-  return true;
+  return dc_outfile_open(o, path, &err) || report(&err);
 }
 
 static bool out_close(dc_outfile *o, bool ok) {
@@ -93,7 +69,6 @@ static bool out_close(dc_outfile *o, bool ok) {
   } else if (!dc_outfile_commit(o, &err)) {
     ok = report(&err);
   }
-  tmp_live = 0;
   return ok;
 }
 
@@ -233,15 +208,6 @@ static int cmd_run(int argc, char **argv) {
                               format);
       goto done;
     }
-  } else if (out_path && (ends_with(out_path, ".html") ||
-                          ends_with(out_path, ".htm"))) {
-    fmt = DC_FORMAT_JSONL;
-    html = true;
-  } else if (out_path && ends_with(out_path, ".md")) {
-    fmt = DC_FORMAT_MD;
-  } else if (out_path && (ends_with(out_path, ".jsonl") ||
-                          ends_with(out_path, ".json"))) {
-    fmt = DC_FORMAT_JSONL;
   }
   if (timeline) {
     struct stat st;
@@ -258,6 +224,19 @@ static int cmd_run(int argc, char **argv) {
     dc_study_free(s);
     rc = DC_EXIT_INPUT;
     goto done;
+  }
+  /* --format wins, then the study's output.format, then -o's extension */
+  if (!format && dc_study_format(s)) {
+    parse_format(dc_study_format(s), &fmt, &html);
+  } else if (!format && out_path && (ends_with(out_path, ".html") ||
+                                     ends_with(out_path, ".htm"))) {
+    fmt = DC_FORMAT_JSONL;
+    html = true;
+  } else if (!format && out_path && ends_with(out_path, ".md")) {
+    fmt = DC_FORMAT_MD;
+  } else if (!format && out_path && (ends_with(out_path, ".jsonl") ||
+                                     ends_with(out_path, ".json"))) {
+    fmt = DC_FORMAT_JSONL;
   }
   dc_diags d = {0};
   const char *const *params = NULL, *const *columns = NULL;
@@ -375,9 +354,9 @@ const dc_command dc_cmd_run_def = {
     "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
     "                     byte-identical for any N\n"
     "  --shard K/N        evaluate only the K-th of N contiguous blocks of\n"
-    "                     points; shard 1 carries the CSV header, so `cat` of\n"
-    "                     shards 1..N is the single run's output (CSV, JSON\n"
-    "                     lines)\n"
+    "                     points; shard 1 carries the header, so `cat` of\n"
+    "                     shards 1..N is the single run's output (CSV,\n"
+    "                     Markdown, JSON lines)\n"
     "  --timeline DIR     write each point's predicted CPU and GPU timeline\n"
     "                     as Chrome trace JSON (DIR/STUDY-NNNNNN.json; open\n"
     "                     in ui.perfetto.dev or chrome://tracing)\n"

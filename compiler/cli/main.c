@@ -2,6 +2,10 @@
  * main.c — the `dlrmc` driver: dispatches to one subcommand (cmd_*.c) and
  * owns the global options (--help, --version). Commands are listed in one
  * table so that `dlrmc --help`, `dlrmc help CMD` and dispatch never drift.
+ * Two rules hold for every command here: an empty output name (-o '',
+ * --output=, --timeline '') is a usage error (exit 2), and a failed
+ * write to standard output, found when it is flushed and closed at exit
+ * (/dev/full, a full disk), is exit 1 whatever the command returned.
  */
 #include <locale.h>
 #include <stdio.h>
@@ -47,7 +51,41 @@ static void unknown_command(const char *name) {
   fputs("  = help: run 'dlrmc --help' for the list of commands\n", stderr);
 }
 
-int main(int argc, char **argv) {
+/* -o '', --output '', --output=, --timeline '': 0 or the usage exit. */
+static int empty_output(const dc_command *c, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool takes = strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
+                 strcmp(a, "--timeline") == 0;
+    if (takes && i + 1 < argc && !argv[i + 1][0])
+      return dc_cli_usage_error(c, "option '%s' needs a file name, not ''",
+                                a);
+    if (strcmp(a, "--output=") == 0 || strcmp(a, "--timeline=") == 0)
+      return dc_cli_usage_error(c, "option '%.*s' needs a file name, not ''",
+                                (int)strlen(a) - 1, a);
+  }
+  return 0;
+}
+
+/* Every exit goes through here: standard output is flushed and closed,
+ * and a write that failed makes a successful command exit 1 (a command
+ * that failed has said why: a failed table write is reported where it
+ * happens). */
+static int finish(int rc) {
+  dc_buf err = {0};
+  if (!dc_stdout_close(&err) && rc == DC_EXIT_OK) {
+    fprintf(stderr, "dlrmc: error: %s\n", err.data ? err.data : "");
+    rc = DC_EXIT_INPUT;
+  }
+  dc_buf_free(&err);
+  return rc;
+}
+
+static int run(int argc, char **argv);
+
+int main(int argc, char **argv) { return finish(run(argc, argv)); }
+
+static int run(int argc, char **argv) {
   /* Numbers are printed in the C locale whatever the environment says. */
   setlocale(LC_ALL, "C");
   if (argc < 2) {
@@ -81,5 +119,6 @@ int main(int argc, char **argv) {
     unknown_command(a);
     return DC_EXIT_USAGE;
   }
-  return c->fn(argc - 1, argv + 1);
+  int rc = empty_output(c, argc - 1, argv + 1);
+  return rc ? rc : c->fn(argc - 1, argv + 1);
 }

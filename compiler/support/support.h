@@ -250,27 +250,41 @@ bool dc_parse_gbps(const char *text, double *out_gbps, const char **why);
 
 /* A file written atomically: to a temporary sibling renamed over the path
  * when complete (a killed run leaves no partial file). NULL or "-" is
- * standard output; an existing device or FIFO is written in place. Errors
- * come back as text in `err` (compiler/support/outfile.c). */
+ * standard output; an existing device or FIFO is written in place; a
+ * symbolic link's target is written (the link stays). The temporary is
+ * `.NAME.tmp-PID-XXXXXX` beside NAME: removed by the SIGINT, SIGTERM and
+ * SIGHUP handler dc_outfile_open installs, and, left by a SIGKILLed run,
+ * by the next open of NAME once PID is dead. A replaced file keeps its
+ * mode and, where permitted, its owner. Errors come back as text in `err`
+ * (compiler/support/outfile.c). */
 typedef struct dc_outfile {
-  const char *path; /* borrowed */
-  char *tmp;        /* the temporary's name while it exists (signal
-                       handlers may unlink it) */
+  const char *path; /* as given (borrowed) */
+  char *target;     /* what is replaced: path, or a link's target (owned) */
+  char *tmp;        /* the temporary's name while it exists */
   int fd;
+  int slot;         /* in the signal handler's table; -1: none */
   bool to_stdout;
   bool in_place;
+  bool replaces;    /* target exists: keep its mode and owner */
+  unsigned mode;
+  unsigned uid, gid;
 } dc_outfile;
 
 bool dc_outfile_open(dc_outfile *f, const char *path, dc_buf *err);
 bool dc_outfile_write(dc_outfile *f, const char *data, size_t len,
                       dc_buf *err);
-/* fsync, the usual mode, rename; on failure the temporary is removed. */
+/* fsync, the replaced file's mode and owner (or the usual mode for a new
+ * file), rename; on failure the temporary is removed. */
 bool dc_outfile_commit(dc_outfile *f, dc_buf *err);
 /* Closes and removes the temporary (nothing is written under path). */
 void dc_outfile_abort(dc_outfile *f);
 /* open + write + commit. */
 bool dc_file_write_atomic(const char *path, const char *data, size_t len,
                           dc_buf *err);
+/* Flushes and closes standard output; false (with the reason in `err`) if
+ * any write to it failed (a full disk, /dev/full, a closed pipe). The
+ * driver calls it before exiting, so a lost table is exit 1. */
+bool dc_stdout_close(dc_buf *err);
 
 /* ---- embedded spec/ files and the catalogs ------------------------------- */
 

@@ -45,6 +45,8 @@ static const dc_source *error_source(dc_json_in *in, int64_t line,
   return s;
 }
 
+static void verror_at(dc_json_in *in, size_t off, const char *fmt,
+                      va_list ap) __attribute__((format(printf, 3, 0)));
 static void verror_at(dc_json_in *in, size_t off, const char *fmt, va_list ap) {
   if (off > in->chunk_len) off = in->chunk_len;
   int64_t line = in->line_before + 1;

@@ -6,7 +6,7 @@
 #   with the `none` profile on one GPU, e2e_ms == kernel_only_ms;
 #   --jobs 1 and --jobs 4 give the same bytes; `cat` of the shards of
 #   --shard K/3 and K/5 (uneven blocks) is the single run byte for byte,
-#   in CSV and in JSON lines.
+#   in CSV, Markdown and JSON lines.
 # Usage: check_invariants.sh DLRMC STUDY OUTDIR
 set -eu
 dlrmc=$1 study=$2 out=$3
@@ -15,8 +15,9 @@ mkdir -p "$out"
 "$dlrmc" run "$study" -o "$out/inv-j4.csv" --jobs 4
 cmp "$out/inv-j1.csv" "$out/inv-j4.csv"
 "$dlrmc" run "$study" -o "$out/inv-j1.jsonl" --jobs 1
+"$dlrmc" run "$study" -o "$out/inv-j1.md" --jobs 1
 for n in 3 5; do
-  for fmt in csv jsonl; do
+  for fmt in csv jsonl md; do
     : > "$out/inv-shards.$fmt"
     k=1
     while [ "$k" -le "$n" ]; do

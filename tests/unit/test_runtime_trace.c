@@ -56,13 +56,8 @@
 
 #include "runtime/runtime.h"
 #include "runtime/trace/trace.h"
+#include "trace_fixture.h"
 
-static char *fixture(const char *name) {
-  const char *root = getenv("DC_SOURCE_DIR");
-  dc_buf b = {0};
-  dc_buf_printf(&b, "%s/tests/fixtures/traces/%s", root ? root : ".", name);
-  return b.data;
-}
 
 #define assert_near(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-3)
 

@@ -58,6 +58,12 @@ import torch.nn as nn
 
 from presets import capped, load_preset
 
+# The MLP and the low-rank cross network of the recorded DCN fixtures
+# (TorchRec's LowRankCrossNet restated in plain torch): one definition.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "fixtures", "traces"))
+from record_dcn import PlainLowRankCross as LowRankCross, mlp  # noqa: E402
+
 # name, preset, batch, precision, rows cap (0: none), traced
 CONFIGS = [
     ("default_b2048_fp32", "dlrm_default", 2048, "fp32", 0, True),
@@ -75,37 +81,6 @@ CONFIGS = [
 ]
 
 WARMUP, ISO, PIPE = 5, 15, 20
-
-
-def mlp(sizes, sigmoid_last):
-    mods = []
-    for i in range(len(sizes) - 1):
-        mods.append(nn.Linear(sizes[i], sizes[i + 1], bias=True))
-        last = i == len(sizes) - 2
-        mods.append(nn.Sigmoid() if (last and sigmoid_last) else nn.ReLU())
-    return nn.Sequential(*mods)
-
-
-class LowRankCross(nn.Module):
-    def __init__(self, n, layers, rank):
-        super().__init__()
-        self.layers = layers
-        self.W = nn.ParameterList(
-            nn.Parameter(nn.init.xavier_normal_(torch.empty(n, rank)))
-            for _ in range(layers))
-        self.V = nn.ParameterList(
-            nn.Parameter(nn.init.xavier_normal_(torch.empty(rank, n)))
-            for _ in range(layers))
-        self.b = nn.ParameterList(
-            nn.Parameter(torch.zeros(n)) for _ in range(layers))
-
-    def forward(self, x0):
-        x = x0
-        for i in range(self.layers):
-            up = nn.functional.linear(nn.functional.linear(x, self.V[i]),
-                                      self.W[i])
-            x = x0 * (up + self.b[i]) + x
-        return x
 
 
 class DLRM(nn.Module):
