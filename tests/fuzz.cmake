@@ -66,8 +66,8 @@ if(DC_FUZZ)
 endif()
 
 # The other input readers (issue #19): GPU, overhead-profile and
-# fitted-model YAML, the `fit` and `kernel --csv` CSV readers, and the
-# study-to-result pipeline. Each has a replay test over its corpus (and
+# fitted-model YAML, the `fit` and `kernel --csv` CSV readers, the results
+# table `dlrmc report` reads, and the study-to-result pipeline. Each has a replay test over its corpus (and
 # the repo's own files of its kind) and, with DC_FUZZ=ON, a libFuzzer
 # binary; tests/fuzz/campaign.sh fuzzes them all.
 function(dc_fuzz_target name)
@@ -93,10 +93,13 @@ dc_fuzz_target(fuzz_model LIBS dc_kernels dc_support
 dc_fuzz_target(fuzz_csv LIBS dc_kernels dc_support
   SEEDS ${_dc_fuzz_dir}/csv_corpus ${PROJECT_SOURCE_DIR}/tests/bad_cli
 )
+dc_fuzz_target(fuzz_report LIBS dc_report dc_runtime dc_graphgen dc_kernels dc_support
+  SEEDS ${_dc_fuzz_dir}/report_corpus ${PROJECT_SOURCE_DIR}/tests/golden/paper-configs.jsonl
+        ${PROJECT_SOURCE_DIR}/tests/golden/gpu-generations.csv)
 dc_fuzz_target(fuzz_result LIBS dc_runtime dc_graphgen dc_compiler dc_kernels dc_support
   SEEDS ${_dc_fuzz_dir}/result_corpus ${_dc_fuzz_dir}/corpus)
 if(DC_FUZZ)
-  foreach(_lib dc_graphgen)
+  foreach(_lib dc_graphgen dc_report)
     target_compile_options(${_lib} PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
   endforeach()
 endif()

@@ -17,7 +17,7 @@ secs=${1:?usage: campaign.sh SECONDS [BUILD_DIR [TARGET...]]}
 build=${2:-build-fuzz}
 shift $(( $# >= 2 ? 2 : $# ))
 all=(fuzz_study fuzz_trace fuzz_et fuzz_gpu fuzz_overheads fuzz_model
-     fuzz_csv fuzz_result)
+     fuzz_csv fuzz_report fuzz_result)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 art=${ARTIFACTS:-$(mktemp -d)}
@@ -33,6 +33,7 @@ seeds() {
     fuzz_overheads) echo "$f/overheads_corpus spec/overheads" ;;
     fuzz_model) echo "$f/model_corpus" ;;
     fuzz_csv) echo "$f/csv_corpus" ;;
+    fuzz_report) echo "$f/report_corpus tests/golden/paper-configs.jsonl tests/golden/gpu-generations.csv" ;;
     fuzz_result) echo "$f/result_corpus $f/corpus" ;;
   esac
 }
