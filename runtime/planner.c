@@ -132,20 +132,38 @@ typedef struct cmemo {
   double val[CMEMO];
 } cmemo;
 
-/* A max-tree over n leaves (P a power of two ≥ n; node 1 the root). */
-typedef struct mtree {
-  int32_t P;
-  double *v;
-} mtree;
-
-/* The same over fixed-point sums: of_fx and the int128 → double cast are
- * monotone, so the converted maximum is the maximum of the converted
- * leaves (the doubles a tree of doubles would hold), with one conversion
- * per use instead of one per update. */
-typedef struct xtree {
-  int32_t P;
-  fx *v;
-} xtree;
+/* A max-tree over n leaves of type T (P a power of two ≥ n; node 1 the
+ * root): NAME_init, NAME_set (a leaf, then its path while the maximum
+ * changes) and NAME_max. mtree holds doubles; xtree holds fixed-point
+ * sums: of_fx and the int128 → double cast are monotone, so the converted
+ * maximum is the maximum of the converted leaves (the doubles a tree of
+ * doubles would hold), with one conversion per use instead of one per
+ * update. */
+#define DC_MAX_TREE(NAME, T)                                                 \
+  typedef struct NAME {                                                      \
+    int32_t P;                                                               \
+    T *v;                                                                    \
+  } NAME;                                                                    \
+  static void NAME##_init(NAME *t, int32_t n, dc_arena *a) {                 \
+    int32_t P = 1;                                                           \
+    while (P < n) P *= 2;                                                    \
+    t->P = P;                                                                \
+    t->v = dc_arena_array(a, (size_t)(2 * P), sizeof(T));                    \
+  }                                                                          \
+  static void NAME##_set(NAME *t, int32_t i, T x) {                          \
+    int32_t j = t->P + i;                                                    \
+    if (t->v[j] == x) return;                                                \
+    t->v[j] = x;                                                             \
+    for (j /= 2; j >= 1; j /= 2) {                                           \
+      T m = t->v[2 * j] > t->v[2 * j + 1] ? t->v[2 * j] : t->v[2 * j + 1];   \
+      if (t->v[j] == m) break;                                               \
+      t->v[j] = m;                                                           \
+    }                                                                        \
+  }                                                                          \
+  static T NAME##_max(const NAME *t) { return t->v[1]; }
+DC_MAX_TREE(mtree, double)
+DC_MAX_TREE(xtree, fx)
+#undef DC_MAX_TREE
 
 typedef struct pctx {
   const dc_point *p;
@@ -258,45 +276,6 @@ static double coll_cached(const pctx *c, cmemo *m, dc_kernel_kind kind,
   return v;
 }
 
-static void mtree_init(mtree *t, int32_t n, dc_arena *a) {
-  int32_t P = 1;
-  while (P < n) P *= 2;
-  t->P = P;
-  t->v = dc_arena_array(a, (size_t)(2 * P), sizeof(double));
-}
-
-static void mtree_set(mtree *t, int32_t i, double x) {
-  int32_t j = t->P + i;
-  if (t->v[j] == x) return;
-  t->v[j] = x;
-  for (j /= 2; j >= 1; j /= 2) {
-    double m = t->v[2 * j] > t->v[2 * j + 1] ? t->v[2 * j] : t->v[2 * j + 1];
-    if (t->v[j] == m) break;
-    t->v[j] = m;
-  }
-}
-
-static double mtree_max(const mtree *t) { return t->v[1]; }
-
-static void xtree_init(xtree *t, int32_t n, dc_arena *a) {
-  int32_t P = 1;
-  while (P < n) P *= 2;
-  t->P = P;
-  t->v = dc_arena_array(a, (size_t)(2 * P), sizeof(fx));
-}
-
-static void xtree_set(xtree *t, int32_t i, fx x) {
-  int32_t j = t->P + i;
-  if (t->v[j] == x) return;
-  t->v[j] = x;
-  for (j /= 2; j >= 1; j /= 2) {
-    fx m = t->v[2 * j] > t->v[2 * j + 1] ? t->v[2 * j] : t->v[2 * j + 1];
-    if (t->v[j] == m) break;
-    t->v[j] = m;
-  }
-}
-
-static fx xtree_max(const xtree *t) { return t->v[1]; }
 
 /* Leaf i set without fixing its path (xtree_rebuild after a batch). */
 static void xtree_leaf(xtree *t, int32_t i, fx x) { t->v[t->P + i] = x; }

@@ -108,6 +108,19 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* The format -o's extension names (.html/.htm, .md, .jsonl/.json); *f is
+ * left as it is for any other. */
+static void format_of_path(const char *path, dc_format *f, bool *html) {
+  if (ends_with(path, ".html") || ends_with(path, ".htm")) {
+    *f = DC_FORMAT_JSONL;
+    *html = true;
+  } else if (ends_with(path, ".md")) {
+    *f = DC_FORMAT_MD;
+  } else if (ends_with(path, ".jsonl") || ends_with(path, ".json")) {
+    *f = DC_FORMAT_JSONL;
+  }
+}
+
 static int cmd_run(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_run_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
@@ -226,18 +239,10 @@ static int cmd_run(int argc, char **argv) {
     goto done;
   }
   /* --format wins, then the study's output.format, then -o's extension */
-  if (!format && dc_study_format(s)) {
+  if (!format && dc_study_format(s))
     parse_format(dc_study_format(s), &fmt, &html);
-  } else if (!format && out_path && (ends_with(out_path, ".html") ||
-                                     ends_with(out_path, ".htm"))) {
-    fmt = DC_FORMAT_JSONL;
-    html = true;
-  } else if (!format && out_path && ends_with(out_path, ".md")) {
-    fmt = DC_FORMAT_MD;
-  } else if (!format && out_path && (ends_with(out_path, ".jsonl") ||
-                                     ends_with(out_path, ".json"))) {
-    fmt = DC_FORMAT_JSONL;
-  }
+  else if (!format && out_path)
+    format_of_path(out_path, &fmt, &html);
   dc_diags d = {0};
   const char *const *params = NULL, *const *columns = NULL;
   size_t n_params = dc_study_params(s, &params);

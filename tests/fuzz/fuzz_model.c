@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "kernels/kernels.h"
+#include "tests/fuzz/scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,9 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!load(out.data, out.len, &again, &a, &d)) abort();
     dc_buf_free(&out);
   }
-  dc_buf out = {0};
-  for (size_t i = 0; i < d.count; i++) dc_diag_render_one(&d.items[i], &out, false);
-  dc_buf_free(&out);
+  fuzz_render_diags(&d);
   dc_diags_free(&d);
   dc_arena_free(&a);
   return 0;

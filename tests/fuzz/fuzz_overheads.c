@@ -55,9 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort(); /* what the writer writes, the reader reads */
     dc_buf_free(&out);
   }
-  dc_buf out = {0};
-  for (size_t i = 0; i < d.count; i++) dc_diag_render_one(&d.items[i], &out, false);
-  dc_buf_free(&out);
+  fuzz_render_diags(&d);
   dc_diags_free(&d);
   dc_arena_free(&a);
   return 0;

@@ -8,11 +8,13 @@
  * loaded) is a bug. Built with clang -fsanitize=fuzzer when DC_FUZZ=ON;
  * corpus_replay.c drives the same function over the corpus under any compiler.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "tests/fuzz/scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -69,9 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dc_study_columns(s, &cols);
     dc_study_free(s);
   } else {
-    dc_buf out = {0};
-    for (size_t i = 0; i < d.count; i++) dc_diag_render_one(&d.items[i], &out, false);
-    dc_buf_free(&out);
+    fuzz_render_diags(&d);
   }
   dc_diags_free(&d);
   dc_study_release_failed();

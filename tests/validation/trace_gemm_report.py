@@ -45,6 +45,13 @@ def cls(r):
 CLASSES = ('all', 'large', 'skinny', 'wgrad', 'batched')
 
 
+def gmae(ratios):
+    """exp(mean(ln|pred/real - 1|)) of the pred/real ratios (a ratio of
+    exactly 1 counts as 1e-9, so the log stays finite)."""
+    return math.exp(sum(math.log(max(abs(x - 1), 1e-9)) for x in ratios)
+                    / len(ratios))
+
+
 def gmae_by_class(rows, part='all'):
     """{class: (GMAE, sorted pred/real ratios)} over the rows of `part`
     (all, even or odd shapes), classes in CLASSES order, empty ones left
@@ -63,8 +70,7 @@ def gmae_by_class(rows, part='all'):
     for g in CLASSES:
         v = sorted(groups.get(g, []))
         if v:
-            out[g] = (math.exp(sum(math.log(max(abs(x - 1), 1e-9))
-                                   for x in v) / len(v)), v)
+            out[g] = (gmae(v), v)
     return out
 
 

@@ -29,20 +29,28 @@ PyYAML only; no GPU needed.
 
 import csv
 import glob
-import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from presets import capped, load_preset  # noqa: E402
+from trace_gemm_report import gmae  # noqa: E402
+
+
+def read_csv_text(text):
+    """Rows of a CSV text whose '#' lines are comments (dlrmc-bench's
+    headers, dlrmc's outputs)."""
+    return list(csv.DictReader(l for l in text.splitlines()
+                               if not l.startswith("#")))
 
 
 def read_csv(path):
     with open(path) as f:
-        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+        return read_csv_text(f.read())
 
 
 def run(cmd, **kw):
@@ -52,11 +60,6 @@ def run(cmd, **kw):
                          (" ".join(cmd), p.returncode, p.stderr))
         sys.exit(1)
     return p.stdout
-
-
-def gmae(ratios):
-    v = [max(abs(r - 1.0), 1e-9) for r in ratios]
-    return math.exp(sum(math.log(x) for x in v) / len(v))
 
 
 def pct(x):
@@ -141,9 +144,6 @@ def steps_section(dlrmc, data, gpu, tmp):
     return out
 
 
-def read_csv_text(text):
-    return list(csv.DictReader(l for l in text.splitlines()
-                               if not l.startswith("#")))
 
 
 def replay_section(dlrmc, data, gpu):
@@ -205,9 +205,9 @@ def fitted_rows(gpu):
     """The held-out errors `dlrmc fit` wrote into the header of each model
     shipped for GPU (spec/kernels/<catalog name>/), as table rows."""
     out = []
-    for f in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(
-            __file__)), "..", "..", "..", "spec", "kernels",
-            CATALOG.get(gpu, gpu).lower(), "*.yaml"))):
+    for f in sorted(glob.glob(os.path.join(HERE, "..", "..", "..", "spec",
+                                           "kernels", CATALOG.get(gpu, gpu).lower(),
+                                           "*.yaml"))):
         kind = os.path.basename(f)[:-5]
         with open(f) as fh:
             for line in fh:
