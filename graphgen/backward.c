@@ -84,7 +84,7 @@ static void assign_buckets(gg_ctx *c, int32_t *bno) {
                                            : 25 * 1000 * 1000;
   int32_t nb = 0;
   for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;
-  int32_t *qs = dc_arena_array(c->b->a, (size_t)c->n_params + 1,
+  int32_t *qs = dc_arena_array(c->s, (size_t)c->n_params + 1,
                                sizeof(int32_t));
   int32_t n = mlp_arrival(c->top, c->m, qs);
   for (int32_t l = c->n_cross - 1; l >= 0; l--) {
@@ -139,7 +139,7 @@ int32_t gg_cat_backward(gg_ctx *c, int32_t gcat, int32_t gxa) {
   gg_b *b = c->b;
   int64_t B = c->batch, D = c->D;
   int32_t gpart = gg_t2(b, b->ts[c->x_cat].dtype, B, D);
-  c->gfeat = dc_arena_array(b->a, (size_t)c->n_feat + 1, sizeof(int32_t));
+  c->gfeat = dc_arena_array(c->s, (size_t)c->n_feat + 1, sizeof(int32_t));
   for (int32_t i = 0; i < c->n_feat; i++) c->gfeat[i] = gg_like(b, c->feat[i]);
   bool add_here = gxa >= 0 && !c->x_cat_cast;
   int32_t gsum = add_here ? gg_like(b, c->x_bot) : -1;
@@ -306,7 +306,7 @@ static void batched_backward(gg_ctx *c, int32_t k) {
   gg_in(b, c->eg[k]);
   gg_in(b, c->idx_cls[k]);
   gg_in(b, c->offs_cls[k]);
-  int32_t *dg = dc_arena_array(b->a, (size_t)(hi - lo), sizeof(int32_t));
+  int32_t *dg = dc_arena_array(c->s, (size_t)(hi - lo), sizeof(int32_t));
   for (int32_t i = lo; i < hi; i++) {
     int32_t t = c->local[i];
     gg_in(b, c->w_tab[t]);
@@ -386,7 +386,7 @@ void gg_build_backward_from(gg_ctx *c, int32_t seed) {
   b->phase = DC_PHASE_BACKWARD;
 
   b->thread = 1; /* the autograd engine's device thread */
-  int32_t *bno = dc_arena_array(b->a, (size_t)c->n_params, sizeof(int32_t));
+  int32_t *bno = dc_arena_array(c->s, (size_t)c->n_params, sizeof(int32_t));
   if (c->sharded) assign_buckets(c, bno);
   else
     for (int32_t q = 0; q < c->n_params; q++) bno[q] = -1;

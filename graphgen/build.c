@@ -102,12 +102,57 @@ static bool check_point(const dc_point *p, dc_diags *d) {
   return ok;
 }
 
+/* Every rank's shards, found in one pass over the plan: rank r's are
+ * at[first[r] .. first[r + 1]), by class (GG_CLS_*), then table, as the
+ * builder lists them in gg_ctx.local. */
+typedef struct rank_shards {
+  int32_t *first;        /* [n_ranks + 1] */
+  int32_t *table, *shard, *cls;
+  bool plan_cls[GG_N_CLS];
+} rank_shards;
+
+static void index_shards(const dc_point *p, const dc_shard_plan *s,
+                         dc_arena *a, rank_shards *out) {
+  int32_t W = s->n_ranks, T = p->n_tables;
+  bool sharded = W > 1;
+  memset(out, 0, sizeof *out);
+  out->first = dc_arena_array(a, (size_t)W + 1, sizeof(int32_t));
+  int64_t total = 0;
+  for (int32_t t = 0; t < T; t++) {
+    total += s->tables[t].n_shards;
+    for (int32_t i = 0; i < s->tables[t].n_shards; i++)
+      out->first[s->tables[t].shards[i].rank + 1]++;
+  }
+  for (int32_t r = 0; r < W; r++) out->first[r + 1] += out->first[r];
+  size_t n = (size_t)(total > 0 ? total : 1);
+  out->table = dc_arena_array_raw(a, n, sizeof(int32_t));
+  out->shard = dc_arena_array_raw(a, n, sizeof(int32_t));
+  out->cls = dc_arena_array_raw(a, n, sizeof(int32_t));
+  int32_t *next = dc_arena_array_raw(a, (size_t)W, sizeof(int32_t));
+  memcpy(next, out->first, (size_t)W * sizeof(int32_t));
+  for (int32_t k = 0; k < GG_N_CLS; k++)
+    for (int32_t t = 0; t < T; t++) {
+      const dc_table_plan *tp = &s->tables[t];
+      int32_t cls = sharded ? gg_class_of(tp->type) : GG_CLS_A2A;
+      if (cls != k) continue;
+      out->plan_cls[k] = true;
+      for (int32_t i = 0; i < tp->n_shards; i++) {
+        int32_t j = next[tp->shards[i].rank]++;
+        out->table[j] = t;
+        out->shard[j] = i;
+        out->cls[j] = k;
+      }
+    }
+}
+
 static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
-                       int32_t rank) {
+                       const rank_shards *rs, int32_t rank,
+                       dc_arena *scratch) {
   int32_t n_ranks = s->n_ranks, T = p->n_tables;
   gg_ctx c;
   memset(&c, 0, sizeof c);
   c.b = b;
+  c.s = scratch;
   c.p = p;
   c.rank = rank;
   c.n_ranks = n_ranks;
@@ -126,26 +171,22 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   c.chunk = -1;
   c.gph = s->gpus_per_host;
   c.host = dc_shard_plan_host(s, rank);
-  c.local = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c.sh_rows = dc_arena_array(b->a, (size_t)T, sizeof(int64_t));
-  c.sh_cols = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c.sh_pool = dc_arena_array(b->a, (size_t)T, sizeof(double));
+  c.local = dc_arena_array(c.s, (size_t)T, sizeof(int32_t));
+  c.sh_rows = dc_arena_array(c.s, (size_t)T, sizeof(int64_t));
+  c.sh_cols = dc_arena_array(c.s, (size_t)T, sizeof(int32_t));
+  c.sh_pool = dc_arena_array(c.s, (size_t)T, sizeof(double));
+  int32_t lo = rs->first[rank], hi = rs->first[rank + 1];
   for (int32_t k = 0; k < GG_N_CLS; k++) {
     c.cls_batch[k] = k == GG_CLS_DP && c.sharded ? c.batch : p->batch_size;
+    c.plan_cls[k] = rs->plan_cls[k];
     c.cls_first[k] = c.n_local;
-    for (int32_t t = 0; t < T; t++) {
-      const dc_table_plan *tp = &s->tables[t];
-      int32_t cls = c.sharded ? gg_class_of(tp->type) : GG_CLS_A2A;
-      if (cls != k) continue;
-      c.plan_cls[k] = true;
-      for (int32_t i = 0; i < tp->n_shards; i++) {
-        if (tp->shards[i].rank != rank) continue;
-        dc_shard_work w = dc_shard_plan_work(p, s, t, i);
-        c.sh_rows[t] = w.rows;
-        c.sh_cols[t] = w.cols;
-        c.sh_pool[t] = w.pooling;
-        c.local[c.n_local++] = t;
-      }
+    for (; lo < hi && rs->cls[lo] == k; lo++) {
+      int32_t t = rs->table[lo];
+      dc_shard_work w = dc_shard_plan_work(p, s, t, rs->shard[lo]);
+      c.sh_rows[t] = w.rows;
+      c.sh_cols[t] = w.cols;
+      c.sh_pool[t] = w.pooling;
+      c.local[c.n_local++] = t;
     }
   }
   c.cls_first[GG_N_CLS] = c.n_local;
@@ -172,32 +213,51 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   gg_build_step(&c);
 }
 
-dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
-                              dc_arena *a, dc_diags *d) {
+dc_graph *dc_graph_build_detail(const dc_point *p, const dc_shard_plan *s,
+                                dc_graph_detail detail, dc_arena *a,
+                                dc_diags *d) {
   if (!check_point(p, d)) return NULL;
+  if (!s) s = dc_shard_plan_default(p, a, d);
+  if (!s) return NULL;
   if (!dc_shard_plan_check(p, s, d)) return NULL;
   int32_t n_ranks = s->n_ranks;
   int32_t layers = p->n_bottom + p->n_top;
+  bool priced = detail == DC_GRAPH_PRICED && n_ranks > 1;
   /* ops per rank: measured 186 (DLRM_default) and 339 (DLRM_MLPerf) for
    * SGD with per-table embeddings, 146 (DLRM_MLPerf) batched; the arrays
    * double when an estimate is short. Kept tight: the arena zeroes what
-   * it hands out, and a sweep builds a graph per point. */
+   * it hands out, and a sweep builds a graph per point. A rank's tables
+   * are its shards (about T/W of them) plus, in a full graph, one view
+   * per received feature. */
+  int64_t per_rank_tables = n_ranks > 1 ? p->n_tables / n_ranks + 1
+                                        : p->n_tables;
   int64_t est = 32 + 12 * (int64_t)layers +
                 (p->embedding_kernel == DC_EMBEDDING_BATCHED ? 1 : 8) *
-                    (int64_t)p->n_tables;
+                    per_rank_tables;
   if (p->optimizer != DC_OPTIMIZER_SGD)
-    est += 6 * (int64_t)(2 * layers + p->n_tables);
+    est += 6 * (int64_t)(2 * layers + per_rank_tables);
+  if (n_ranks > 1 && !priced) est += p->n_tables;
   est *= n_ranks;
   if (est > (1 << 24)) est = 1 << 24;
 
   gg_b b;
   gg_init(&b, p, a, d, (int32_t)est);
+  b.priced = priced;
+  rank_shards rs;
+  index_shards(p, s, a, &rs);
   int32_t *rank_first =
       dc_arena_array(a, (size_t)n_ranks + 1, sizeof(int32_t));
+  /* One GPU: the rank's working arrays stay in the graph's arena (no
+   * second arena per point of a sweep); several: a scratch arena reset
+   * after each rank. */
+  dc_arena scratch;
+  dc_arena_init(&scratch);
   for (int32_t r = 0; r < n_ranks; r++) {
     rank_first[r] = b.n_ops;
-    build_rank(&b, p, s, r);
+    build_rank(&b, p, s, &rs, r, n_ranks > 1 ? &scratch : a);
+    dc_arena_reset(&scratch);
   }
+  dc_arena_free(&scratch);
   rank_first[n_ranks] = b.n_ops;
   if (b.overflow) {
     dc_diag_error(d, DC_DIAG_OVERFLOW, no_span,
@@ -207,13 +267,16 @@ dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
   }
   dc_graph *g = gg_finish(&b, n_ranks, rank_first);
   g->plan = s;
+  g->detail = priced ? DC_GRAPH_PRICED : DC_GRAPH_FULL;
   if (p->n_transforms > 0 && !gg_apply_transforms(g, p, a, d)) return NULL;
   return g;
 }
 
+dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
+                              dc_arena *a, dc_diags *d) {
+  return dc_graph_build_detail(p, s, DC_GRAPH_FULL, a, d);
+}
+
 dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d) {
-  if (!check_point(p, d)) return NULL;
-  dc_shard_plan *s = dc_shard_plan_default(p, a, d);
-  if (!s) return NULL;
-  return dc_graph_build_plan(p, s, a, d);
+  return dc_graph_build_detail(p, NULL, DC_GRAPH_FULL, a, d);
 }

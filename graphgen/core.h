@@ -55,6 +55,8 @@ typedef struct gg_b {
   int32_t coll_next; /* collective ids, restarted on every rank */
   int32_t n_streams;
   bool overflow;     /* a size product overflowed 64 bits */
+  bool priced;       /* DC_GRAPH_PRICED (graphgen.h): received features
+                        one tensor per class */
 } gg_b;
 
 void gg_init(gg_b *b, const dc_point *p, dc_arena *a, dc_diags *d,

@@ -62,7 +62,7 @@ void gg_cross_declare(gg_ctx *c) {
   c->n_cross = p->interaction == DC_INTERACTION_DCN ? p->dcn_layers : 0;
   if (c->n_cross <= 0) return;
   int64_t N = dc_point_x0_width(p), R = p->dcn_low_rank;
-  c->cross = dc_arena_array(b->a, (size_t)c->n_cross, sizeof(gg_cross));
+  c->cross = dc_arena_array(c->s, (size_t)c->n_cross, sizeof(gg_cross));
   /* W (or the full-rank kernel) of every layer, then V, then the biases */
   for (int32_t l = 0; l < c->n_cross; l++) {
     gg_cross *x = &c->cross[l];

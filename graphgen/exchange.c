@@ -139,6 +139,26 @@ static const char *dequantize_name(dc_dtype t) {
   }
 }
 
+/* The features of class k (GG_CLS_A2A, which takes the TWRW tables too,
+ * or GG_CLS_RW) a collective delivers to this rank: one [B, dim] per
+ * table in table order, or in a PRICED graph (graphgen.h) one [B, Σ dims]
+ * for the class. Appended to c->feat. */
+static void received_features(gg_ctx *c, int32_t k) {
+  gg_b *b = c->b;
+  if (b->priced) {
+    c->feat_cls[c->n_feat] = k;
+    c->feat[c->n_feat++] = gg_t2(b, F32, c->batch, plan_dims(c, k));
+    return;
+  }
+  for (int32_t t = 0; t < c->p->n_tables; t++) {
+    int32_t cls = gg_class_of(c->plan->tables[t].type);
+    if (cls == GG_CLS_TWRW) cls = GG_CLS_A2A;
+    if (cls != k) continue;
+    c->feat_cls[c->n_feat] = k;
+    c->feat[c->n_feat++] = gg_t2(b, F32, c->batch, c->p->tables[t].dim);
+  }
+}
+
 static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
   gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, 1, 4.0 + gg_es(q));
 }
@@ -146,7 +166,6 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
 void gg_exchange_forward(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
-  int32_t T = p->n_tables;
   int64_t Bg = p->batch_size, B = c->batch;
   int32_t S = host_size(c);
   c->chunk = -1;
@@ -176,12 +195,7 @@ void gg_exchange_forward(gg_ctx *c) {
     if (n_class(c, GG_CLS_TWRW) > 0)
       n_send += gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
     int32_t f0 = c->n_feat;
-    for (int32_t t = 0; t < T; t++) {
-      int32_t cls = gg_class_of(c->plan->tables[t].type);
-      if (cls != GG_CLS_A2A && cls != GG_CLS_TWRW) continue;
-      c->feat_cls[c->n_feat] = GG_CLS_A2A;
-      c->feat[c->n_feat++] = gg_t2(b, F32, B, p->tables[t].dim);
-    }
+    received_features(c, GG_CLS_A2A);
     dc_dtype qt = comm_dtype(c);
     int32_t q = -1, recv = -1;
     if (qt != F32) {
@@ -216,11 +230,7 @@ void gg_exchange_forward(gg_ctx *c) {
   /* 3. RW: the world reduce-scatter of partial pools */
   if (c->plan_cls[GG_CLS_RW]) {
     int32_t f0 = c->n_feat;
-    for (int32_t t = 0; t < T; t++) {
-      if (gg_class_of(c->plan->tables[t].type) != GG_CLS_RW) continue;
-      c->feat_cls[c->n_feat] = GG_CLS_RW;
-      c->feat[c->n_feat++] = gg_t2(b, F32, B, p->tables[t].dim);
-    }
+    received_features(c, GG_CLS_RW);
     gg_begin(b, "c10d::_reduce_scatter_base_");
     in_outputs(c, GG_CLS_RW);
     for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
@@ -303,7 +313,7 @@ void gg_exchange_backward(gg_ctx *c) {
   int64_t Bg = p->batch_size, B = c->batch;
   int32_t S = host_size(c);
   int32_t n = (c->batched ? GG_N_CLS : c->n_local) + 1;
-  c->eg = dc_arena_array(b->a, (size_t)n, sizeof(int32_t));
+  c->eg = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
   for (int32_t i = 0; i < n; i++) c->eg[i] = -1;
 
   /* 1. the all-to-all returns gradients of A2A shards and TWRW chunks */

@@ -74,11 +74,11 @@ void gg_declare_params(gg_ctx *c) {
                    so == DC_OPTIMIZER_ROWWISE_ADAGRAD;
   bool s_adam = so == DC_OPTIMIZER_ADAM;
   dc_dtype edt = dc_storage_dtype(p->embedding_precision);
-  c->w_tab = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c->p_tab = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c->st_tab[0] = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c->st_tab[1] = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c->n_idx = dc_arena_array(b->a, (size_t)T, sizeof(int64_t));
+  c->w_tab = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
+  c->p_tab = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
+  c->st_tab[0] = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
+  c->st_tab[1] = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
+  c->n_idx = dc_arena_array(c->s, (size_t)T, sizeof(int64_t));
   for (int32_t i = 0; i < c->n_local; i++) {
     int32_t t = c->local[i];
     const dc_table *tb = &p->tables[t];
@@ -108,8 +108,8 @@ void gg_declare_params(gg_ctx *c) {
       c->p_tab[t] = q;
     }
   }
-  c->bot = dc_arena_array(b->a, (size_t)c->k, sizeof(gg_lin));
-  c->top = dc_arena_array(b->a, (size_t)c->m, sizeof(gg_lin));
+  c->bot = dc_arena_array(c->s, (size_t)c->k, sizeof(gg_lin));
+  c->top = dc_arena_array(c->s, (size_t)c->m, sizeof(gg_lin));
   for (int32_t pass = 0; pass < 2; pass++) {
     if (pass == 1) gg_cross_declare(c);
     int32_t n = pass ? c->m : c->k;
@@ -135,8 +135,8 @@ void gg_build_input(gg_ctx *c) {
   gg_declare_params(c);
   b->phase = DC_PHASE_INPUT;
   int32_t T = p->n_tables;
-  c->idx = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
-  c->offs_t = dc_arena_array(b->a, (size_t)T, sizeof(int32_t));
+  c->idx = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
+  c->offs_t = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
   /* one index tensor per lookup (batched: per class) and the offsets of
    * each class, as [n, batch] (per_table) or n·batch + 1 (batched) */
   for (int32_t k = 0; k < GG_N_CLS; k++) {
@@ -185,7 +185,7 @@ void gg_embeddings(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
   int32_t T = p->n_tables;
-  c->emb_out = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
+  c->emb_out = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
   c->n_emb_out = 0;
   if (c->trec) gg_tbe_dist(c);
   for (int32_t k = 0; k < GG_N_CLS; k++) {
@@ -224,8 +224,8 @@ void gg_embeddings(gg_ctx *c) {
       }
     }
   }
-  c->feat = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
-  c->feat_cls = dc_arena_array(b->a, (size_t)T + 1, sizeof(int32_t));
+  c->feat = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
+  c->feat_cls = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
   c->n_feat = 0;
   if (!c->sharded) {
     for (int32_t i = 0; i < c->n_emb_out; i++) {

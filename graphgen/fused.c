@@ -284,7 +284,7 @@ void gg_build_fused(gg_ctx *c) {
   for (int32_t i = 0; i < c->k; i++) x = linear(c, &c->bot[i], x, i > 0, 1);
   c->x_bot = x;
   gg_embeddings(c);
-  c->gfeat = dc_arena_array(b->a, (size_t)c->n_feat + 1, sizeof(int32_t));
+  c->gfeat = dc_arena_array(c->s, (size_t)c->n_feat + 1, sizeof(int32_t));
   if (p->interaction == DC_INTERACTION_DOT) {
     dot_forward(c);
   } else {
@@ -311,7 +311,7 @@ void gg_build_fused(gg_ctx *c) {
     g = concat_backward(c, g);
   }
   /* the bottom output's gradient goes on to the bottom MLP */
-  c->bno = dc_arena_array(b->a, (size_t)c->n_params + 1, sizeof(int32_t));
+  c->bno = dc_arena_array(c->s, (size_t)c->n_params + 1, sizeof(int32_t));
   for (int32_t q = 0; q < c->n_params; q++) c->bno[q] = -1;
   if (c->sharded) gg_exchange_backward(c);
   else c->eg = c->gfeat;

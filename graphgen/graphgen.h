@@ -224,6 +224,8 @@ typedef struct dc_graph {
    * name pointers are equal have the same name, in any graph. A graph put
    * together otherwise leaves it false. */
   bool literal_names;
+  /* How much of the step it spells out (dc_graph_detail below). */
+  int32_t detail;
   /* A graph imported from one rank's execution trace (runtime/trace/)
    * holds that rank alone: rank_base is its number in the job and
    * world_ranks the size of the job's default process group, which the
@@ -247,6 +249,32 @@ dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d);
  * edited); the plan is checked first and must outlive the graph. */
 dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
                               dc_arena *a, dc_diags *d);
+
+/* How much of the iteration a graph spells out (issue #20).
+ *
+ * FULL: every op and tensor of the training step, as PyTorch runs it —
+ * what `graph`, `explain`, timelines and the ET export show.
+ *
+ * PRICED: what pricing and the metrics read, and nothing they do not.
+ * On more than one GPU the stock and fused styles receive one pooled
+ * embedding per table from the exchange, and the interaction's cat takes
+ * them and its backward narrows its gradient once per table: W ranks ×
+ * T tables of tensors and views that carry no kernel, no host cost of
+ * their own (the narrows are children of CatBackward0) and no dependency
+ * the collective's one output would not give. PRICED keeps one tensor per
+ * class of received feature ([local batch, Σ dims], written by the same
+ * collective) and one narrow each. Every kernel, collective, top-level op
+ * and data dependency is the full graph's, so an evaluation of either is
+ * the same to the bit (ctest graph_detail checks it); `dlrmc run` builds
+ * PRICED graphs unless it writes timelines. */
+typedef enum dc_graph_detail {
+  DC_GRAPH_FULL,
+  DC_GRAPH_PRICED
+} dc_graph_detail;
+
+dc_graph *dc_graph_build_detail(const dc_point *p, const dc_shard_plan *s,
+                                dc_graph_detail detail, dc_arena *a,
+                                dc_diags *d);
 
 /* Checks every structural invariant; reports each violation. */
 bool dc_graph_verify(const dc_graph *g, dc_diags *d);

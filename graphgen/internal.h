@@ -79,6 +79,12 @@ int32_t gg_class_of(dc_sharding type);
 
 typedef struct gg_ctx {
   gg_b *b;
+  /* What only this rank's builder reads (the per-table index arrays
+   * below, parameter lists, layer records): allocated here, not in b->a,
+   * and dropped when the rank is built, so a graph of W ranks over T
+   * tables does not keep W arrays of T entries. Whatever an op points to
+   * (an embedding kernel's groups) goes in b->a. */
+  dc_arena *s;
   const dc_point *p;
   int32_t rank, n_ranks;
   int64_t batch;       /* local batch: MLPs, interaction, loss */

@@ -199,7 +199,7 @@ static void build_step(gg_ctx *c, dc_optimizer opt, gg_group grp) {
   if (!any && grp != GRP_ALL) return;
   bool foreach = !c->legacy && !sparse;
 
-  gg_cur *cur = dc_arena_array(b->a, (size_t)c->n_params + 1, sizeof *cur);
+  gg_cur *cur = dc_arena_array(c->s, (size_t)c->n_params + 1, sizeof *cur);
   for (int32_t q = 0; q < c->n_params; q++) {
     cur[q].p = c->params[q].t;
     cur[q].s0 = c->params[q].state[0];

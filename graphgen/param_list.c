@@ -12,7 +12,7 @@
 int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   if (c->n_params == c->cap_params) {
     int32_t nc = c->cap_params ? c->cap_params * 2 : 64;
-    gg_param *np = dc_arena_array(c->b->a, (size_t)nc, sizeof(gg_param));
+    gg_param *np = dc_arena_array(c->s, (size_t)nc, sizeof(gg_param));
     if (c->n_params) memcpy(np, c->params, (size_t)c->n_params * sizeof *np);
     c->params = np;
     c->cap_params = nc;

@@ -1090,9 +1090,10 @@ void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
   *bwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_BWD, &w);
 }
 
-dc_graph *dc_plan_build_graph(const dc_point *p, dc_arena *a, dc_diags *d) {
+dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
+                              dc_arena *a, dc_diags *d) {
   if (p->gpus <= 1 || p->sharding != DC_SHARDING_AUTO)
-    return dc_graph_build(p, a, d);
+    return dc_graph_build_detail(p, NULL, detail, a, d);
   dc_device dev;
   if (!dc_device_of_point(p, &dev, a, d)) return NULL;
   dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
@@ -1119,6 +1120,5 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_arena *a, dc_diags *d) {
     return NULL;
   }
   dc_diags_free(&pd);
-  if (!s) return dc_graph_build(p, a, d);
-  return dc_graph_build_plan(p, s, a, d);
+  return dc_graph_build_detail(p, s, detail, a, d);
 }

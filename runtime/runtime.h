@@ -292,10 +292,12 @@ typedef enum dc_format {
 typedef struct dc_sweep_source {
   void *ctx;
   int64_t n_points;
-  /* Builds point `index`'s graph into `a` (reset by the caller per point).
-   * Must be thread-safe. NULL with a diagnostic on failure. */
-  const dc_graph *(*build)(void *ctx, int64_t index, dc_arena *a,
-                           dc_diags *d);
+  /* Builds point `index`'s graph into `a` (reset by the caller per point)
+   * with at least `detail` (graphgen.h: PRICED where only metrics are
+   * read, FULL for a timeline). Must be thread-safe. NULL with a
+   * diagnostic on failure. */
+  const dc_graph *(*build)(void *ctx, int64_t index, dc_graph_detail detail,
+                           dc_arena *a, dc_diags *d);
   /* Baseline point of `index`, or -1 (may be NULL: no baseline). */
   int64_t (*baseline_of)(void *ctx, int64_t index);
   size_t n_params;

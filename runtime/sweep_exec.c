@@ -268,7 +268,8 @@ static bool baseline_e2e(worker *w, const run *R, int64_t b, double *out) {
     return true;
   }
   dc_arena_reset(&w->arena);
-  const dc_graph *g = R->src->build(R->src->ctx, b, &w->arena, &w->diags);
+  const dc_graph *g = R->src->build(R->src->ctx, b, DC_GRAPH_PRICED, &w->arena,
+                                     &w->diags);
   dc_eval_result r;
   if (!g || !evaluate(w, g, false, false, &r, NULL, NULL, &w->diags)) {
     w->failed_index = b;
@@ -401,7 +402,8 @@ static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
       q->hosts = n > Q ? n / Q : 1;
       q->gpus_per_host = n > Q ? Q : n;
       dc_diags quiet = {0};
-      const dc_graph *g = dc_plan_build_graph(q, &w->arena, &quiet);
+      const dc_graph *g =
+          dc_plan_build_graph(q, DC_GRAPH_PRICED, &w->arena, &quiet);
       dc_diags_free(&quiet);
       if (!g) continue; /* e.g. explicit ranks beyond this count */
       dc_eval_result r;
@@ -517,7 +519,10 @@ static bool point_row(worker *w, const run *R, int64_t i) {
                   : -1;
   if (b >= 0 && b != i && !baseline_e2e(w, R, b, &base)) return false;
   dc_arena_reset(&w->arena);
-  const dc_graph *g = R->src->build(R->src->ctx, i, &w->arena, &w->diags);
+  bool record = R->o->timeline_sink != NULL;
+  const dc_graph *g =
+      R->src->build(R->src->ctx, i, record ? DC_GRAPH_FULL : DC_GRAPH_PRICED,
+                    &w->arena, &w->diags);
   if (g && R->o->rows == DC_ROWS_CAPACITY) {
     dc_buf_clear(&w->row);
     if (capacity_rows(w, R, g->point)) return true;
@@ -527,7 +532,6 @@ static bool point_row(worker *w, const run *R, int64_t i) {
   dc_eval_result r;
   dc_metrics m;
   pricer pr;
-  bool record = R->o->timeline_sink != NULL;
   if (!g || !evaluate(w, g, record, R->sharding_metrics, &r, &m, &pr,
                       &w->diags)) {
     w->failed_index = i;

@@ -82,6 +82,16 @@ add_test(NAME cli_links
 set_tests_properties(golden_invariants golden_killed_run cli_links PROPERTIES
   ENVIRONMENT "DLRMC_NO_PROGRESS=1")
 
+# `run` prices PRICED graphs (one received tensor per class of feature)
+# unless it writes timelines (FULL graphs): the tables must be identical
+# on every study and every sharding class, style and embedding kernel.
+add_test(NAME graph_detail
+  COMMAND sh ${_dc_golden_dir}/check_detail.sh $<TARGET_FILE:dlrmc>
+          ${_dc_golden_dir}/detail.yaml ${_dc_golden_out}/detail
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(graph_detail PROPERTIES
+  ENVIRONMENT "DLRMC_NO_PROGRESS=1")
+
 # The Slurm array recipe (studies/slurm/): N shards merged back equal the
 # single run byte for byte, contiguous and (old) strided splits alike.
 add_test(NAME slurm_merge

@@ -82,7 +82,7 @@ static int cmd_explain(int argc, char **argv) {
   dc_arena_init(&a);
   dc_point *p = dc_arena_alloc(&a, sizeof *p);
   dc_study_point(s, point, &a, p);
-  const dc_graph *g = dc_plan_build_graph(p, &a, &d);
+  const dc_graph *g = dc_plan_build_graph(p, DC_GRAPH_FULL, &a, &d);
   dc_eval_result r;
   dc_metrics m;
   dc_profile prof;

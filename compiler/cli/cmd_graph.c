@@ -141,7 +141,7 @@ static int cmd_graph(int argc, char **argv) {
   }
   dc_point p;
   dc_study_point(s, a.point, &arena, &p);
-  dc_graph *g = dc_plan_build_graph(&p, &arena, &d);
+  dc_graph *g = dc_plan_build_graph(&p, DC_GRAPH_FULL, &arena, &d);
   if (!g) goto done;
   if (!dc_graph_verify(g, &d)) goto done; /* a builder bug, not the user's */
   if (a.rank_given && a.rank >= g->n_ranks) {

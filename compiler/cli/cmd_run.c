@@ -27,12 +27,13 @@
 
 /* ---- the point source ---------------------------------------------------- */
 
-static const dc_graph *build_point(void *ctx, int64_t index, dc_arena *a,
+static const dc_graph *build_point(void *ctx, int64_t index,
+                                   dc_graph_detail detail, dc_arena *a,
                                    dc_diags *d) {
   const dc_study *s = ctx;
   dc_point *p = dc_arena_alloc(a, sizeof *p);
   dc_study_point(s, index, a, p);
-  return dc_plan_build_graph(p, a, d);
+  return dc_plan_build_graph(p, detail, a, d);
 }
 
 static int64_t baseline_of(void *ctx, int64_t index) {

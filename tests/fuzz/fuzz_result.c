@@ -42,7 +42,8 @@ static bool bounded(const dc_point *p) {
          (int64_t)p->n_capacity_gpus * p->n_capacity_types <= 6;
 }
 
-static const dc_graph *build(void *ctx, int64_t index, dc_arena *a,
+static const dc_graph *build(void *ctx, int64_t index,
+                                dc_graph_detail detail, dc_arena *a,
                              dc_diags *d) {
   const fuzz_src *f = ctx;
   dc_point *p = dc_arena_alloc(a, sizeof *p);
@@ -51,7 +52,7 @@ static const dc_graph *build(void *ctx, int64_t index, dc_arena *a,
     dc_diag_error(d, DC_DIAG_NON_FINITE, (dc_span){0}, "fuzz: too large");
     return NULL;
   }
-  return dc_plan_build_graph(p, a, d);
+  return dc_plan_build_graph(p, detail, a, d);
 }
 
 static int64_t baseline(void *ctx, int64_t index) {

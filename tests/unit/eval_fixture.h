@@ -15,7 +15,7 @@ static inline const dc_graph *evaluate_point(const dc_point *p,
                                              dc_eval_result *r,
                                              dc_metrics *m) {
   dc_diags d = {0};
-  const dc_graph *g = dc_plan_build_graph(p, &arena, &d);
+  const dc_graph *g = dc_plan_build_graph(p, DC_GRAPH_FULL, &arena, &d);
   if (!g) dc_diags_render(&d, stderr, false);
   assert_non_null(g);
   dc_profile prof;

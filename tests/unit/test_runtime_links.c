@@ -203,11 +203,12 @@ static void test_pcie(void **state) {
  * spans both hosts, so NVLink matters only below the NIC's 6.25 GB/s:
  * the slowest link of the group.) */
 
-static const dc_graph *build_cb(void *ctx, int64_t i, dc_arena *a,
+static const dc_graph *build_cb(void *ctx, int64_t i,
+                                dc_graph_detail detail, dc_arena *a,
                                 dc_diags *d) {
   dc_point *p = dc_arena_alloc(a, sizeof *p);
   dc_study_point(ctx, i, a, p);
-  return dc_plan_build_graph(p, a, d);
+  return dc_plan_build_graph(p, detail, a, d);
 }
 
 static bool sink(void *ctx, const char *data, size_t len) {

@@ -159,11 +159,12 @@ static void test_cells(void **state) {
 
 /* ---- the pipeline on in-memory studies ------------------------------- */
 
-static const dc_graph *build_cb(void *ctx, int64_t i, dc_arena *a,
+static const dc_graph *build_cb(void *ctx, int64_t i,
+                                dc_graph_detail detail, dc_arena *a,
                              dc_diags *d) {
   dc_point *p = dc_arena_alloc(a, sizeof *p);
   dc_study_point(ctx, i, a, p);
-  return dc_plan_build_graph(p, a, d);
+  return dc_plan_build_graph(p, detail, a, d);
 }
 
 static bool sink(void *ctx, const char *data, size_t len) {
@@ -328,7 +329,7 @@ static void test_shipped(void **state) {
       dc_arena_init(&a);
       dc_point p;
       dc_study_point(s, i, &a, &p);
-      const dc_graph *g = dc_plan_build_graph(&p, &a, &d);
+      const dc_graph *g = dc_plan_build_graph(&p, DC_GRAPH_FULL, &a, &d);
       assert_non_null(g);
       dc_eval_result r;
       dc_metrics m;

@@ -101,7 +101,7 @@ static void test_graph_launch(void **state) {
   tp_cfg c;
   model(&c, DC_FRAMEWORK_FUSED);
   dc_diags d = {0};
-  const dc_graph *g = dc_plan_build_graph(&c.p, &arena, &d);
+  const dc_graph *g = dc_plan_build_graph(&c.p, DC_GRAPH_FULL, &arena, &d);
   assert_non_null(g);
   dc_profile prof;
   assert_true(dc_profile_load(c.p.overheads, &prof, &arena, &d));
