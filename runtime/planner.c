@@ -333,6 +333,21 @@ static void price_tmpl(pctx *c, int32_t t, tmpl *x) {
   double Bg = (double)p->batch_size;
   dc_shard_work prev = {0};
   for (int32_t i = 0; i < n; i++) {
+    /* a shard cut like the previous one (row-wise and data-parallel
+     * shards all are but the remainder's) has its work, prices, memory
+     * and send: they are pure functions of the shard's rows and columns
+     * (graphgen's dc_shard_plan_work, dc_shard_memory) */
+    if (i > 0 && x->tp.shards[i].rows == x->tp.shards[i - 1].rows &&
+        x->tp.shards[i].cols == x->tp.shards[i - 1].cols) {
+      x->fwd_us[i] = x->fwd_us[i - 1];
+      x->bwd_us[i] = x->bwd_us[i - 1];
+      x->mem[i] = x->mem[i - 1];
+      x->ffwd[i] = x->ffwd[i - 1];
+      x->fbwd[i] = x->fbwd[i - 1];
+      x->fmem[i] = x->fmem[i - 1];
+      x->fsend[i] = x->fsend[i - 1];
+      continue;
+    }
     dc_shard_work w = dc_shard_plan_work(p, c->s, t, i);
     /* row-wise and data-parallel shards are mostly alike: a shard with
      * the previous one's work has its prices (the models are pure) */
@@ -812,6 +827,27 @@ static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
             sdp, out);
 }
 
+/* The least cost any all-to-all candidate of table t (table-wise,
+ * column-wise) can have, t not placed: the state's maxima kept and the
+ * table's dim added to the all-to-all. A candidate's cost is cost_from of
+ * maxima no lower than these (each new maximum is the old one or above
+ * it) and cost_from does not decrease in any of them — sums of doubles,
+ * of_fx and the collectives' prices (a latency plus bytes over a
+ * bandwidth) are monotone — so no such candidate is `better` than a best
+ * this floor is not better than (the search skips them). */
+static void a2a_floor(pctx *c, int32_t t, dc_plan_cost *out) {
+  cost_from(c, of_fx(xtree_max(&c->tf)), of_fx(xtree_max(&c->tb)),
+            fx_d(xtree_max(&c->tmem)), of_fx(xtree_max(&c->tsend)),
+            mtree_max(&c->thost), c->d_a2a + (double)c->p->tables[t].dim,
+            c->d_rw, c->sdp, out);
+}
+
+/* Whether template x's candidates may be skipped against `best` with the
+ * floor above: all-to-all types whose candidates try_cost prices from
+ * the maxima (quick). */
+static bool a2a_skip(const tmpl *x, const dc_plan_cost *floor,
+                     const dc_plan_cost *best);
+
 /* Makes candidate k (-1: none) table t's choice. */
 static void set_cur(pctx *c, int32_t t, int32_t k) {
   if (c->cur[t] == k) return;
@@ -824,6 +860,14 @@ static bool better(const dc_plan_cost *x, const dc_plan_cost *best) {
   if (x->total_us < best->total_us * (1 - 1e-12)) return true;
   if (x->total_us > best->total_us * (1 + 1e-12)) return false;
   return x->max_mem_bytes < best->max_mem_bytes;
+}
+
+static bool a2a_skip(const tmpl *x, const dc_plan_cost *floor,
+                     const dc_plan_cost *best) {
+  return x->quick &&
+         (x->tp.type == DC_SHARDING_TABLE_WISE ||
+          x->tp.type == DC_SHARDING_COLUMN_WISE) &&
+         !better(floor, best);
 }
 
 static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
@@ -909,14 +953,20 @@ static void local_search(pctx *c, dc_plan_cost *cost) {
       }
       if (!on) continue;
       apply(c, t, keep, -1);
-      for (int32_t k = 0; k < c->n_cands[t]; k++) {
-        if (k == keep) continue;
-        dc_plan_cost y;
-        try_cost(c, t, k, &y);
-        if (y.fits && better(&y, &best)) {
-          best = y;
-          bt = t;
-          bc = k;
+      dc_plan_cost floor;
+      a2a_floor(c, t, &floor);
+      for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
+        const tmpl *xj = &c->tm[t][j];
+        for (int32_t k = k0; k < k0 + xj->n_rot; k++) {
+          if (a2a_skip(xj, &floor, &best)) break;
+          if (k == keep) continue;
+          dc_plan_cost y;
+          try_cost(c, t, k, &y);
+          if (y.fits && better(&y, &best)) {
+            best = y;
+            bt = t;
+            bc = k;
+          }
         }
       }
       apply(c, t, keep, 1);
@@ -1017,14 +1067,19 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   qsort(ord, (size_t)c.T, sizeof *ord, cmp_worder);
   for (int32_t i = 0; i < c.T; i++) {
     int32_t t = ord[i].t, bk = -1;
-    dc_plan_cost best = {0};
-    for (int32_t k = 0; k < c.n_cands[t]; k++) {
-      dc_plan_cost y;
-      try_cost(&c, t, k, &y);
-      if (!y.fits) continue;
-      if (bk < 0 || better(&y, &best)) {
-        best = y;
-        bk = k;
+    dc_plan_cost best = {0}, floor;
+    a2a_floor(&c, t, &floor);
+    for (int32_t j = 0, k0 = 0; j < c.n_tm[t]; k0 += c.tm[t][j++].n_rot) {
+      const tmpl *xj = &c.tm[t][j];
+      for (int32_t k = k0; k < k0 + xj->n_rot; k++) {
+        if (bk >= 0 && a2a_skip(xj, &floor, &best)) break;
+        dc_plan_cost y;
+        try_cost(&c, t, k, &y);
+        if (!y.fits) continue;
+        if (bk < 0 || better(&y, &best)) {
+          best = y;
+          bk = k;
+        }
       }
     }
     if (bk < 0) {
