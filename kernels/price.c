@@ -28,11 +28,15 @@
  * m, n, k, one operand transposed) differ by a median 0–6 % and at most
  * 0.5–2.5× (spec/kernels/README.md). Models live
  * in spec/kernels/<device's kernel_models, lowercase>/<kind>.yaml, embedded
- * at build time; each device's set is parsed once, under a mutex, into a
- * process-lifetime arena, so pricing itself never locks or allocates.
+ * at build time; each device's model of a kind is parsed once, under a
+ * mutex, into a process-lifetime arena, the first time a kernel of that
+ * kind is priced (a study that never prices a tril never parses its
+ * model); after that, pricing neither locks nor allocates.
  */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -40,7 +44,12 @@
 
 struct dc_kmodels {
   const char *name; /* lowercase folder name */
+  /* Each kind's model is parsed the first time a kernel of that kind is
+   * priced (a dot model's tril networks are 240 KB of YAML a cat model
+   * never reads): `loaded` is set, with release order, after mlp[kind]. */
   const dc_mlp *mlp[DC_KERNEL_KIND_COUNT_];
+  _Atomic bool loaded[DC_KERNEL_KIND_COUNT_];
+  bool has[DC_KERNEL_KIND_COUNT_]; /* a built-in file for the kind */
   bool any;
   struct dc_kmodels *next;
 };
@@ -53,31 +62,43 @@ static const dc_kernel_kind fitted_kinds[] = {
     DC_KERNEL_GEMM, DC_KERNEL_TRANSPOSE, DC_KERNEL_TRIL_FWD,
     DC_KERNEL_TRIL_BWD};
 
-static dc_kmodels *load_models(const char *lower) {
-  dc_kmodels *km = dc_arena_alloc(&models_arena, sizeof *km);
-  km->name = dc_arena_strdup(&models_arena, lower);
-  for (size_t i = 0; i < DC_COUNTOF(fitted_kinds); i++) {
-    char path[300];
-    snprintf(path, sizeof path, "kernels/%s/%s.yaml", lower,
-             dc_kernel_kind_name(fitted_kinds[i]));
-    const dc_spec_file *f = dc_spec_file_find(path);
-    if (!f) continue;
+static const dc_spec_file *model_file(const char *lower, dc_kernel_kind kind) {
+  char path[300];
+  snprintf(path, sizeof path, "kernels/%s/%s.yaml", lower,
+           dc_kernel_kind_name(kind));
+  return dc_spec_file_find(path);
+}
+
+/* Called with models_lock held. */
+static void load_kind(dc_kmodels *km, dc_kernel_kind kind) {
+  const dc_spec_file *f = model_file(km->name, kind);
+  if (f) {
     dc_diags d = {0};
-    const dc_source *src =
-        dc_source_from_memory(dc_arena_printf(&models_arena, "builtin:%s",
-                                              path),
-                              f->data, f->len, &models_arena);
+    const dc_source *src = dc_source_from_memory(
+        dc_arena_printf(&models_arena, "builtin:%s", f->path), f->data,
+        f->len, &models_arena);
     dc_node *root = dc_yaml_parse(src, &models_arena, &d);
     dc_mlp *m = dc_arena_alloc(&models_arena, sizeof *m);
     /* A built-in model that does not load is a build bug that the unit
      * tests catch; pricing then falls back to the analytic model. */
     if (root && dc_mlp_from_node(root, m, &models_arena, &d) &&
-        m->kind == fitted_kinds[i]) {
-      km->mlp[fitted_kinds[i]] = m;
-      km->any = true;
-    }
+        m->kind == kind)
+      km->mlp[kind] = m;
     dc_diags_free(&d);
   }
+  atomic_store_explicit(&km->loaded[kind], true, memory_order_release);
+}
+
+static dc_kmodels *new_models(const char *lower) {
+  dc_kmodels *km = dc_arena_alloc(&models_arena, sizeof *km);
+  km->name = dc_arena_strdup(&models_arena, lower);
+  for (size_t i = 0; i < DC_COUNTOF(fitted_kinds); i++) {
+    km->has[fitted_kinds[i]] = model_file(lower, fitted_kinds[i]) != NULL;
+    km->any |= km->has[fitted_kinds[i]];
+  }
+  for (int k = 0; k < DC_KERNEL_KIND_COUNT_; k++)
+    if (!km->has[k])
+      atomic_store_explicit(&km->loaded[k], true, memory_order_relaxed);
   return km;
 }
 
@@ -94,7 +115,7 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev) {
   dc_kmodels *km = models_list;
   while (km && strcmp(km->name, lower) != 0) km = km->next;
   if (!km) {
-    km = load_models(lower);
+    km = new_models(lower);
     km->next = models_list;
     models_list = km;
   }
@@ -104,7 +125,14 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev) {
 
 const dc_mlp *dc_kmodels_get(const dc_kmodels *models, dc_kernel_kind kind) {
   if (!models || (unsigned)kind >= DC_KERNEL_KIND_COUNT_) return NULL;
-  return models->mlp[kind];
+  dc_kmodels *km = (dc_kmodels *)models; /* the lazy half of const */
+  if (!atomic_load_explicit(&km->loaded[kind], memory_order_acquire)) {
+    pthread_mutex_lock(&models_lock);
+    if (!atomic_load_explicit(&km->loaded[kind], memory_order_relaxed))
+      load_kind(km, kind);
+    pthread_mutex_unlock(&models_lock);
+  }
+  return km->mlp[kind];
 }
 
 /* The kernel a fitted model is evaluated on: a GEMM in its canonical
