@@ -276,9 +276,9 @@ static void point_name(const dc_point *p, dc_buf *b) {
   if (p && p->n_params) dc_buf_putc(b, ')');
 }
 
-static bool time_ok(evaluator *ev, const rank_state *rs, int32_t op,
-                    const char *what, const dc_kernel *kernel, double us) {
-  if (isfinite(us) && us >= 0.0) return true;
+static __attribute__((noinline, cold)) bool
+time_bad(evaluator *ev, const rank_state *rs, int32_t op, const char *what,
+         const dc_kernel *kernel, double us) {
   const char *name = ev->g->ops[op].name;
   dc_buf at = {0};
   point_name(ev->g->point, &at);
@@ -292,6 +292,15 @@ static bool time_ok(evaluator *ev, const rank_state *rs, int32_t op,
                       "represent");
   dc_buf_free(&at);
   return false;
+}
+
+/* The check inline, its report (time_bad) out of line: it runs three
+ * times per kernel. */
+static inline bool time_ok(evaluator *ev, const rank_state *rs, int32_t op,
+                           const char *what, const dc_kernel *kernel,
+                           double us) {
+  if (isfinite(us) && us >= 0.0) return true;
+  return time_bad(ev, rs, op, what, kernel, us);
 }
 
 static bool finish_op(evaluator *ev, rank_state *rs) {
