@@ -303,7 +303,8 @@ static inline bool time_ok(evaluator *ev, const rank_state *rs, int32_t op,
   return time_bad(ev, rs, op, what, kernel, us);
 }
 
-static bool finish_op(evaluator *ev, rank_state *rs) {
+static inline __attribute__((always_inline)) bool finish_op(evaluator *ev,
+                                                          rank_state *rs) {
   bool ok = time_ok(ev, rs, rs->top, "the host clock reaches", NULL, rs->cpu);
   if (rs->rec) rs->rec->cpu_end_us = rs->cpu;
   rs->in_op = false;
