@@ -31,6 +31,7 @@ void dc_graph_write(const dc_graph *g, dc_graph_format f, dc_buf *out) {
 
 void dc_graph_write_rank(const dc_graph *g, dc_graph_format f, int32_t rank,
                          dc_buf *out) {
+  DC_ASSERT(g->detail == DC_GRAPH_FULL); /* a listing shows every op */
   switch (f) {
   case DC_GRAPH_TEXT: gg_write_text(g, rank, out); break;
   case DC_GRAPH_DOT: gg_write_dot(g, rank, out); break;

@@ -43,6 +43,7 @@ static void meta(dc_buf *b, bool *first, const char *what, int32_t pid,
 
 void dc_timeline_write(const dc_graph *g, const dc_eval_result *r,
                        dc_buf *out) {
+  DC_ASSERT(g->detail == DC_GRAPH_FULL); /* a timeline shows every op */
   bool first = true;
   dc_buf_puts(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
   char name[64];
