@@ -770,6 +770,51 @@ static void cost_now(pctx *c, dc_plan_cost *out) {
             mtree_max(&c->thost), c->d_a2a, c->d_rw, c->sdp, out);
 }
 
+/* The fixed-point maxima of fwd, bwd, memory and send that a quick
+ * candidate (template x at rotation rot) would leave: each is the old
+ * root or one of its ranks' new sums. */
+typedef struct qmax {
+  fx f, b, m, s;
+} qmax;
+
+static void quick_maxima(const pctx *c, const tmpl *x, int32_t rot,
+                         qmax *q) {
+  fx mf = xtree_max(&c->tf), mb = xtree_max(&c->tb);
+  fx mm = xtree_max(&c->tmem), ms = xtree_max(&c->tsend);
+  for (int32_t i = 0; i < x->tp.n_shards; i++) {
+    int32_t r = rank_of(c, x, i, rot), j = vix(x, i);
+    fx v = c->sf[r] + x->ffwd[j];
+    if (v > mf) mf = v;
+    v = c->sb[r] + x->fbwd[j];
+    if (v > mb) mb = v;
+    v = c->sm[r] + x->fmem[j];
+    if (v > mm) mm = v;
+    if (x->fsend[j] != 0) {
+      v = c->ss[r] + x->fsend[j];
+      if (v > ms) ms = v;
+    }
+  }
+  *q = (qmax){mf, mb, mm, ms};
+}
+
+/* The objective of a quick candidate of table t from its maxima (hmax:
+ * the slowest host's TWRW collectives with it). */
+static void quick_cost(pctx *c, int32_t t, const tmpl *x, const qmax *q,
+                       double hmax, dc_plan_cost *out) {
+  double dim = (double)c->p->tables[t].dim, d_a2a = c->d_a2a, d_rw = c->d_rw;
+  fx sdp = c->sdp;
+  switch (x->tp.type) {
+  case DC_SHARDING_TABLE_WISE:
+  case DC_SHARDING_COLUMN_WISE:
+  case DC_SHARDING_TABLE_ROW_WISE: d_a2a += dim; break;
+  case DC_SHARDING_ROW_WISE: d_rw += dim; break;
+  case DC_SHARDING_DATA_PARALLEL: sdp += x->fdp; break;
+  default: break;
+  }
+  cost_from(c, of_fx(q->f), of_fx(q->b), fx_d(q->m), of_fx(q->s), hmax,
+            d_a2a, d_rw, sdp, out);
+}
+
 /* The objective with candidate k of table t added (t not placed), state
  * unchanged. A quick candidate's shards sit on distinct ranks, so each
  * new maximum is the old root or one of its ranks' new sums — the same
@@ -803,33 +848,9 @@ static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
     apply(c, t, k, -1);
     return;
   }
-  fx mf = xtree_max(&c->tf), mb = xtree_max(&c->tb);
-  fx mm = xtree_max(&c->tmem), ms = xtree_max(&c->tsend);
-  for (int32_t i = 0; i < x->tp.n_shards; i++) {
-    int32_t r = rank_of(c, x, i, rot), j = vix(x, i);
-    fx v = c->sf[r] + x->ffwd[j];
-    if (v > mf) mf = v;
-    v = c->sb[r] + x->fbwd[j];
-    if (v > mb) mb = v;
-    v = c->sm[r] + x->fmem[j];
-    if (v > mm) mm = v;
-    if (x->fsend[j] != 0) {
-      v = c->ss[r] + x->fsend[j];
-      if (v > ms) ms = v;
-    }
-  }
-  double dim = (double)c->p->tables[t].dim, d_a2a = c->d_a2a, d_rw = c->d_rw;
-  fx sdp = c->sdp;
-  switch (x->tp.type) {
-  case DC_SHARDING_TABLE_WISE:
-  case DC_SHARDING_COLUMN_WISE:
-  case DC_SHARDING_TABLE_ROW_WISE: d_a2a += dim; break;
-  case DC_SHARDING_ROW_WISE: d_rw += dim; break;
-  case DC_SHARDING_DATA_PARALLEL: sdp += x->fdp; break;
-  default: break;
-  }
-  cost_from(c, of_fx(mf), of_fx(mb), fx_d(mm), of_fx(ms), hmax, d_a2a, d_rw,
-            sdp, out);
+  qmax q;
+  quick_maxima(c, x, rot, &q);
+  quick_cost(c, t, x, &q, hmax, out);
 }
 
 /* The least cost any all-to-all candidate of table t (table-wise,
@@ -847,12 +868,6 @@ static void a2a_floor(pctx *c, int32_t t, dc_plan_cost *out) {
             c->d_rw, c->sdp, out);
 }
 
-/* Whether template x's candidates may be skipped against `best` with the
- * floor above: all-to-all types whose candidates try_cost prices from
- * the maxima (quick). */
-static bool a2a_skip(const tmpl *x, const dc_plan_cost *floor,
-                     const dc_plan_cost *best);
-
 /* Makes candidate k (-1: none) table t's choice. */
 static void set_cur(pctx *c, int32_t t, int32_t k) {
   if (c->cur[t] == k) return;
@@ -867,12 +882,57 @@ static bool better(const dc_plan_cost *x, const dc_plan_cost *best) {
   return x->max_mem_bytes < best->max_mem_bytes;
 }
 
-static bool a2a_skip(const tmpl *x, const dc_plan_cost *floor,
-                     const dc_plan_cost *best) {
-  return x->quick &&
-         (x->tp.type == DC_SHARDING_TABLE_WISE ||
-          x->tp.type == DC_SHARDING_COLUMN_WISE) &&
-         !better(floor, best);
+static bool is_a2a(const tmpl *x) {
+  return x->quick && (x->tp.type == DC_SHARDING_TABLE_WISE ||
+                      x->tp.type == DC_SHARDING_COLUMN_WISE);
+}
+
+/* The candidate of table t (not placed; candidate `skip` left out) that
+ * trying them all in order would pick: the first fitting one strictly
+ * `better` than *best (when *have; else the first fitting one), then any
+ * better than that. Returns its index with *best and *have updated, or
+ * -1. Table-wise and column-wise candidates are skipped where they
+ * cannot be better, so the pick is the same: the rest of their templates
+ * once the floor is not (a2a_floor), and one whose maxima are each at
+ * least the best's, the best being such a candidate too (the same
+ * all-to-all dims, hosts and data-parallel sum: cost_from gives it no
+ * smaller a total, and its memory is no smaller). */
+static int32_t pick(pctx *c, int32_t t, int32_t skip, dc_plan_cost *best,
+                    bool *have) {
+  dc_plan_cost floor;
+  a2a_floor(c, t, &floor);
+  double hmax = mtree_max(&c->thost);
+  int32_t bk = -1;
+  qmax bq = {0};
+  bool bq_ok = false; /* bq: the maxima of *best, an a2a candidate */
+  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
+    const tmpl *x = &c->tm[t][j];
+    bool a2a = is_a2a(x);
+    for (int32_t k = k0; k < k0 + x->n_rot; k++) {
+      if (*have && a2a && !better(&floor, best)) break;
+      if (k == skip) continue;
+      dc_plan_cost y;
+      qmax q;
+      if (a2a) {
+        int32_t rot;
+        cand_of(c, t, k, &rot);
+        quick_maxima(c, x, rot, &q);
+        if (*have && bq_ok && q.f >= bq.f && q.b >= bq.b && q.m >= bq.m &&
+            q.s >= bq.s)
+          continue;
+        quick_cost(c, t, x, &q, hmax, &y);
+      } else {
+        try_cost(c, t, k, &y);
+      }
+      if (!y.fits || (*have && !better(&y, best))) continue;
+      *best = y;
+      *have = true;
+      bk = k;
+      bq = q;
+      bq_ok = a2a;
+    }
+  }
+  return bk;
 }
 
 static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
@@ -958,21 +1018,11 @@ static void local_search(pctx *c, dc_plan_cost *cost) {
       }
       if (!on) continue;
       apply(c, t, keep, -1);
-      dc_plan_cost floor;
-      a2a_floor(c, t, &floor);
-      for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
-        const tmpl *xj = &c->tm[t][j];
-        for (int32_t k = k0; k < k0 + xj->n_rot; k++) {
-          if (a2a_skip(xj, &floor, &best)) break;
-          if (k == keep) continue;
-          dc_plan_cost y;
-          try_cost(c, t, k, &y);
-          if (y.fits && better(&y, &best)) {
-            best = y;
-            bt = t;
-            bc = k;
-          }
-        }
+      bool have = true;
+      int32_t k = pick(c, t, keep, &best, &have);
+      if (k >= 0) {
+        bt = t;
+        bc = k;
       }
       apply(c, t, keep, 1);
     }
@@ -1071,22 +1121,10 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   }
   qsort(ord, (size_t)c.T, sizeof *ord, cmp_worder);
   for (int32_t i = 0; i < c.T; i++) {
-    int32_t t = ord[i].t, bk = -1;
-    dc_plan_cost best = {0}, floor;
-    a2a_floor(&c, t, &floor);
-    for (int32_t j = 0, k0 = 0; j < c.n_tm[t]; k0 += c.tm[t][j++].n_rot) {
-      const tmpl *xj = &c.tm[t][j];
-      for (int32_t k = k0; k < k0 + xj->n_rot; k++) {
-        if (bk >= 0 && a2a_skip(xj, &floor, &best)) break;
-        dc_plan_cost y;
-        try_cost(&c, t, k, &y);
-        if (!y.fits) continue;
-        if (bk < 0 || better(&y, &best)) {
-          best = y;
-          bk = k;
-        }
-      }
-    }
+    int32_t t = ord[i].t;
+    dc_plan_cost best = {0};
+    bool have = false;
+    int32_t bk = pick(&c, t, -1, &best, &have);
     if (bk < 0) {
       dc_diag *g = dc_diag_error(
           d, DC_DIAG_NO_PLAN, p->tables[t].span,
