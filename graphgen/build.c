@@ -109,6 +109,7 @@ typedef struct rank_shards {
   int32_t *first;        /* [n_ranks + 1] */
   int32_t *table, *shard, *cls;
   bool plan_cls[GG_N_CLS];
+  int64_t plan_dims[GG_N_CLS]; /* Σ dims per gg_class_of class */
 } rank_shards;
 
 static void index_shards(const dc_point *p, const dc_shard_plan *s,
@@ -119,6 +120,7 @@ static void index_shards(const dc_point *p, const dc_shard_plan *s,
   out->first = dc_arena_array(a, (size_t)W + 1, sizeof(int32_t));
   int64_t total = 0;
   for (int32_t t = 0; t < T; t++) {
+    out->plan_dims[gg_class_of(s->tables[t].type)] += p->tables[t].dim;
     total += s->tables[t].n_shards;
     for (int32_t i = 0; i < s->tables[t].n_shards; i++)
       out->first[s->tables[t].shards[i].rank + 1]++;
@@ -179,6 +181,7 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   for (int32_t k = 0; k < GG_N_CLS; k++) {
     c.cls_batch[k] = k == GG_CLS_DP && c.sharded ? c.batch : p->batch_size;
     c.plan_cls[k] = rs->plan_cls[k];
+    c.plan_dims[k] = rs->plan_dims[k];
     c.cls_first[k] = c.n_local;
     for (; lo < hi && rs->cls[lo] == k; lo++) {
       int32_t t = rs->table[lo];

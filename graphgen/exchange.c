@@ -68,15 +68,11 @@ static bool has_a2a(const gg_ctx *c) {
   return c->plan_cls[GG_CLS_A2A] || c->plan_cls[GG_CLS_TWRW];
 }
 
-/* Σ dims of the plan's tables of class k (all ranks). */
+/* Σ dims of the plan's tables of class k (all ranks; A2A includes the
+ * TWRW tables, which the all-to-all also carries): summed once per graph
+ * (build.c), not per rank. */
 static int64_t plan_dims(const gg_ctx *c, int32_t k) {
-  int64_t s = 0;
-  for (int32_t t = 0; t < c->p->n_tables; t++) {
-    int32_t cls = gg_class_of(c->plan->tables[t].type);
-    if (cls == k || (k == GG_CLS_A2A && cls == GG_CLS_TWRW))
-      s += c->p->tables[t].dim;
-  }
-  return s;
+  return c->plan_dims[k] + (k == GG_CLS_A2A ? c->plan_dims[GG_CLS_TWRW] : 0);
 }
 
 /* Σ cols of this rank's shards of class k. */

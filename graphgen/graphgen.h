@@ -205,6 +205,11 @@ typedef struct dc_rank_memory {
  * fields then saturate at INT64_MAX). */
 bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
                           int32_t rank, dc_rank_memory *out);
+/* Every rank's (out: s->n_ranks entries) in one pass over the plan, each
+ * the same to the bit as dc_shard_plan_memory's; false when any rank's
+ * product overflows. */
+bool dc_shard_plan_memory_all(const dc_point *p, const dc_shard_plan *s,
+                              dc_rank_memory *out);
 /* The per-shard terms of shard i of table t alone (what it adds to its
  * rank's total, whichever rank that is), in *bytes; false on overflow. */
 bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,

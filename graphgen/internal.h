@@ -105,6 +105,8 @@ typedef struct gg_ctx {
                                       cls_first[k+1]) */
   int64_t cls_batch[GG_N_CLS];     /* samples each class looks up */
   bool plan_cls[GG_N_CLS];         /* the plan has tables of the class */
+  int64_t plan_dims[GG_N_CLS];     /* Σ dims of the plan's tables of each
+                                      class (gg_class_of), all ranks */
   int64_t *sh_rows;    /* [n_tables] this rank's shard of each table */
   int32_t *sh_cols;
   double *sh_pool;

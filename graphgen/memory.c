@@ -44,6 +44,7 @@
  * independent), so the planner prices a candidate in O(its shards)
  * instead of re-walking every table for each.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "graphgen/internal.h"
@@ -130,26 +131,26 @@ bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,
   return !m.ovf;
 }
 
-bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
-                          int32_t rank, dc_rank_memory *out) {
-  macc m = {false};
-  memset(out, 0, sizeof *out);
+static int64_t sum_dims_of(const dc_point *p) {
+  int64_t sum_dims = 0;
+  for (int32_t t = 0; t < p->n_tables; t++) sum_dims += p->tables[t].dim;
+  return sum_dims;
+}
+
+/* What a rank holds besides its shards (the MLPs, the interaction, the
+ * batch, the exchange's buffers), added to *out after its shards. */
+static void rank_rest(macc *mp, const dc_point *p, const dc_shard_plan *s,
+                      int64_t sum_dims, dc_rank_memory *out) {
+  macc m = *mp;
   int32_t W = s->n_ranks < 1 ? 1 : s->n_ranks;
   int64_t B = p->batch_size / W;
   bool half = p->precision == DC_PRECISION_FP16 ||
               p->precision == DC_PRECISION_BF16;
   int64_t es = half ? 2 : 4;
 
-  for (int32_t t = 0; t < s->n_tables; t++) {
-    const dc_table_plan *tp = &s->tables[t];
-    for (int32_t i = 0; i < tp->n_shards; i++)
-      if (tp->shards[i].rank == rank) add_shard(&m, p, s, t, i, out);
-  }
-
   /* the MLPs: bottom [n0, b1..bk], top [in, t1..tm] */
   int64_t D = p->bottom_mlp[p->n_bottom - 1];
-  int64_t F = p->n_tables + 1, sum_dims = 0;
-  for (int32_t t = 0; t < p->n_tables; t++) sum_dims += p->tables[t].dim;
+  int64_t F = p->n_tables + 1;
   int64_t top_in = dc_point_top_in(p);
   int64_t NI = p->interaction_self ? F * (F + 1) / 2 : F * (F - 1) / 2;
   int64_t params = dc_point_cross_params(p), big = 0;
@@ -226,5 +227,41 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
   tot = add(&m, tot, out->inputs);
   tot = add(&m, tot, out->workspace);
   out->total = tot;
+  *mp = m;
+}
+
+bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
+                          int32_t rank, dc_rank_memory *out) {
+  macc m = {false};
+  memset(out, 0, sizeof *out);
+  for (int32_t t = 0; t < s->n_tables; t++) {
+    const dc_table_plan *tp = &s->tables[t];
+    for (int32_t i = 0; i < tp->n_shards; i++)
+      if (tp->shards[i].rank == rank) add_shard(&m, p, s, t, i, out);
+  }
+  rank_rest(&m, p, s, sum_dims_of(p), out);
   return !m.ovf;
+}
+
+bool dc_shard_plan_memory_all(const dc_point *p, const dc_shard_plan *s,
+                              dc_rank_memory *out) {
+  int32_t W = s->n_ranks < 1 ? 1 : s->n_ranks;
+  macc *m = dc_xcalloc((size_t)W, sizeof *m);
+  memset(out, 0, (size_t)W * sizeof *out);
+  /* each rank's shards in the order dc_shard_plan_memory adds them */
+  for (int32_t t = 0; t < s->n_tables; t++) {
+    const dc_table_plan *tp = &s->tables[t];
+    for (int32_t i = 0; i < tp->n_shards; i++) {
+      int32_t r = tp->shards[i].rank;
+      if (r >= 0 && r < W) add_shard(&m[r], p, s, t, i, &out[r]);
+    }
+  }
+  int64_t sum_dims = sum_dims_of(p);
+  bool ok = true;
+  for (int32_t r = 0; r < W; r++) {
+    rank_rest(&m[r], p, s, sum_dims, &out[r]);
+    ok &= !m[r].ovf;
+  }
+  free(m);
+  return ok;
 }

@@ -74,6 +74,7 @@
  *   torchrec_imbalance     max/mean of the ranks' TorchRec cost
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
@@ -206,37 +207,66 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
   }
 }
 
-void dc_memory_rank(const dc_graph *g, int32_t rank, int64_t hbm_bytes,
-                    dc_memory *out) {
+/* The columns of graphgen's per-rank formula (the mapping above). */
+static void of_rank_memory(const dc_rank_memory *m, int64_t hbm_bytes,
+                           dc_memory *out) {
   memset(out, 0, sizeof *out);
   out->hbm_bytes = hbm_bytes;
-  if (g->n_ranks > 1 && g->plan && g->point) {
+  out->params_bytes = dc_sat_add_i64(m->emb_weights, m->dense_weights);
+  out->optimizer_bytes = dc_sat_add_i64(m->emb_optimizer, m->dense_optimizer);
+  out->activations_bytes = dc_sat_add_i64(m->activations, m->inputs);
+  out->workspace_bytes =
+      dc_sat_add_i64(dc_sat_add_i64(m->emb_grad, m->dense_grad), m->workspace);
+}
+
+static bool by_formula(const dc_graph *g) {
+  return g->n_ranks > 1 && g->plan && g->point;
+}
+
+void dc_memory_rank(const dc_graph *g, int32_t rank, int64_t hbm_bytes,
+                    dc_memory *out) {
+  if (by_formula(g)) {
     dc_rank_memory m;
     dc_shard_plan_memory(g->point, g->plan, rank, &m);
-    out->params_bytes = dc_sat_add_i64(m.emb_weights, m.dense_weights);
-    out->optimizer_bytes = dc_sat_add_i64(m.emb_optimizer, m.dense_optimizer);
-    out->activations_bytes = dc_sat_add_i64(m.activations, m.inputs);
-    out->workspace_bytes =
-        dc_sat_add_i64(dc_sat_add_i64(m.emb_grad, m.dense_grad), m.workspace);
+    of_rank_memory(&m, hbm_bytes, out);
     return;
   }
+  memset(out, 0, sizeof *out);
+  out->hbm_bytes = hbm_bytes;
   walk_rank(g, rank, out);
+}
+
+void dc_memory_ranks(const dc_graph *g, int64_t hbm_bytes, dc_memory *out) {
+  if (!by_formula(g)) {
+    for (int32_t r = 0; r < g->n_ranks; r++)
+      dc_memory_rank(g, r, hbm_bytes, &out[r]);
+    return;
+  }
+  /* every rank's formula in one pass over the plan (rank by rank, each
+   * walked every table's shards: O(ranks × shards)) */
+  dc_rank_memory *all = dc_xmalloc((size_t)g->n_ranks * sizeof *all);
+  dc_shard_plan_memory_all(g->point, g->plan, all);
+  for (int32_t r = 0; r < g->n_ranks; r++)
+    of_rank_memory(&all[r], hbm_bytes, &out[r]);
+  free(all);
 }
 
 void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
                         dc_memory *out) {
   memset(out, 0, sizeof *out);
   out->hbm_bytes = hbm_bytes;
+  dc_memory one, *m = &one;
+  if (g->n_ranks > 1) m = dc_xmalloc((size_t)g->n_ranks * sizeof *m);
+  dc_memory_ranks(g, hbm_bytes, m);
   int64_t best_total = -1;
   for (int32_t r = 0; r < g->n_ranks; r++) {
-    dc_memory m;
-    dc_memory_rank(g, r, hbm_bytes, &m);
-    int64_t total = dc_memory_total(&m);
+    int64_t total = dc_memory_total(&m[r]);
     if (total > best_total) {
       best_total = total;
-      *out = m;
+      *out = m[r];
     }
   }
+  if (m != &one) free(m);
 }
 
 static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }

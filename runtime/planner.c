@@ -914,8 +914,7 @@ static int32_t pick(pctx *c, int32_t t, int32_t skip, dc_plan_cost *best,
       dc_plan_cost y;
       qmax q;
       if (a2a) {
-        int32_t rot;
-        cand_of(c, t, k, &rot);
+        int32_t rot = x->rots ? x->rots[k - k0] : (k - k0) * x->rot_step;
         quick_maxima(c, x, rot, &q);
         if (*have && bq_ok && q.f >= bq.f && q.b >= bq.b && q.m >= bq.m &&
             q.s >= bq.s)

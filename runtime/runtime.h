@@ -232,6 +232,9 @@ void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
  * the walk over the graph's tensors. */
 void dc_memory_rank(const dc_graph *g, int32_t rank, int64_t hbm_bytes,
                     dc_memory *out);
+/* Every rank's (out: g->n_ranks entries), as dc_memory_rank gives each,
+ * in one pass over the plan on several GPUs. */
+void dc_memory_ranks(const dc_graph *g, int64_t hbm_bytes, dc_memory *out);
 /* params + optimizer + activations + workspace, saturating. */
 int64_t dc_memory_total(const dc_memory *m);
 

@@ -312,6 +312,8 @@ static void rank_rows(worker *w, const run *R, const dc_graph *g,
   const dc_point *p = g->point;
   dc_torchrec_estimate e;
   torchrec_estimate(w, R, p, g->plan, &e);
+  dc_memory *mem = dc_xmalloc((size_t)g->n_ranks * sizeof *mem);
+  dc_memory_ranks(g, pr->dev->hbm_bytes, mem);
   for (int32_t i = 0; i < r->n_ranks; i++) {
     const dc_eval_rank *x = &r->ranks[i];
     dc_cells *c = &w->cells;
@@ -325,8 +327,7 @@ static void rank_rows(worker *w, const run *R, const dc_graph *g,
     dc_cells_num(c, ms(x->emb_us), 4);
     dc_cells_num(c, ms(x->comm_us), 4);
     dc_cells_int(c, x->comm_bytes);
-    dc_memory m;
-    dc_memory_rank(g, i, pr->dev->hbm_bytes, &m);
+    const dc_memory m = mem[i];
     int64_t total = dc_memory_total(&m);
     dc_cells_num(c, gib((double)m.params_bytes), 4);
     dc_cells_num(c, gib((double)m.optimizer_bytes), 4);
@@ -341,6 +342,7 @@ static void rank_rows(worker *w, const run *R, const dc_graph *g,
     }
     dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
   }
+  free(mem);
 }
 
 /* --per-shard: one row per table shard of the point's plan. */
@@ -492,10 +494,11 @@ static void detail_json(const run *R, const dc_graph *g,
     detail_num(b, "speedup", m->v[DC_METRIC_SPEEDUP], 4, digits);
   if (r->n_ranks > 1) {
     dc_buf_puts(b, ",\"ranks\":[");
+    dc_memory *rmem = dc_xmalloc((size_t)g->n_ranks * sizeof *rmem);
+    dc_memory_ranks(g, pr->dev->hbm_bytes, rmem);
     for (int32_t i = 0; i < r->n_ranks; i++) {
       const dc_eval_rank *x = &r->ranks[i];
-      dc_memory rm;
-      dc_memory_rank(g, i, pr->dev->hbm_bytes, &rm);
+      const dc_memory rm = rmem[i];
       int64_t total = dc_memory_total(&rm);
       dc_buf_puts(b, i ? ",{\"rank\":" : "{\"rank\":");
       dc_emit_put_int(b, i);
@@ -507,6 +510,7 @@ static void detail_json(const run *R, const dc_graph *g,
                                            : ",\"fits\":false}");
     }
     dc_buf_putc(b, ']');
+    free(rmem);
   }
   dc_buf_puts(b, "}}\n");
 }
