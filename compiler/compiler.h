@@ -67,6 +67,13 @@ dc_study *dc_study_load_memory(const char *name, const char *data,
 const char *dc_study_format(const dc_study *s);
 int dc_study_precision(const dc_study *s);
 
+/* sharding.estimator and capacity are study-level (not sweepable), so
+ * every point, point 0 included, says whether the study asks for
+ * TorchRec's estimate (torchrec) and for a capacity search (a positive
+ * capacity target); both false for a study of no points. */
+bool dc_study_torchrec(const dc_study *s);
+bool dc_study_capacity(const dc_study *s);
+
 /* True when the study has a baseline (speedup columns are defined). */
 bool dc_study_has_baseline(const dc_study *s);
 

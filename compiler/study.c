@@ -468,6 +468,31 @@ const char *dc_study_format(const dc_study *s) {
 
 int dc_study_precision(const dc_study *s) { return s->precision; }
 
+/* Point 0's study-level flags (dc_study_torchrec, dc_study_capacity). */
+static void first_point(const dc_study *s, bool *torchrec, bool *capacity) {
+  *torchrec = *capacity = false;
+  if (s->n_points < 1) return;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_point p0;
+  dc_study_point(s, 0, &a, &p0);
+  *torchrec = p0.torchrec;
+  *capacity = p0.capacity_target_ms > 0;
+  dc_arena_free(&a);
+}
+
+bool dc_study_torchrec(const dc_study *s) {
+  bool t, c;
+  first_point(s, &t, &c);
+  return t;
+}
+
+bool dc_study_capacity(const dc_study *s) {
+  bool t, c;
+  first_point(s, &t, &c);
+  return c;
+}
+
 bool dc_study_has_baseline(const dc_study *s) { return s->has_baseline; }
 
 int64_t dc_study_baseline_of(const dc_study *s, int64_t index) {

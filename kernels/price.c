@@ -49,8 +49,7 @@ struct dc_kmodels {
    * never reads): `loaded` is set, with release order, after mlp[kind]. */
   const dc_mlp *mlp[DC_KERNEL_KIND_COUNT_];
   _Atomic bool loaded[DC_KERNEL_KIND_COUNT_];
-  bool has[DC_KERNEL_KIND_COUNT_]; /* a built-in file for the kind */
-  bool any;
+  bool any; /* a built-in file for some kind */
   struct dc_kmodels *next;
 };
 
@@ -92,13 +91,15 @@ static void load_kind(dc_kmodels *km, dc_kernel_kind kind) {
 static dc_kmodels *new_models(const char *lower) {
   dc_kmodels *km = dc_arena_alloc(&models_arena, sizeof *km);
   km->name = dc_arena_strdup(&models_arena, lower);
-  for (size_t i = 0; i < DC_COUNTOF(fitted_kinds); i++) {
-    km->has[fitted_kinds[i]] = model_file(lower, fitted_kinds[i]) != NULL;
-    km->any |= km->has[fitted_kinds[i]];
-  }
+  /* a kind without a built-in file has nothing to load */
   for (int k = 0; k < DC_KERNEL_KIND_COUNT_; k++)
-    if (!km->has[k])
-      atomic_store_explicit(&km->loaded[k], true, memory_order_relaxed);
+    atomic_store_explicit(&km->loaded[k], true, memory_order_relaxed);
+  for (size_t i = 0; i < DC_COUNTOF(fitted_kinds); i++)
+    if (model_file(lower, fitted_kinds[i])) {
+      atomic_store_explicit(&km->loaded[fitted_kinds[i]], false,
+                            memory_order_relaxed);
+      km->any = true;
+    }
   return km;
 }
 

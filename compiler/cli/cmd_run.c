@@ -250,19 +250,8 @@ static int cmd_run(int argc, char **argv) {
   size_t n_columns = dc_study_columns(s, &columns);
   dc_sweep_source src = {s,        dc_study_point_count(s), build_point,
                          baseline_of, n_params, params, n_columns, columns,
-                         false};
-  /* sharding.estimator and capacity are study-level (not sweepable):
-   * the first point says whether the study asks for them. */
-  bool capacity = false;
-  if (src.n_points > 0) {
-    dc_arena pa;
-    dc_arena_init(&pa);
-    dc_point p0;
-    dc_study_point(s, 0, &pa, &p0);
-    src.torchrec = p0.torchrec;
-    capacity = p0.capacity_target_ms > 0;
-    dc_arena_free(&pa);
-  }
+                         dc_study_torchrec(s)};
+  bool capacity = dc_study_capacity(s);
   if (capacity && rows != DC_ROWS_POINT) {
     rc = dc_cli_usage_error(cmd, "a study with 'capacity' writes one row "
                                  "per point and GPU type; drop --per-rank "

@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n_columns = dc_study_columns(s, &columns);
     dc_sweep_source src = {&f,      f.n,     build,     baseline,
                            n_params, params, n_columns, columns,
-                           false};
+                           dc_study_torchrec(s)};
     dc_sweep_opts o;
     memset(&o, 0, sizeof o);
     o.jobs = 1;
@@ -146,14 +146,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.timeline_sink = timeline;
     o.precision = dc_study_precision(s);
     o.has_precision = o.precision >= 0;
+    if (dc_study_capacity(s)) o.rows = DC_ROWS_CAPACITY;
     bool go = true;
     if (f.n > 0) {
       dc_arena pa;
       dc_arena_init(&pa);
       dc_point p0;
       dc_study_point(s, 0, &pa, &p0);
-      src.torchrec = p0.torchrec;
-      if (p0.capacity_target_ms > 0) o.rows = DC_ROWS_CAPACITY;
       go = bounded(&p0);
       dc_arena_free(&pa);
     }

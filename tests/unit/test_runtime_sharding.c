@@ -191,12 +191,7 @@ static char *run_study(const char *text, dc_rows rows, int jobs) {
   src.build = build_cb;
   src.n_params = np;
   src.param_paths = params;
-  dc_arena pa;
-  dc_arena_init(&pa);
-  dc_point p0;
-  dc_study_point(s, 0, &pa, &p0);
-  src.torchrec = p0.torchrec;
-  dc_arena_free(&pa);
+  src.torchrec = dc_study_torchrec(s);
   dc_buf out = {0};
   dc_sweep_opts o;
   memset(&o, 0, sizeof o);
