@@ -55,6 +55,7 @@ import time
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from presets import capped, load_preset
 
@@ -251,6 +252,185 @@ def run_config(cfg, dev, out_dir, tiny, plain_only=False):
     }
 
 
+class FusedDLRM(DLRM):
+    """The same network with the embedding update a fused optimizer runs
+    (FBGEMM's TBE with fused SGD, the `fused` style's premise): the tables
+    are plain tensors, the pooled outputs are leaves whose gradients are
+    expanded to every lookup and index_add_-ed into the table after the
+    backward. Static shapes and no host synchronisation, so the whole step
+    can be captured into one CUDA graph."""
+
+    def __init__(self, m, tables, dev):
+        super().__init__(m, tables, dev)
+        self.tabs = [e.weight.detach() for e in self.emb_l]
+        self.emb_l = nn.ModuleList()  # not parameters of the dense optimizer
+        self.pools = [max(1, int(round(p))) for _, _, p in tables]
+        nf = len(tables) + 1
+        self.li = torch.tensor([i for i in range(nf) for j in range(i)],
+                               device=dev)
+        self.lj = torch.tensor([j for i in range(nf) for j in range(i)],
+                               device=dev)
+        self.leaves = []
+
+    def forward(self, dense, offsets, indices):
+        x = self.bot_l(dense)
+        self.leaves = [F.embedding_bag(indices[k], self.tabs[k], offsets[k],
+                                       mode="sum").detach().requires_grad_()
+                       for k in range(len(self.tabs))]
+        ly = self.leaves
+        if self.cross is not None:
+            return self.top_l(self.cross(torch.cat([x] + ly, dim=1)))
+        B, D = x.shape
+        T = torch.cat([x] + ly, dim=1).view((B, -1, D))
+        Z = torch.bmm(T, torch.transpose(T, 1, 2))
+        return self.top_l(torch.cat([x, Z[:, self.li, self.lj]], dim=1))
+
+    def update_tables(self, indices, lr):
+        with torch.no_grad():
+            for k, leaf in enumerate(self.leaves):
+                g = leaf.grad.to(self.tabs[k].dtype)
+                L = self.pools[k]
+                rows = g.unsqueeze(1).expand(g.shape[0], L, g.shape[1])
+                self.tabs[k].index_add_(
+                    0, indices[k], rows.reshape(-1, g.shape[1]), alpha=-lr)
+
+
+def run_graph_config(cfg, dev, tiny):
+    """The fused step eagerly and replayed from one captured CUDA graph, on
+    the same static device inputs (refreshed from pinned host memory by
+    asynchronous copies before each step, outside the graph): iso (median
+    of 15 synchronised steps, host clock) and pipe (20 back-to-back steps,
+    CUDA events) for both."""
+    name, preset, batch, prec, cap, _ = cfg
+    m, tables = load_preset(preset)
+    tables = capped(tables, cap)
+    if tiny:
+        tables = [(min(r, 1000), d, p) for r, d, p in tables]
+        batch = 64
+    torch.manual_seed(1234)
+    model = FusedDLRM(m, tables, dev).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = nn.MSELoss() if m.get("loss", "mse") == "mse" else nn.BCELoss()
+    amp = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[prec]
+    hb = make_batches(tables, batch, m["bottom_mlp"][0], 1, 99)[0]
+    pin = dev.type == "cuda"
+    hdense, hoffs = hb[0].pin_memory() if pin else hb[0], hb[1]
+    hidx = [i.pin_memory() if pin else i for i in hb[2]]
+    hlab = hb[3].pin_memory() if pin else hb[3]
+    sdense = hdense.to(dev)
+    soffs = hoffs.to(dev)
+    sidx = [i.to(dev) for i in hidx]
+    slab = hlab.to(dev)
+
+    def load():
+        sdense.copy_(hdense, non_blocking=True)
+        for s_, h_ in zip(sidx, hidx):
+            s_.copy_(h_, non_blocking=True)
+        slab.copy_(hlab, non_blocking=True)
+
+    def compute():
+        opt.zero_grad(set_to_none=True)
+        if amp is not None:
+            # no autocast weight cache: a captured graph must recompute casts
+            with torch.autocast(device_type=dev.type, dtype=amp,
+                                cache_enabled=False):
+                out = model(sdense, soffs, sidx)
+            out = out.float()
+        else:
+            out = model(sdense, soffs, sidx)
+        loss = loss_fn(out, slab)
+        loss.backward()
+        opt.step()
+        model.update_tables(sidx, 0.01)
+        return loss
+
+    def eager():
+        load()
+        compute()
+
+    def timed(fn):
+        for _ in range(WARMUP):
+            fn()
+        sync(dev)
+        iso = []
+        for _ in range(ISO):
+            sync(dev)
+            t0 = time.perf_counter()
+            fn()
+            sync(dev)
+            iso.append((time.perf_counter() - t0) * 1e3)
+        pipe = float("nan")
+        if dev.type == "cuda":
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(PIPE):
+                fn()
+            e1.record()
+            torch.cuda.synchronize()
+            pipe = e0.elapsed_time(e1) / PIPE
+        return statistics.median(iso), pipe
+
+    e_iso, e_pipe = timed(eager)
+    g_iso = g_pipe = float("nan")
+    if dev.type == "cuda":
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                eager()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            compute()
+
+        def replay():
+            load()
+            g.replay()
+
+        g_iso, g_pipe = timed(replay)
+    return {"config": name, "preset": preset, "batch": batch,
+            "precision": prec, "rows_cap": cap, "tables": len(tables),
+            "eager_iso_ms": "%.4f" % e_iso, "eager_pipe_ms": "%.4f" % e_pipe,
+            "graph_iso_ms": "%.4f" % g_iso, "graph_pipe_ms": "%.4f" % g_pipe}
+
+
+def main_graph(a, dev, only):
+    path = os.path.join(a.out, "graph_steps.csv")
+    fields = ["config", "preset", "batch", "precision", "rows_cap", "tables",
+              "eager_iso_ms", "eager_pipe_ms", "graph_iso_ms",
+              "graph_pipe_ms"]
+    rows = 0
+    with open(path, "w", newline="") as f:
+        f.write("# dlrm_step.py --graph: torch %s, device %s%s\n" % (
+            torch.__version__, a.device,
+            (" (%s)" % torch.cuda.get_device_name(0)) if dev.type == "cuda" else ""))
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        for cfg in CONFIGS:
+            if only and cfg[0] not in only:
+                continue
+            t0 = time.time()
+            try:
+                r = run_graph_config(cfg, dev, a.tiny)
+            except Exception as e:
+                print("%s: graph FAILED: %r" % (cfg[0], e), file=sys.stderr,
+                      flush=True)
+                continue
+            finally:
+                if dev.type == "cuda":
+                    torch.cuda.empty_cache()
+            w.writerow(r)
+            f.flush()
+            rows += 1
+            print("%-22s eager %8s / %8s ms  graph %8s / %8s ms (%.1f s)" % (
+                r["config"], r["eager_iso_ms"], r["eager_pipe_ms"],
+                r["graph_iso_ms"], r["graph_pipe_ms"], time.time() - t0),
+                flush=True)
+    return 0 if rows else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
@@ -261,10 +441,15 @@ def main():
                     help="only record <config>.plain.kineto.json.gz of the "
                          "traced configs (Kineto, no shapes, no ET), for "
                          "`dlrmc overheads extract`; no steps.csv")
+    ap.add_argument("--graph", action="store_true",
+                    help="the fused-update step eagerly and from a captured "
+                         "CUDA graph; writes graph_steps.csv only")
     a = ap.parse_args()
     dev = torch.device(a.device)
     os.makedirs(a.out, exist_ok=True)
     only = set(filter(None, a.only.split(",")))
+    if a.graph:
+        return main_graph(a, dev, only)
     rows = []
     if a.plain_traces:
         for cfg in CONFIGS:

@@ -1,0 +1,70 @@
+#!/bin/bash
+# run_round2.sh BENCH OUT — the second device call (ground truth, round
+# two): on whatever GPU is lent, the PyTorch microbenchmarks of micro.py
+# (stock nn.EmbeddingBag forward/backward, element-wise, copies, CUDA-graph
+# launch cost) and the fused-update DLRM steps eagerly and from a captured
+# CUDA graph (dlrm_step.py --graph); on an H100 also its own GEMM,
+# transpose and tril sweeps (dlrmc-bench) and the 12 stock steps with their
+# traces, so that the H100 stops borrowing the H200's models. Each stage is
+# bounded by `timeout`; results are packed after every stage, so a stage
+# cut off loses only itself. Output: OUT/round2.tar.gz, OUT/steps.tar.gz,
+# OUT/log.txt.
+set -u
+bench=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+mkdir -p "$work/r2/bench" "$work/r2/micro" "$work/r2/steps"
+log=$out/log.txt
+exec > >(tee -a "$log") 2>&1
+libdirs=""
+for lib in libcublas.so.13 libcupti.so.13 libcudart.so.13 libcublasLt.so.13; do
+  p=$(timeout 20 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)
+  [ -n "$p" ] && libdirs="$libdirs:$(dirname "$p")"
+done
+export LD_LIBRARY_PATH="${libdirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONUNBUFFERED=1
+stage() { # stage SECONDS NAME CMD...
+  local t=$1 name=$2; shift 2
+  local s=$SECONDS
+  echo "=== $name (limit ${t}s)"
+  timeout -k 5 "$t" "$@"; local rc=$?
+  echo "=== $name: rc=$rc, $((SECONDS - s)) s"
+}
+pack() {
+  tar -C "$work/r2" -czf "$out/round2.tar.gz" bench micro
+  tar -C "$work/r2" -czf "$out/steps.tar.gz" steps
+}
+trap pack EXIT
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,power.limit,memory.total --format=csv | tee "$work/r2/bench/nvidia-smi.csv"
+name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+"$bench" devices > "$work/r2/bench/devices.txt" 2>&1; cat "$work/r2/bench/devices.txt"
+py=python3
+stage 150 micro $py "$here/micro.py" --out "$work/r2/micro"
+pack
+stage 90 graph_steps $py "$here/dlrm_step.py" --graph --out "$work/r2/micro"
+pack
+case "$name" in
+*H100*)
+  for d in bf16 fp32 tf32 fp16; do
+    stage 25 gemm_paper_$d "$bench" gemm -o "$work/r2/bench/gemm_paper_$d.csv" --samples 100 --dtype $d
+    stage 15 gemm_fwd_$d "$bench" gemm -o "$work/r2/bench/gemm_fwd_$d.csv" --samples 0 --batch 1 \
+      --m 512,2048,8192,32768,65536 --n 1,16,64,128,256,512,1024 --k 13,64,128,256,512,1024,3456 \
+      --transa N --transb T --dtype $d
+    stage 8 gemm_wgrad_$d "$bench" gemm -o "$work/r2/bench/gemm_wgrad_$d.csv" --samples 0 --batch 1 \
+      --k 2048,8192,65536 --m 64,256,512,1024 --n 13,128,512,1024,3456 --transa T --transb N --dtype $d
+    stage 6 gemm_bmm_$d "$bench" gemm -o "$work/r2/bench/gemm_bmm_$d.csv" --samples 0 \
+      --batch 2048,8192,32768,65536 --m 9,27 --n 9,27 --k 16,64,128 --transa N --transb T --dtype $d
+    pack
+  done
+  stage 30 transpose "$bench" transpose -o "$work/r2/bench/transpose.csv" --dtype fp32,bf16 --samples 400
+  stage 12 tril_fwd "$bench" tril --kind tril_fwd -o "$work/r2/bench/tril_fwd.csv" --dtype fp32,bf16
+  stage 12 tril_bwd "$bench" tril --kind tril_bwd -o "$work/r2/bench/tril_bwd.csv" --dtype fp32,bf16
+  stage 10 memcpy "$bench" memcpy -o "$work/r2/bench/memcpy.csv" --bytes 1Ki:256Mi:x4
+  pack
+  stage 110 steps $py "$here/dlrm_step.py" --out "$work/r2/steps"
+  pack
+  ;;
+esac
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+ls -la "$work/r2/bench" "$work/r2/micro" "$work/r2/steps"
