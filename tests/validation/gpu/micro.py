@@ -124,8 +124,8 @@ def kernel_times(fn, dev, reps=REPS):
     return kernel_times_many([(0, fn, reps)], dev).get(0)
 
 
-def embedding_grid(quick, max_gib, seed=7):
-    rows = [10**3, 10**5, 10**6, 10**7, 10**8]
+def embedding_grid(quick, max_gib, seed=7, only_rows=None):
+    rows = only_rows or [10**3, 10**5, 10**6, 10**7, 10**8]
     dims = [32, 64, 128, 256, 512]
     pools = [1, 10, 30, 100]
     batches = [512, 4096, 16384, 65536]
@@ -137,18 +137,19 @@ def embedding_grid(quick, max_gib, seed=7):
     rnd = random.Random(seed)
     rest = [c for c in grid if c not in corners]
     rnd.shuffle(rest)
-    pick = corners[:40] + rest[:100]
+    pick = corners[:40] + rest[:100] if not only_rows else grid
     if quick:
         pick = [(1000, 32, 1, 512), (1000, 64, 10, 512)]
     # one table allocation per (rows, dim)
     return sorted(set(pick))
 
 
-def bench_embedding(dev, out, quick, max_gib):
-    path = os.path.join(out, "embedding.csv")
+def bench_embedding(dev, out, quick, max_gib, only_rows=None):
+    path = os.path.join(out, "embedding%s.csv" % (
+        "_rows" if only_rows else ""))
     fields = ["op", "rows", "dim", "pooling", "batch", "dtype",
               "kernel_us", "kernels", "names"]
-    grid = embedding_grid(quick, max_gib)
+    grid = embedding_grid(quick, max_gib, only_rows=only_rows)
     with open(path, "w", newline="") as f:
         f.write("# micro.py embedding: %s\n" % device_line(dev))
         f.write("# op: fwd = forward lookup; train = forward + sparse "
@@ -350,6 +351,10 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--max-table-gib", type=float, default=24.0)
+    ap.add_argument("--rows", default="",
+                    help="embedding: every (dim, pooling, batch) of the grid "
+                         "at these row counts (comma list) instead of the "
+                         "sample; writes embedding_rows.csv")
     a = ap.parse_args()
     dev = torch.device(a.device)
     os.makedirs(a.out, exist_ok=True)
@@ -358,7 +363,10 @@ def main():
             ("elementwise", lambda: bench_elementwise(dev, a.out, a.quick)),
             ("copy", lambda: bench_copy(dev, a.out, a.quick)),
             ("embedding", lambda: bench_embedding(dev, a.out, a.quick,
-                                                  a.max_table_gib))]
+                                                  a.max_table_gib,
+                                                  [int(float(r)) for r in
+                                                   a.rows.split(",") if r]
+                                                  or None))]
     rc = 0
     for name, fn in fams:
         if only and name not in only:
