@@ -30,6 +30,16 @@ if(DC_PYTHON3)
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/compare.py
             $<TARGET_FILE:dlrmc> ${CMAKE_CURRENT_SOURCE_DIR}/validation/h200
             H200 --check ${PROJECT_SOURCE_DIR}/README.md)
+  # The H200's stock-PyTorch kernel families, launch cost and CUDA-graph
+  # steps (tests/validation/h200/round2/) against dlrmc: recomputes the
+  # tables of spec/ground-truth.md and fails when they differ.
+  add_test(NAME validation_h200_round2
+    COMMAND ${DC_PYTHON3}
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/round2.py
+            $<TARGET_FILE:dlrmc>
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/h200/round2
+            H200 --check ${PROJECT_SOURCE_DIR}/spec/ground-truth.md)
+  set_tests_properties(validation_h200_round2 PROPERTIES LABELS golden)
 endif()
 
 add_executable(bench_kernels

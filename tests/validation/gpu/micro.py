@@ -92,7 +92,9 @@ def kernel_times_many(cases, dev):
     for e in evs:
         dt = str(e.device_type).lower()
         if dev.type == "cuda":
-            if "cuda" not in dt:
+            # GPU kernels and copies; the GPU-side span of a rep's own
+            # annotation is reported as a device event too: not a kernel
+            if "cuda" not in dt or e.name.startswith("rep#"):
                 continue
         elif e.name.startswith("rep#") or e.cpu_parent is None or \
                 not e.cpu_parent.name.startswith("rep#"):
