@@ -1,5 +1,5 @@
 /*
- * planner.c — the `plan: auto` sharding planner (planner.h).
+ * planner.c — the `plan: auto` sharding planner (plan.h).
  *
  * Model. The embedding part of an iteration is synchronised by its
  * collectives: every rank's lookups must finish before the all-to-all (or
@@ -61,8 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/planner.h"
-#include "runtime/planner_torchrec.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
 /* Fixed point for the per-rank sums the search updates: 2^-60 µs (or
