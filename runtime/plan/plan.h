@@ -2,7 +2,7 @@
  * plan.h — the sharding planners of runtime/plan/ and the TorchRec
  * estimate they share: the folder's one header.
  *
- * The `plan: auto` planner (planner.c) chooses a type and
+ * The `plan: auto` planner (planner.c, candidates.c) chooses a type and
  * ranks for every embedding table so that the slowest rank's predicted
  * embedding time (lookups, their exchange, data-parallel all-reduces and
  * updates) is smallest, subject to every rank's HBM. With
@@ -71,7 +71,7 @@ typedef struct dc_plan_cost {
 uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
                              int32_t t);
 
-/* ---- the planner (planner.c) ------------------------------------------- */
+/* ---- the planner (planner.c, candidates.c) ----------------------------- */
 
 /* Prices a plan with the planner's model (the point's objective). */
 void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
