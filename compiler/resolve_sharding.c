@@ -96,7 +96,7 @@ void dc_res_sharding(dc_rctx *c, dc_point *p) {
 /* schema: sharding.estimator: dlrmc | torchrec; sharding.torchrec:
  * {hbm_bw, ddr_bw, hbm_to_ddr_bw, intra_host_bw, cross_host_bw} in
  * TorchRec's GB/s (0 / absent: TorchRec's default,
- * runtime/torchrec_estimate.c). */
+ * runtime/plan/torchrec_estimate.c). */
 void dc_res_estimator(dc_rctx *c, dc_point *p) {
   p->torchrec = dc_res_enum(c, "sharding.estimator", 0) == 1;
   p->torchrec_hbm_bw = p->torchrec_ddr_bw = p->torchrec_hbm_to_ddr_bw = 0;

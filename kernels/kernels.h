@@ -228,25 +228,6 @@ bool dc_kernel_params_check(const dc_kernel *k, dc_span span, dc_diags *d);
 /* Parses "memcpy" with direction, "memcpy_h2d", ...; false if unknown. */
 bool dc_kernel_kind_parse_cli(const char *name, dc_kernel_kind *out);
 
-/* ---- CSV tables (benchmark data: fit and --csv) -------------------------
- * Comment lines start with '#'; the first other line is the header; fields
- * are plain (no quotes needed for our data; quoted fields are accepted). */
-typedef struct dc_csv {
-  const dc_source *src;
-  int32_t n_cols;
-  char **cols;          /* header names (trimmed) */
-  int32_t n_rows;
-  char ***cells;        /* [row][col] */
-  int32_t *row_line;    /* 1-based line of each row */
-  int32_t **cell_col;   /* 1-based column of each cell */
-} dc_csv;
-
-bool dc_csv_read(const char *path, dc_csv *out, dc_arena *a, dc_diags *d);
-bool dc_csv_parse(const dc_source *src, dc_csv *out, dc_arena *a,
-                  dc_diags *d);
-int32_t dc_csv_col(const dc_csv *c, const char *name); /* -1 when absent */
-dc_span dc_csv_span(const dc_csv *c, int32_t row, int32_t col);
-
 /* ---- fitting (dlrmc fit) ------------------------------------------------ */
 
 typedef struct dc_fit_opts {

@@ -63,7 +63,7 @@
  * interaction) as new tensors, which the formula does not.
  *
  * Sharding metrics (dc_metrics_sharding): the imbalance statistics of the
- * ranks' embedding time (TorchRec's definitions, runtime/torchrec_estimate.h:
+ * ranks' embedding time (TorchRec's definitions, runtime/plan/plan.h:
  * total variation, total distance, chi divergence, KL) and TorchRec's
  * estimate of the graph's plan with the point's constants:
  *   torchrec_ms            the plan's cost: the slowest rank's sum of its
@@ -78,7 +78,7 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "runtime/torchrec_estimate.h"
+#include "runtime/plan/plan.h"
 
 static const char *const metric_names[] = {
 #define DC_METRIC_STR(sym, name) name,

@@ -2,6 +2,14 @@
  * runtime.h — from a graph to the numbers a user came for: host-overhead
  * profiles, the critical-path evaluator (the paper's Algorithm 1 extended
  * to streams and ranks), metrics, the sweep executor and the emitters.
+ * The sharding planners are in runtime/plan/ (runtime/plan/plan.h).
+ *
+ * Dependencies: runtime/ stands on graphgen/ (the graph, the shard plan
+ * and its memory arithmetic, which the metrics and the planners call),
+ * kernels/ (prices) and compiler/support/; it never calls the front end
+ * (compiler/). dc_runtime links dc_graphgen, dc_kernels and dc_support
+ * (runtime/CMakeLists.txt), so a program that links dc_runtime alone
+ * links (the linkage_dc_runtime test).
  *
  * Ownership: profiles are loaded into the arena the caller passes (or, for
  * built-ins, once per process); metrics are plain values.
@@ -290,8 +298,9 @@ typedef enum dc_format {
   DC_FORMAT_JSONL  /* one JSON object per line */
 } dc_format;
 
-/* Where the points come from: the driver owns the study and the graph
- * builder (runtime does not call the front end or graphgen). */
+/* Where the points come from: the driver owns the study and chooses the
+ * graph builder (usually dc_plan_build_graph); the executor calls it and
+ * never the front end. */
 typedef struct dc_sweep_source {
   void *ctx;
   int64_t n_points;

@@ -30,9 +30,8 @@
 #include <time.h>
 
 #include "runtime/emit.h"
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
-#include "runtime/torchrec_estimate.h"
 
 enum {
   MAX_DEVICES = 32,

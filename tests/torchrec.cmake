@@ -8,7 +8,7 @@
 #    shapes, loss, optimizer) and the same GEMMs; what cannot match on the
 #    CPU is listed in check_graph.py;
 #  - planner_torchrec: dlrmc's restatement of TorchRec's shard estimator
-#    (runtime/torchrec_estimate.c) against the per-shard Perf and Storage
+#    (runtime/plan/torchrec_estimate.c) against the per-shard Perf and Storage
 #    TorchRec 1.9.2's own planner computed on 60 generated configs, with
 #    TorchRec's chosen plan pinned; then dlrmc's `plan: auto` with
 #    `sharding.objective: torchrec` against TorchRec's plan under

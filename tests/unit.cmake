@@ -22,3 +22,15 @@ foreach(f ${DC_UNIT_TESTS})
                      dc_support)
   endif()
 endforeach()
+
+# Link interfaces: each library linked alone, as a whole archive, into
+# tests/unit/linkage.c, so a library that calls another without declaring
+# it in target_link_libraries fails to build (linkage_<library>).
+foreach(lib dc_support dc_compiler dc_graphgen dc_kernels dc_runtime dc_trace
+            dc_report)
+  add_executable(test_linkage_${lib} ${CMAKE_CURRENT_SOURCE_DIR}/unit/linkage.c)
+  target_link_libraries(test_linkage_${lib} PRIVATE
+                        "$<LINK_LIBRARY:WHOLE_ARCHIVE,${lib}>" dc_warnings)
+  add_test(NAME linkage_${lib} COMMAND test_linkage_${lib})
+  set_tests_properties(linkage_${lib} PROPERTIES LABELS unit)
+endforeach()

@@ -12,7 +12,7 @@
 #include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
 static int cmd_explain(int argc, char **argv) {

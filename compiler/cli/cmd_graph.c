@@ -14,7 +14,7 @@
 #include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/trace/trace.h"
 
 typedef struct graph_args {

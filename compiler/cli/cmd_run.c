@@ -22,7 +22,7 @@
 #include "compiler/cli/cmd.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
 /* ---- the point source ---------------------------------------------------- */

@@ -73,11 +73,11 @@ typedef enum dc_sharding {
   DC_SHARDING_EXPLICIT /* per-table type and ranks in dc_table */
 } dc_sharding;
 
-/* What `plan: auto` minimises (sharding.objective; runtime/planner.h). */
+/* What `plan: auto` minimises (sharding.objective; runtime/plan/plan.h). */
 typedef enum dc_objective {
   DC_OBJECTIVE_DLRMC,   /* dlrmc's step-time model of the embeddings */
   DC_OBJECTIVE_TORCHREC /* TorchRec's planner cost
-                           (runtime/torchrec_estimate.c) */
+                           (runtime/plan/torchrec_estimate.c) */
 } dc_objective;
 
 typedef enum dc_embedding_model {

@@ -1,8 +1,9 @@
 /*
  * support.h — the base every stage of dlrmc stands on: allocation that
  * aborts in one place, arenas, a string buffer, a string hash map, source
- * files with 1-based positions, diagnostics, the YAML node tree, units, the
- * catalogs embedded from spec/, and "did you mean" suggestions.
+ * files with 1-based positions, diagnostics, the YAML node tree, CSV
+ * tables, units, the catalogs embedded from spec/, and "did you mean"
+ * suggestions.
  *
  * Ownership, once for the whole header: every object allocated from a
  * dc_arena lives until that arena is freed, and nothing built from an arena
@@ -229,6 +230,29 @@ const dc_node *dc_node_get(const dc_node *map, const char *key);
 /* The key node of `key` in `map` (for positions), or NULL. */
 const dc_node *dc_node_key(const dc_node *map, const char *key);
 const char *dc_node_kind_name(dc_node_kind k); /* "a mapping", ... */
+
+/* ---- CSV tables (csv.c) ------------------------------------------------
+ * Comment lines start with '#'; the first other line is the header; every
+ * row has as many fields as the header. Fields are trimmed; a field may
+ * be double-quoted ("" inside is a quote). Every cell keeps its 1-based
+ * line and column, so a bad value is reported at file:line:col. The
+ * benchmark tables (`dlrmc fit`, `dlrmc kernel --csv`) and the results
+ * tables `dlrmc report` reads go through this one reader. */
+typedef struct dc_csv {
+  const dc_source *src;
+  int32_t n_cols;
+  char **cols;          /* header names (trimmed) */
+  int32_t n_rows;
+  char ***cells;        /* [row][col] */
+  int32_t *row_line;    /* 1-based line of each row */
+  int32_t **cell_col;   /* 1-based column of each cell */
+} dc_csv;
+
+bool dc_csv_read(const char *path, dc_csv *out, dc_arena *a, dc_diags *d);
+bool dc_csv_parse(const dc_source *src, dc_csv *out, dc_arena *a,
+                  dc_diags *d);
+int32_t dc_csv_col(const dc_csv *c, const char *name); /* -1 when absent */
+dc_span dc_csv_span(const dc_csv *c, int32_t row, int32_t col);
 
 /* ---- units --------------------------------------------------------------- */
 

@@ -79,7 +79,7 @@ typedef struct dc_report {
 } dc_report;
 
 /* Reads a results table: JSON lines when the text's first non-blank byte
- * is '{', else CSV (kernels/csv.c's reader). Errors (a column that is
+ * is '{', else CSV (compiler/support/csv.c's reader). Errors (a column that is
  * neither a metric nor a dotted swept path, a per-rank/per-shard/capacity
  * table, a non-finite number, rows that disagree with the header, no
  * rows) are reported at file:line:col; false then. */

@@ -1,9 +1,9 @@
 /*
  * report_read.c — reads the tables `dlrmc run` writes back into the
- * report model (report.h): CSV through kernels/csv.c's reader (the one
- * CSV reader of the tree: quoted fields, 1-based cell positions), JSON
- * lines through yajl's tree parser, one line at a time, so a line's
- * errors point at that line.
+ * report model (report.h): CSV through compiler/support/csv.c's reader
+ * (the one CSV reader of the tree: quoted fields, 1-based cell
+ * positions), JSON lines through yajl's tree parser, one line at a time,
+ * so a line's errors point at that line.
  *
  * What makes a table one dlrmc wrote: every column is a metric
  * (dc_metric_parse) or a swept parameter, which is always a dotted path
@@ -24,7 +24,6 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "kernels/kernels.h"
 #include "runtime/report/report.h"
 #include "runtime/runtime.h"
 

@@ -23,7 +23,7 @@
 
 #include "compiler/compiler.h"
 #include "kernels/kernels.h"
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

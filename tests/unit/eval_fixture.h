@@ -8,7 +8,7 @@
 #ifndef DC_TESTS_EVAL_FIXTURE_H
 #define DC_TESTS_EVAL_FIXTURE_H
 
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
 static inline const dc_graph *evaluate_point(const dc_point *p,

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"

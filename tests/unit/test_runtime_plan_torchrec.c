@@ -1,6 +1,6 @@
 /*
  * test_runtime_plan_torchrec.c — `plan: auto` under `sharding.objective:
- * torchrec` (runtime/planner_torchrec.c): the cost it reports is TorchRec's
+ * torchrec` (runtime/plan/planner_torchrec.c): the cost it reports is TorchRec's
  * estimate of the plan it returns; it finds the optimum of a small
  * partition that longest-first placement misses; it is no worse, under
  * TorchRec's cost, than every uniform plan nor than the dlrmc objective's
@@ -17,9 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
-#include "runtime/torchrec_estimate.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
 

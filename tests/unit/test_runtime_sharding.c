@@ -18,8 +18,7 @@
 
 #include "compiler/compiler.h"
 #include "runtime/emit.h"
-#include "runtime/planner.h"
-#include "runtime/torchrec_estimate.h"
+#include "runtime/plan/plan.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
 

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "runtime/planner.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"

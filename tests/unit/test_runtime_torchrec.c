@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime/torchrec_estimate.h"
+#include "runtime/plan/plan.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
 

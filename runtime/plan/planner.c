@@ -1,5 +1,5 @@
 /*
- * planner.c — the `plan: auto` sharding planner (planner.h).
+ * planner.c — the `plan: auto` sharding planner (plan.h).
  *
  * Model. The embedding part of an iteration is synchronised by its
  * collectives: every rank's lookups must finish before the all-to-all (or
@@ -19,12 +19,13 @@
  * out. Memory is dc_shard_plan_memory's (graphgen/memory.c): a plan is
  * feasible when every rank's total ≤ HBM × hbm_fraction.
  *
- * Candidates per table: table_wise on each rank; column_wise in
- * n = min(W, D/32) blocks on n consecutive ranks (each start); row_wise;
- * table_row_wise on each host (more than one GPU per host); data_parallel;
- * filtered by the table's constraints (its fixed type, pinned ranks) and
- * the allowed types. Each candidate is priced once (kernel times per
- * shard, memory per shard as its increment over the empty plan).
+ * Candidates per table (candidates.c): table_wise on each rank;
+ * column_wise in n = min(W, D/32) blocks on n consecutive ranks (each
+ * start); row_wise; table_row_wise on each host (more than one GPU per
+ * host); data_parallel; filtered by the table's constraints (its fixed
+ * type, pinned ranks) and the allowed types. Each way of cutting a table
+ * (a template) is priced once; a candidate is a template plus a rotation
+ * of its ranks.
  *
  * Search. (1) Greedy: tables by decreasing table-wise kernel time (then
  * size, then index), each given the feasible candidate that minimises the
@@ -35,47 +36,28 @@
  * default plan), and the cheaper result wins, so the planner never does
  * worse, under its own model, than the baseline it must beat.
  *
- * Cost of planning (issue #20). A shard's work, kernel prices and memory
- * do not depend on its rank, so each way of cutting a table (a template:
- * table-wise, column-wise in n blocks, row-wise, table-row-wise,
- * data-parallel) is priced once, and a candidate is a template plus a
- * rotation of its ranks: O(T) prices and O(T) memory, not O(T·W·C).
- * The search keeps the current assignment's per-rank sums (fwd, bwd,
- * memory, all-to-all send) in 128-bit fixed point (2^-60 µs or byte
- * units: adding and removing a candidate is exact, and a sum does not
- * depend on the order of placements) with a max-tree over the ranks and
- * one over the hosts' TWRW collectives, and caches collective prices by
- * byte count. Trying a candidate then costs O(its shards · log W) rather
- * than a walk over every table and rank: greedy is O(T·C·log W), a local-
- * search step O(tables on two ranks · C · log W). 1,000 tables on 64 GPUs
- * plan in about 0.15 s (16 s before). Both searches also skip the rest
- * of a table's table-wise and column-wise candidates once the floor of
- * their cost (a2a_floor: the state's maxima kept, the dim added to the
- * all-to-all; the cost is monotone in the maxima) is not better than the
- * best found, which leaves the choice as it was. The reported cost
- * (dc_plan_cost_of and the planner's `cost`) is still the table-by-table
- * sum. (About 1,180 lines, over the house's ~700: the incremental state,
- * its trees, caches and bounds are the search's own and share its
- * context.)
+ * Cost of planning. The search keeps the current assignment's per-rank
+ * sums (fwd, bwd, memory, all-to-all send) in 128-bit fixed point (2^-60
+ * µs or byte units: adding and removing a candidate is exact, and a sum
+ * does not depend on the order of placements) with a max-tree over the
+ * ranks and one over the hosts' TWRW collectives, and caches collective
+ * prices by byte count. Trying a candidate then costs O(its shards ·
+ * log W) rather than a walk over every table and rank: greedy is
+ * O(T·C·log W), a local-search step O(tables on two ranks · C · log W).
+ * Both searches also skip the rest of a table's table-wise and
+ * column-wise candidates once the floor of their cost (a2a_floor: the
+ * state's maxima kept, the dim added to the all-to-all; the cost is
+ * monotone in the maxima) is not better than the best found, which
+ * leaves the choice as it was. The reported cost (dc_plan_cost_of and
+ * the planner's `cost`) is still the table-by-table sum. (About 790
+ * lines, over the house's ~700: the incremental state, its trees, caches
+ * and bounds are the search's own and share its context.)
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/planner.h"
-#include "runtime/planner_torchrec.h"
+#include "runtime/plan/plan_int.h"
 #include "runtime/runtime.h"
-
-/* Fixed point for the per-rank sums the search updates: 2^-60 µs (or
- * byte) units in 128 bits, so adding and removing a candidate is exact and
- * a sum does not depend on the order of placements. */
-__extension__ typedef __int128 fx;
-__extension__ typedef unsigned __int128 ufx;
-
-static fx to_fx(double x) {
-  if (!(x > 0)) return 0;
-  if (x > 1e18) x = 1e18;
-  return (fx)(x * 0x1p60);
-}
 
 /* Round to nearest, like (double)v * 2^-60, without libgcc's int128
  * conversion: a value of n > 63 bits is shifted to 63 bits with the
@@ -102,53 +84,10 @@ static double of_fx(fx v) {
   return (double)(int64_t)m * scale[sh];
 }
 
-/* One way of cutting a table, priced once: a candidate is a template and a
- * rotation (its shards' ranks + rot, mod W), since a shard's work and
- * memory do not depend on its rank. */
-typedef struct tmpl {
-  dc_table_plan tp;
-  double *fwd_us, *bwd_us; /* per shard */
-  int64_t *mem;            /* per shard, bytes over the empty plan */
-  fx *ffwd, *fbwd, *fmem, *fsend;
-  double dp_us;            /* data-parallel: all-reduce + fill + update */
-  fx fdp;
-  int32_t n_rot, rot_step; /* rotations j·rot_step, j < n_rot ... */
-  const int32_t *rots;     /* ... or these */
-  bool quick;              /* shards on distinct ranks: try_cost
-                            * prices it without touching the state */
-  bool in_scratch;         /* tp.shards in the scratch arena (add_tmpl) */
-  /* Compact (row-wise, data-parallel: shard i on rank i): the per-shard
-   * arrays hold the distinct values of consecutive shards and vi[i] is
-   * shard i's; tp.shards is NULL (cand_plan cuts the table again). At
-   * 5,000 tables × 256 GPUs this is 315 MB of the search's 331. */
-  int32_t *vi;
-  bool ident;
-} tmpl;
-
-/* Shard i's index into a template's value arrays. */
-static inline int32_t vix(const tmpl *x, int32_t i) {
-  return x->vi ? x->vi[i] : i;
-}
-
-/* A direct-mapped cache of collective prices by byte count. */
-#define CMEMO 256
-typedef struct cmemo {
-  int64_t key[CMEMO];
-  double val[CMEMO];
-} cmemo;
-
-/* A max-tree over n leaves of type T (P a power of two ≥ n; node 1 the
- * root): NAME_init, NAME_set (a leaf, then its path while the maximum
- * changes) and NAME_max. mtree holds doubles; xtree holds fixed-point
- * sums: of_fx and the int128 → double cast are monotone, so the converted
- * maximum is the maximum of the converted leaves (the doubles a tree of
- * doubles would hold), with one conversion per use instead of one per
- * update. */
+/* The max-trees' operations (their types in plan_int.h): NAME_init,
+ * NAME_set (a leaf, then its path while the maximum changes) and
+ * NAME_max. */
 #define DC_MAX_TREE(NAME, T)                                                 \
-  typedef struct NAME {                                                      \
-    int32_t P;                                                               \
-    T *v;                                                                    \
-  } NAME;                                                                    \
   static void NAME##_init(NAME *t, int32_t n, dc_arena *a) {                 \
     int32_t P = 1;                                                           \
     while (P < n) P *= 2;                                                    \
@@ -170,92 +109,6 @@ DC_MAX_TREE(mtree, double)
 DC_MAX_TREE(xtree, fx)
 #undef DC_MAX_TREE
 
-typedef struct pctx {
-  const dc_point *p;
-  const dc_plan_opts *o;
-  dc_arena *a;
-  int32_t W, H, S, T;
-  tmpl **tm;       /* per table: its templates, in candidate order */
-  int32_t *n_tm;
-  int32_t *n_cands;
-  int32_t *cur;    /* chosen candidate per table, -1: not yet placed */
-  dc_shard_plan *s;
-  int64_t base_mem;
-  double cap;
-  double *rf, *rb, *send, *twrw;
-  int64_t *rm;
-  /* incremental state of the current assignment */
-  fx *sf, *sb, *sm, *ss, sdp;
-  double *tw_dims;
-  double d_a2a, d_rw;
-  xtree tf, tb, tmem, tsend;
-  mtree thost;
-  cmemo a2a, twp, rwp;
-  int32_t *mark, stamp; /* per rank, for price_tmpl's distinct-rank test */
-  dc_arena scratch;     /* a table's wide templates while they are priced */
-  bool memo_ok;         /* cost_from's last inputs and result */
-  double memo_key[7];
-  fx memo_sdp;
-  dc_plan_cost memo_out;
-} pctx;
-
-static double ktime(const pctx *c, const dc_kernel *k) {
-  return dc_kernel_time(k, c->o->dev, c->o->models);
-}
-
-static double emb_price(const pctx *c, dc_kernel_kind kind,
-                        const dc_shard_work *w) {
-  dc_emb_group g = {1, w->rows, w->cols, w->pooling};
-  dc_kernel k;
-  memset(&k, 0, sizeof k);
-  k.kind = kind;
-  k.scale = 1;
-  k.u.emb.batch = w->batch;
-  k.u.emb.n_groups = 1;
-  k.u.emb.groups = &g;
-  k.u.emb.dtype = dc_storage_dtype(c->p->embedding_precision);
-  k.u.emb.optimizer = c->p->sparse_optimizer;
-  k.u.emb.fused_optimizer =
-      c->p->embedding_kernel == DC_EMBEDDING_BATCHED;
-  k.u.emb.model = c->p->embedding_model;
-  return ktime(c, &k);
-}
-
-static double coll_price(const pctx *c, dc_kernel_kind kind, double bytes,
-                         int32_t ranks, int32_t hosts) {
-  if (ranks < 2) return 0;
-  dc_kernel k;
-  memset(&k, 0, sizeof k);
-  k.kind = kind;
-  k.scale = 1;
-  k.u.coll.bytes = bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
-  k.u.coll.ranks = ranks;
-  k.u.coll.hosts = hosts;
-  return ktime(c, &k);
-}
-
-static double ew_price(const pctx *c, int64_t elems, double flops,
-                       double bytes) {
-  dc_kernel k;
-  memset(&k, 0, sizeof k);
-  k.kind = DC_KERNEL_ELEMENTWISE;
-  k.scale = 1;
-  k.u.ew.elements = elems;
-  k.u.ew.flops_per_elem = flops;
-  k.u.ew.bytes_per_elem = bytes;
-  return ktime(c, &k);
-}
-
-static int32_t opt_steps(dc_optimizer o) {
-  switch (o) {
-  case DC_OPTIMIZER_SGD: return 1;
-  case DC_OPTIMIZER_ADAGRAD:
-  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return 4;
-  case DC_OPTIMIZER_ADAM: return 7;
-  }
-  return 1;
-}
-
 static void cmemo_init(cmemo *m) {
   for (int32_t i = 0; i < CMEMO; i++) m->key[i] = -1;
 }
@@ -273,14 +126,13 @@ static double coll_cached(const pctx *c, cmemo *m, dc_kernel_kind kind,
   uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15u;
   uint32_t i = (uint32_t)(h >> 56) % CMEMO;
   if (m->key[i] == key) return m->val[i];
-  double v = coll_price(c, kind, bytes, ranks, hosts);
+  double v = pl_coll_price(c, kind, bytes, ranks, hosts);
   if (pair)
-    v = v + coll_price(c, DC_KERNEL_ALL_GATHER, bytes, ranks, hosts);
+    v = v + pl_coll_price(c, DC_KERNEL_ALL_GATHER, bytes, ranks, hosts);
   m->key[i] = key;
   m->val[i] = v;
   return v;
 }
-
 
 /* Leaf i set without fixing its path (xtree_rebuild after a batch). */
 static void xtree_leaf(xtree *t, int32_t i, fx x) { t->v[t->P + i] = x; }
@@ -294,288 +146,6 @@ static void xtree_rebuild(xtree *t) {
 static double fx_d(fx v) {
   if (v >= 0 && v <= (fx)INT64_MAX) return (double)(int64_t)v;
   return (double)v;
-}
-
-/* Candidate k of table t: its template and rotation. */
-static const tmpl *cand_of(const pctx *c, int32_t t, int32_t k,
-                           int32_t *rot) {
-  for (int32_t j = 0; j < c->n_tm[t]; j++) {
-    const tmpl *x = &c->tm[t][j];
-    if (k < x->n_rot) {
-      *rot = x->rots ? x->rots[k] : k * x->rot_step;
-      return x;
-    }
-    k -= x->n_rot;
-  }
-  *rot = 0;
-  return NULL;
-}
-
-static int32_t rank_of(const pctx *c, const tmpl *x, int32_t i, int32_t rot) {
-  int32_t r = (x->ident ? i : x->tp.shards[i].rank) + rot;
-  return r >= c->W ? r - c->W : r;
-}
-
-/* Prices template x of table t (its shards set in x->tp). A template cut
- * in the scratch arena is kept compact when its shard i sits on rank i
- * (row-wise, data-parallel), else its shards are copied out. */
-static void price_tmpl(pctx *c, int32_t t, tmpl *x) {
-  const dc_point *p = c->p;
-  int32_t n = x->tp.n_shards;
-  bool compact = x->in_scratch && n == c->W && n > 1;
-  for (int32_t i = 0; i < n && compact; i++)
-    compact = x->tp.shards[i].rank == i;
-  dc_arena *va = compact ? &c->scratch : c->a;
-  x->fwd_us = dc_arena_array(va, (size_t)n, sizeof(double));
-  x->bwd_us = dc_arena_array(va, (size_t)n, sizeof(double));
-  x->mem = dc_arena_array(va, (size_t)n, sizeof(int64_t));
-  x->ffwd = dc_arena_array(va, (size_t)n, sizeof(fx));
-  x->fbwd = dc_arena_array(va, (size_t)n, sizeof(fx));
-  x->fmem = dc_arena_array(va, (size_t)n, sizeof(fx));
-  x->fsend = dc_arena_array(va, (size_t)n, sizeof(fx));
-  dc_table_plan saved = c->s->tables[t];
-  c->s->tables[t] = x->tp;
-  double Bg = (double)p->batch_size;
-  dc_shard_work prev = {0};
-  for (int32_t i = 0; i < n; i++) {
-    /* a shard cut like the previous one (row-wise and data-parallel
-     * shards all are but the remainder's) has its work, prices, memory
-     * and send: they are pure functions of the shard's rows and columns
-     * (graphgen's dc_shard_plan_work, dc_shard_memory) */
-    if (i > 0 && x->tp.shards[i].rows == x->tp.shards[i - 1].rows &&
-        x->tp.shards[i].cols == x->tp.shards[i - 1].cols) {
-      x->fwd_us[i] = x->fwd_us[i - 1];
-      x->bwd_us[i] = x->bwd_us[i - 1];
-      x->mem[i] = x->mem[i - 1];
-      x->ffwd[i] = x->ffwd[i - 1];
-      x->fbwd[i] = x->fbwd[i - 1];
-      x->fmem[i] = x->fmem[i - 1];
-      x->fsend[i] = x->fsend[i - 1];
-      continue;
-    }
-    dc_shard_work w = dc_shard_plan_work(p, c->s, t, i);
-    /* row-wise and data-parallel shards are mostly alike: a shard with
-     * the previous one's work has its prices (the models are pure) */
-    if (i > 0 && w.batch == prev.batch && w.pooling == prev.pooling &&
-        w.rows == prev.rows && w.cols == prev.cols) {
-      x->fwd_us[i] = x->fwd_us[i - 1];
-      x->bwd_us[i] = x->bwd_us[i - 1];
-    } else {
-      x->fwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_FWD, &w);
-      x->bwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_BWD, &w);
-    }
-    prev = w;
-    int64_t b;
-    if (dc_shard_memory(p, c->s, t, i, &b)) {
-      x->mem[i] = b;
-    } else { /* saturated: what the whole-rank formula gives */
-      dc_rank_memory m;
-      dc_shard_plan_memory(p, c->s, x->tp.shards[i].rank, &m);
-      x->mem[i] = m.total - c->base_mem;
-    }
-    if (i > 0 && x->fwd_us[i] == x->fwd_us[i - 1] &&
-        x->bwd_us[i] == x->bwd_us[i - 1]) { /* to_fx is pure */
-      x->ffwd[i] = x->ffwd[i - 1];
-      x->fbwd[i] = x->fbwd[i - 1];
-    } else {
-      x->ffwd[i] = to_fx(x->fwd_us[i]);
-      x->fbwd[i] = to_fx(x->bwd_us[i]);
-    }
-    x->fmem[i] = x->mem[i];
-    double sd = 0;
-    if (x->tp.type == DC_SHARDING_TABLE_WISE ||
-        x->tp.type == DC_SHARDING_COLUMN_WISE)
-      sd = Bg * x->tp.shards[i].cols * 4;
-    else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE)
-      sd = Bg / c->S * x->tp.shards[i].cols * 4;
-    x->fsend[i] = to_fx(sd);
-  }
-  c->s->tables[t] = saved;
-  x->dp_us = 0;
-  if (x->tp.type == DC_SHARDING_DATA_PARALLEL && c->W > 1) {
-    int64_t e = p->tables[t].rows * (int64_t)p->tables[t].dim;
-    x->dp_us = coll_price(c, DC_KERNEL_ALL_REDUCE, (double)e * 4, c->W,
-                          c->H) +
-               ew_price(c, e, 0, 4) +
-               ew_price(c, e, 1, 12.0 * opt_steps(p->optimizer));
-  }
-  x->fdp = to_fx(x->dp_us);
-  /* quick: shards on distinct ranks (a stamp per rank) */
-  x->quick = n <= c->W && n > 0;
-  c->stamp++;
-  for (int32_t i = 0; i < n && x->quick; i++) {
-    int32_t r = x->tp.shards[i].rank;
-    if (r < 0 || r >= c->W || c->mark[r] == c->stamp) x->quick = false;
-    else c->mark[r] = c->stamp;
-  }
-  if (compact) {
-    /* runs of equal values (bit for bit) share one entry */
-    int32_t *vi = dc_arena_array(c->a, (size_t)n, sizeof(int32_t));
-    int32_t nd = 0;
-    for (int32_t i = 0; i < n; i++) {
-      int32_t j = nd - 1;
-      if (i == 0 || memcmp(&x->fwd_us[i], &x->fwd_us[j], sizeof(double)) ||
-          memcmp(&x->bwd_us[i], &x->bwd_us[j], sizeof(double)) ||
-          x->mem[i] != x->mem[j] || x->fsend[i] != x->fsend[j]) {
-        j = nd++;
-        x->fwd_us[j] = x->fwd_us[i];
-        x->bwd_us[j] = x->bwd_us[i];
-        x->mem[j] = x->mem[i];
-        x->ffwd[j] = x->ffwd[i];
-        x->fbwd[j] = x->fbwd[i];
-        x->fmem[j] = x->fmem[i];
-        x->fsend[j] = x->fsend[i];
-      }
-      vi[i] = j;
-    }
-#define KEEP(f) do { void *q = dc_arena_array(c->a, (size_t)nd, sizeof *x->f); \
-    memcpy(q, x->f, (size_t)nd * sizeof *x->f); x->f = q; } while (0)
-    KEEP(fwd_us); KEEP(bwd_us); KEEP(mem);
-    KEEP(ffwd); KEEP(fbwd); KEEP(fmem); KEEP(fsend);
-#undef KEEP
-    x->vi = vi;
-    x->ident = true;
-    x->tp.shards = NULL;
-  } else if (x->in_scratch && n > 0) {
-    dc_shard *sh = dc_arena_array(c->a, (size_t)n, sizeof(dc_shard));
-    memcpy(sh, x->tp.shards, (size_t)n * sizeof(dc_shard));
-    x->tp.shards = sh;
-  }
-  x->in_scratch = false;
-}
-
-static uint32_t allowed_of(const pctx *c, int32_t t) {
-  return dc_plan_table_types(c->p, c->o, t);
-}
-
-static bool pinned_has(const dc_table *tb, int32_t r) {
-  for (int32_t i = 0; i < tb->n_ranks; i++)
-    if (tb->ranks[i] == r) return true;
-  return false;
-}
-
-/* Adds a template of `type` on `ranks` (false when the table cannot be
- * cut that way); its rotations are set by the caller. */
-static tmpl *add_tmpl(pctx *c, int32_t t, dc_sharding type, int32_t n,
-                      const int32_t *ranks, tmpl *out, int32_t *k) {
-  dc_diags quiet = {0};
-  dc_shard_plan *tmp = c->s;
-  dc_table_plan saved = tmp->tables[t];
-  bool wide = type == DC_SHARDING_ROW_WISE ||
-              type == DC_SHARDING_DATA_PARALLEL;
-  bool ok = dc_shard_plan_set(tmp, c->p, t, type, n, ranks,
-                              wide ? &c->scratch : c->a, &quiet);
-  dc_diags_free(&quiet);
-  tmpl *x = NULL;
-  if (ok) {
-    x = &out[(*k)++];
-    memset(x, 0, sizeof *x);
-    x->tp = tmp->tables[t];
-    x->n_rot = 1;
-    x->in_scratch = wide;
-  }
-  tmp->tables[t] = saved;
-  return x;
-}
-
-/* The candidates of table t, in the order the search tries them:
- * table-wise on each (allowed) rank, column-wise from each start rank,
- * row-wise, table-row-wise on each (allowed) host, data-parallel. */
-static void make_cands(pctx *c, int32_t t) {
-  const dc_table *tb = &c->p->tables[t];
-  uint32_t m = allowed_of(c, t);
-  int32_t W = c->W;
-  tmpl *x = dc_arena_array(c->a, 6, sizeof(tmpl));
-  int32_t k = 0;
-  int32_t *rk = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
-  bool pinned = tb->n_ranks > 0;
-  tmpl *y;
-  if (m & DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE)) {
-    int32_t n = 0, *rots = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
-    for (int32_t r = 0; r < W; r++)
-      if (!pinned || pinned_has(tb, r)) rots[n++] = r;
-    rk[0] = 0;
-    if (n > 0 && (y = add_tmpl(c, t, DC_SHARDING_TABLE_WISE, 1, rk, x, &k))) {
-      y->n_rot = n;
-      y->rots = rots;
-    }
-  }
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_COLUMN_WISE)) && W > 1) {
-    if (pinned) {
-      add_tmpl(c, t, DC_SHARDING_COLUMN_WISE, tb->n_ranks, tb->ranks, x, &k);
-    } else {
-      int32_t n = tb->dim / 32;
-      if (n > W) n = W;
-      if (n >= 2) {
-        for (int32_t i = 0; i < n; i++) rk[i] = i;
-        if ((y = add_tmpl(c, t, DC_SHARDING_COLUMN_WISE, n, rk, x, &k))) {
-          y->n_rot = W;
-          y->rot_step = 1;
-        }
-      }
-    }
-  }
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_ROW_WISE)) && W > 1 &&
-      (!pinned || tb->n_ranks == W))
-    add_tmpl(c, t, DC_SHARDING_ROW_WISE, 0, NULL, x, &k);
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE)) && c->S > 1 &&
-      c->H > 1) {
-    int32_t n = 0, *rots = dc_arena_array(c->a, (size_t)c->H, sizeof(int32_t));
-    for (int32_t h = 0; h < c->H; h++) {
-      bool ok = !pinned;
-      for (int32_t i = 0; i < tb->n_ranks; i++)
-        if (tb->ranks[i] / c->S == h) ok = true;
-      if (ok) rots[n++] = h * c->S;
-    }
-    rk[0] = 0;
-    if (n > 0 &&
-        (y = add_tmpl(c, t, DC_SHARDING_TABLE_ROW_WISE, 1, rk, x, &k))) {
-      y->n_rot = n;
-      y->rots = rots;
-    }
-  }
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL)) && W > 1 &&
-      (!pinned || tb->n_ranks == W))
-    add_tmpl(c, t, DC_SHARDING_DATA_PARALLEL, 0, NULL, x, &k);
-  if (W == 1 && k == 0) {
-    rk[0] = 0;
-    add_tmpl(c, t, DC_SHARDING_TABLE_WISE, 1, rk, x, &k);
-  }
-  int32_t nc = 0;
-  for (int32_t i = 0; i < k; i++) {
-    price_tmpl(c, t, &x[i]);
-    nc += x[i].n_rot;
-  }
-  dc_arena_free(&c->scratch); /* nothing left there: no leak on any path */
-  c->tm[t] = x;
-  c->n_tm[t] = k;
-  c->n_cands[t] = nc;
-}
-
-/* Candidate k of table t as a table plan of its own (arena-allocated). */
-static dc_table_plan cand_plan(const pctx *c, int32_t t, int32_t k) {
-  int32_t rot;
-  const tmpl *x = cand_of(c, t, k, &rot);
-  if (x->ident) { /* compact: cut the table again (the same shards) */
-    dc_diags quiet = {0};
-    dc_table_plan saved = c->s->tables[t];
-    bool ok = dc_shard_plan_set(c->s, c->p, t, x->tp.type, 0, NULL, c->a,
-                                &quiet);
-    dc_diags_free(&quiet);
-    DC_ASSERT(ok && c->s->tables[t].n_shards == x->tp.n_shards);
-    dc_table_plan tp = c->s->tables[t];
-    c->s->tables[t] = saved;
-    return tp;
-  }
-  dc_table_plan tp = x->tp;
-  tp.shards = dc_arena_array(c->a, (size_t)tp.n_shards, sizeof(dc_shard));
-  for (int32_t i = 0; i < tp.n_shards; i++) {
-    tp.shards[i] = x->tp.shards[i];
-    tp.shards[i].rank = rank_of(c, x, i, rot);
-  }
-  if (tp.type == DC_SHARDING_TABLE_ROW_WISE && tp.n_shards > 0)
-    tp.host = dc_shard_plan_host(c->s, tp.shards[0].rank);
-  return tp;
 }
 
 /* The objective of the current (possibly partial) assignment, summed
@@ -625,24 +195,24 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       double mx = 0;
       for (int32_t r = 0; r < W; r++)
         if (c->send[r] > mx) mx = c->send[r];
-      comm += coll_price(c, DC_KERNEL_ALL_TO_ALL, mx, W, c->H);
-      comm += coll_price(c, DC_KERNEL_ALL_TO_ALL, B * d_a2a * 4, W, c->H);
+      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, mx, W, c->H);
+      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, B * d_a2a * 4, W, c->H);
     }
     double tw = 0;
     for (int32_t h = 0; h < c->H; h++)
       if (c->twrw[h] > 0) {
         double x =
-            coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * c->twrw[h] * 4,
+            pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * c->twrw[h] * 4,
                        c->S, 1) +
-            coll_price(c, DC_KERNEL_ALL_GATHER, Bg * c->twrw[h] * 4, c->S,
+            pl_coll_price(c, DC_KERNEL_ALL_GATHER, Bg * c->twrw[h] * 4, c->S,
                        1);
         if (x > tw) tw = x;
       }
     comm += tw;
     if (d_rw > 0)
-      comm += coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * d_rw * 4, W,
+      comm += pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * d_rw * 4, W,
                          c->H) +
-              coll_price(c, DC_KERNEL_ALL_GATHER, Bg * d_rw * 4, W, c->H);
+              pl_coll_price(c, DC_KERNEL_ALL_GATHER, Bg * d_rw * 4, W, c->H);
   }
   int32_t slow = 0;
   for (int32_t r = 0; r < W; r++) {
@@ -1045,7 +615,7 @@ static int cmp_worder(const void *a, const void *b) {
 }
 
 static void materialize(pctx *c, dc_shard_plan *out) {
-  for (int32_t t = 0; t < c->T; t++) out->tables[t] = cand_plan(c, t, c->cur[t]);
+  for (int32_t t = 0; t < c->T; t++) out->tables[t] = pl_cand_plan(c, t, c->cur[t]);
 }
 
 static void set_all(pctx *c, const int32_t *ks) {
@@ -1065,7 +635,7 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
     memset(c.tm[t], 0, sizeof(tmpl));
     c.tm[t][0].tp = s->tables[t];
     c.tm[t][0].n_rot = 1;
-    price_tmpl(&c, t, &c.tm[t][0]);
+    pl_price_tmpl(&c, t, &c.tm[t][0]);
     c.n_tm[t] = 1;
     c.n_cands[t] = 1;
     c.cur[t] = 0;
@@ -1080,7 +650,7 @@ static bool cand_is(const pctx *c, int32_t t, int32_t k,
   const tmpl *x = cand_of(c, t, k, &rot);
   if (x->tp.type != y->type || x->tp.n_shards != y->n_shards) return false;
   if (x->ident) { /* compact: compare with the table cut again */
-    dc_table_plan z = cand_plan(c, t, k);
+    dc_table_plan z = pl_cand_plan(c, t, k);
     return memcmp(z.shards, y->shards,
                   (size_t)y->n_shards * sizeof(dc_shard)) == 0;
   }
@@ -1099,7 +669,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   pctx c;
   init_ctx(&c, p, o, a);
   for (int32_t t = 0; t < c.T; t++) {
-    make_cands(&c, t);
+    pl_make_cands(&c, t);
     if (c.n_cands[t] == 0) {
       dc_diag *g = dc_diag_error(
           d, DC_DIAG_SHARDING, p->tables[t].span,
@@ -1171,20 +741,6 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   materialize(&c, out);
   if (cost) eval_full(&c, cost);
   return out;
-}
-
-void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
-                         int32_t table, int32_t shard, const dc_device *dev,
-                         const dc_kmodels *km, double *fwd_us,
-                         double *bwd_us) {
-  dc_plan_opts o = {.dev = dev, .models = km};
-  pctx c;
-  memset(&c, 0, sizeof c);
-  c.p = p;
-  c.o = &o;
-  dc_shard_work w = dc_shard_plan_work(p, s, table, shard);
-  *fwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_FWD, &w);
-  *bwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_BWD, &w);
 }
 
 dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,

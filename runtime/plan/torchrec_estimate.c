@@ -1,6 +1,6 @@
 /*
  * torchrec_estimate.c — TorchRec's planner estimate of a sharding plan (see
- * torchrec_estimate.h and reference/torchrec-estimator.md, which restates
+ * plan.h and reference/torchrec-estimator.md, which restates
  * torchrec/distributed/planner/shard_estimators.py as of 2025).
  *
  * Per shard of a table, with I = L·B the indices per rank (L the pooling
@@ -44,7 +44,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runtime/torchrec_estimate.h"
+#include "runtime/plan/plan.h"
 
 #define GIB 1073741824.0
 

@@ -1,10 +1,10 @@
 /*
- * plan_opts.c — the types a table may take in a planner run (plan_opts.h):
+ * plan_opts.c — the types a table may take in a planner run (plan.h):
  * the one both planners (planner.c, planner_torchrec.c) ask, so that a
  * table's fixed type and the per-table and global `allowed` sets mean the
  * same to both.
  */
-#include "runtime/plan_opts.h"
+#include "runtime/plan/plan.h"
 
 uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
                              int32_t t) {

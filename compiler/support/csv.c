@@ -1,6 +1,7 @@
 /*
- * csv.c — the benchmark tables `dlrmc fit` and `dlrmc kernel --csv` read:
- * '#' comment lines, one header row, then rows with as many fields as the
+ * csv.c — the one CSV reader (support.h): the benchmark tables `dlrmc fit`
+ * and `dlrmc kernel --csv` read and the results tables `dlrmc report`
+ * reads. '#' comment lines, one header row, then rows with as many fields as the
  * header. Fields are trimmed; a field may be double-quoted ("" inside is a
  * quote). Every cell keeps its 1-based line and column so that a bad value
  * is reported as file:line:col with a caret; a row with the wrong number of
@@ -8,7 +9,7 @@
  */
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "compiler/support/support.h"
 
 #define CSV_MAX_COLS 256
 

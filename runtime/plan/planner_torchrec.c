@@ -1,6 +1,6 @@
 /*
  * planner_torchrec.c — `plan: auto` under `sharding.objective: torchrec`
- * (planner_torchrec.h): the plan TorchRec's own planner cost calls cheapest.
+ * (plan.h): the plan TorchRec's own planner cost calls cheapest.
  * (About 980 lines, over the house's ~700: the options, the seeds, the
  * local search and the restarts share one state and one step budget, and
  * reading the search means reading them together.)
@@ -10,7 +10,7 @@
  * slowest rank's sum of Perf.total over its shards (NoopPerfModel). A plan
  * is feasible when every rank's storage, the shards' hbm summed, stays
  * within what TorchRec's storage reservation leaves of the GPU's HBM
- * (dc_torchrec_usable_hbm). Both come from runtime/torchrec_estimate.c
+ * (dc_torchrec_usable_hbm). Both come from runtime/plan/torchrec_estimate.c
  * (dc_torchrec_price_shard): no formula is restated here.
  *
  * A shard's price depends on its table, type and columns, not on its rank
@@ -61,9 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/planner_torchrec.h"
+#include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
-#include "runtime/torchrec_estimate.h"
 
 #define GIB            1073741824.0
 #define TIE            1e-12 /* relative: below it, two costs are equal */
