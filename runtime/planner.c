@@ -228,7 +228,7 @@ static double coll_price(const pctx *c, dc_kernel_kind kind, double bytes,
   memset(&k, 0, sizeof k);
   k.kind = kind;
   k.scale = 1;
-  k.u.coll.bytes = bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+  k.u.coll.bytes = dc_f64_sat_i64(bytes);
   k.u.coll.ranks = ranks;
   k.u.coll.hosts = hosts;
   return ktime(c, &k);
@@ -261,7 +261,7 @@ static void cmemo_init(cmemo *m) {
 }
 
 static int64_t coll_bytes(double bytes) {
-  return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+  return dc_f64_sat_i64(bytes);
 }
 
 /* coll_price through a cache; `pair` adds the all-gather's price to the
@@ -753,7 +753,7 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
   }
   out->max_fwd_us = mf;
   out->max_bwd_us = mb + of_fx(sdp);
-  out->max_mem_bytes = mm >= 9.2e18 ? INT64_MAX : (int64_t)mm;
+  out->max_mem_bytes = dc_f64_sat_i64(mm);
   out->comm_us = comm;
   out->total_us = out->max_fwd_us + out->max_bwd_us + comm;
   out->fits = (double)out->max_mem_bytes <= c->cap;

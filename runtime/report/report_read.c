@@ -256,7 +256,7 @@ static bool read_detail(const dc_report *r, yajl_val o, dc_report_row *row,
       double x;
       if (!json_number(v, &x) || x < 0 || x > 1e9 || x != floor(x))
         return detail_error(r, sp, key, d);
-      row->critical_rank = (int32_t)x;
+      row->critical_rank = dc_f64_sat_i32(x);
       continue;
     }
     int f = fig_of(key);

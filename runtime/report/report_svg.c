@@ -182,7 +182,8 @@ void dc_axis_log2(dc_axis *a, double lo, double hi, const double *values,
     for (int i = 0; i < n_values; i++) a->ticks[a->n_ticks++] = values[i];
     return;
   }
-  int e0 = (int)ceil(l0 - 1e-9), e1 = (int)floor(l1 + 1e-9);
+  int e0 = dc_f64_sat_i32(ceil(l0 - 1e-9)),
+      e1 = dc_f64_sat_i32(floor(l1 + 1e-9));
   int step = 1;
   while ((e1 - e0) / step + 1 > 12) step++;
   for (int e = e0; e <= e1 && a->n_ticks < DC_AXIS_MAX_TICKS; e += step)
