@@ -159,7 +159,8 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
       if (first_dim == 0) first_dim = dim;
       if (dim != first_dim) mixed = true;
     }
-    lookups += cnt * (int64_t)ceil(pool);
+    lookups = dc_sat_add_i64(
+        lookups, dc_sat_mul_i64(cnt, dc_f64_sat_i64(ceil(pool))));
     for (int64_t j = 0; j < cnt && k < total; j++, k++) {
       dc_table *tb = &t[k];
       if (name && cnt == 1)

@@ -197,7 +197,7 @@ static bool range(dc_axis *ax, const dc_node *v, const dc_skey *k,
   }
   if (!(cnt <= MAX_FRANGE))
     return range_err(d, v->span, p, "more than 100000000 values");
-  ax->n = (int64_t)cnt;
+  ax->n = dc_f64_sat_i64(cnt);
   return true;
 }
 

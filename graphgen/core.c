@@ -82,7 +82,7 @@ int64_t gg_lookups(gg_b *b, int64_t batch, double pooling) {
     b->overflow = true;
     return 1;
   }
-  int64_t n = llround(v);
+  int64_t n = dc_f64_sat_i64(round(v));
   return n < 1 ? 1 : n;
 }
 

@@ -74,8 +74,7 @@ static int64_t add(macc *m, int64_t a, int64_t b) {
 static int64_t lookups(int64_t batch, double pooling) {
   double n = (double)batch * pooling + 0.5;
   if (n < 1) return 1;
-  if (n > 9.0e18) return INT64_MAX;
-  return (int64_t)n;
+  return dc_f64_sat_i64(n);
 }
 
 /* Adds shard i of table t (on whatever rank it is) to *out's per-shard

@@ -215,53 +215,80 @@ bool dc_k_floor_check(const dc_kernel *k, const dc_device *dev, double t) {
  * k alike) inside the model's domain — for a model without one, 1 to
  * 2^16 (k to 2^20) — each point is compared with the point one step
  * larger along each axis, on the model's own answer (the canonical
- * layout, batch 1, no floor). */
+ * layout, batch 1, no floor). A domain may reach 2^63 − 1 (a CSV's
+ * sizes are any int64): the walk steps in double and stops before the
+ * domain's top or int64's, converting only values below both, and an
+ * axis wider than MONO_MAX_POINTS steps of 2^(1/4) is walked in
+ * MONO_MAX_POINTS equal geometric steps, so the check costs at most
+ * MONO_MAX_POINTS³ points whatever the domain (MONO_MAX_POINTS covers
+ * 2^24: the default grids keep their 2^(1/4)). */
 #define MONO_STEP 1.189207115002721 /* 2^(1/4) */
+#define MONO_MAX_POINTS 96
 
-static void mono_range(const dc_mlp *m, dc_mlp_feature f, double *lo,
-                       double *hi) {
-  *lo = 1, *hi = f == DC_MLPF_LN_K ? 1 << 20 : 1 << 16;
-  if (!m->has_domain) return;
-  for (int32_t i = 0; i < m->n_features; i++)
-    if (m->features[i] == (int32_t)f) {
-      *lo = ceil(exp(m->feat_min[i])), *hi = floor(exp(m->feat_max[i]));
-    }
+typedef struct mono_axis {
+  int64_t lo, hi; /* 1 ≤ lo; hi < 2^63 */
+  double step;    /* > 1 */
+} mono_axis;
+
+static void mono_range(const dc_mlp *m, dc_mlp_feature f, mono_axis *ax) {
+  double lo = 1, hi = f == DC_MLPF_LN_K ? 1 << 20 : 1 << 16;
+  if (m->has_domain)
+    for (int32_t i = 0; i < m->n_features; i++)
+      if (m->features[i] == (int32_t)f)
+        lo = ceil(exp(m->feat_min[i])), hi = floor(exp(m->feat_max[i]));
+  ax->lo = lo > 1 ? dc_f64_sat_i64(lo) : 1;
+  ax->hi = dc_f64_sat_i64(hi);
+  ax->step = MONO_STEP;
+  if (ax->hi > ax->lo) {
+    double span = log((double)ax->hi / (double)ax->lo);
+    if (span / log(MONO_STEP) > MONO_MAX_POINTS)
+      ax->step = exp(span / MONO_MAX_POINTS);
+  }
 }
 
-static int64_t mono_next(int64_t v) {
-  int64_t w = (int64_t)ceil((double)v * MONO_STEP);
-  return w > v ? w : v + 1;
+/* The grid point after v on `ax`, or -1 past the axis' top. */
+static int64_t mono_next(int64_t v, const mono_axis *ax) {
+  double w = ceil((double)v * ax->step);
+  if (!(w <= (double)ax->hi)) return -1; /* also ≥ 2^63 */
+  int64_t n = dc_f64_sat_i64(w);
+  if (n <= v) n = v + 1; /* v < hi here */
+  return n <= ax->hi ? n : -1;
 }
 
 void dc_mlp_check_monotone(const dc_mlp *m, dc_dtype t, double tol,
                            dc_mlp_mono *out) {
-  *out = (dc_mlp_mono){0, 0, 1, 0, 0, 0, -1};
-  double lo[3], hi[3];
-  mono_range(m, DC_MLPF_LN_M, &lo[0], &hi[0]);
-  mono_range(m, DC_MLPF_LN_N, &lo[1], &hi[1]);
-  mono_range(m, DC_MLPF_LN_K, &lo[2], &hi[2]);
+  *out = (dc_mlp_mono){0, 0, 1, 0, 0, 0, -1, MONO_STEP};
+  mono_axis ax[3];
+  mono_range(m, DC_MLPF_LN_M, &ax[0]);
+  mono_range(m, DC_MLPF_LN_N, &ax[1]);
+  mono_range(m, DC_MLPF_LN_K, &ax[2]);
+  for (int i = 0; i < 3; i++)
+    if (ax[i].step > out->max_step) out->max_step = ax[i].step;
   dc_kernel k;
   memset(&k, 0, sizeof k);
   k.kind = DC_KERNEL_GEMM, k.scale = 1;
   k.u.gemm.batch = 1, k.u.gemm.dtype = t;
-  for (int64_t a = (int64_t)lo[0]; a <= hi[0]; a = mono_next(a))
-    for (int64_t b = (int64_t)lo[1]; b <= hi[1]; b = mono_next(b))
-      for (int64_t c = (int64_t)lo[2]; c <= hi[2]; c = mono_next(c)) {
+  for (int64_t a = ax[0].lo; a >= 0 && a <= ax[0].hi; a = mono_next(a, &ax[0]))
+    for (int64_t b = ax[1].lo; b >= 0 && b <= ax[1].hi;
+         b = mono_next(b, &ax[1]))
+      for (int64_t c = ax[2].lo; c >= 0 && c <= ax[2].hi;
+           c = mono_next(c, &ax[2])) {
         k.u.gemm.m = a, k.u.gemm.n = b, k.u.gemm.k = c;
         double t0 = dc_mlp_predict_us(m, &k);
-        for (int ax = 0; ax < 3; ax++) {
+        for (int i = 0; i < 3; i++) {
           dc_kernel k2 = k;
-          int64_t *v = ax == 0 ? &k2.u.gemm.m
-                       : ax == 1 ? &k2.u.gemm.n
-                                 : &k2.u.gemm.k;
-          *v = mono_next(*v);
-          if ((double)*v > hi[ax]) continue;
+          int64_t *v = i == 0 ? &k2.u.gemm.m
+                       : i == 1 ? &k2.u.gemm.n
+                                : &k2.u.gemm.k;
+          int64_t next = mono_next(*v, &ax[i]);
+          if (next < 0) continue;
+          *v = next;
           double r = dc_mlp_predict_us(m, &k2) / t0;
           out->pairs++;
           if (r < 1 - tol) out->violations++;
           if (r < out->worst) {
             out->worst = r;
-            out->m = a, out->n = b, out->k = c, out->axis = ax;
+            out->m = a, out->n = b, out->k = c, out->axis = i;
           }
         }
       }

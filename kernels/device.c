@@ -151,8 +151,8 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->memory = str(&r, m, "memory", false, "");
   out->source = str(&r, m, "source", true, "");
   out->models_name = str(&r, m, "kernel_models", false, out->name);
-  out->year = (int32_t)num(&r, m, "year", false, 0, 0, 9999);
-  out->sms = (int32_t)num(&r, m, "sms", true, 1, 1, 100000);
+  out->year = dc_f64_sat_i32(num(&r, m, "year", false, 0, 0, 9999));
+  out->sms = dc_f64_sat_i32(num(&r, m, "sms", true, 1, 1, 100000));
   out->boost_mhz = num(&r, m, "boost_mhz", true, 1000, 1, MAX_MHZ);
   out->sustained_mhz = num(&r, m, "sustained_mhz", false, 0, 0, MAX_MHZ);
   out->l2_bytes = bytes(&r, m, "l2", true, 0);
@@ -167,7 +167,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->bf16_tflops = num(&r, m, "bf16_tflops", false, 0, 0, MAX_TFLOPS);
   out->fp8_tflops = num(&r, m, "fp8_tflops", false, 0, 0, MAX_TFLOPS);
   out->tensor_cores = flag(&r, m, "tensor_cores", false);
-  out->pcie_gen = (int32_t)num(&r, m, "pcie_gen", false, 0, 0, 100);
+  out->pcie_gen = dc_f64_sat_i32(num(&r, m, "pcie_gen", false, 0, 0, 100));
   out->pcie_gbps = gbps(&r, m, "pcie", true, 1, 1e-3);
   out->nvlink_gbps = gbps(&r, m, "nvlink", false, 0, 0);
   out->nic_gbps = gbps(&r, m, "nic", false, 12.5, 0);

@@ -390,10 +390,14 @@ static void report_gemm_shape(const dc_mlp *m, const dc_fit_sample *s,
     dc_mlp_mono r;
     dc_mlp_check_monotone(m, (dc_dtype)t, DC_MLP_MONO_TOL, &r);
     dc_buf_printf(rep, "monotone %s: %lld of %lld steps of 2^(1/4) more "
-                  "than %.0f%% faster; worst x%.3f at m=%lld n=%lld k=%lld "
-                  "(larger %s)%s\n", dc_dtype_name((dc_dtype)t),
+                  "than %.0f%% faster%s; worst x%.3f at m=%lld n=%lld "
+                  "k=%lld (larger %s)%s\n", dc_dtype_name((dc_dtype)t),
                   (long long)r.violations, (long long)r.pairs,
-                  DC_MLP_MONO_TOL * 100, r.worst, (long long)r.m,
+                  DC_MLP_MONO_TOL * 100,
+                  r.max_step > 1.19 ? " (coarser steps on an axis wider "
+                                      "than 2^24)"
+                                    : "",
+                  r.worst, (long long)r.m,
                   (long long)r.n, (long long)r.k,
                   r.axis >= 0 ? axis[r.axis] : "-",
                   r.violations ? " NOT MONOTONE" : "");

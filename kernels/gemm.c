@@ -214,7 +214,7 @@ static inline void div_sms(int64_t a, const gemm_ctx *c, int64_t *q,
     *q = a / c->sms, *r = a % c->sms;
     return;
   }
-  int64_t qe = (int64_t)((double)a * c->inv_sms);
+  int64_t qe = dc_f64_sat_i64((double)a * c->inv_sms);
   int64_t re = a - qe * c->sms;
   if (re < 0) qe--, re += c->sms;
   if (re >= c->sms) qe++, re -= c->sms;

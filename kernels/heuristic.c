@@ -93,7 +93,7 @@ static double ln_falling(double y, double L) {
  * exp(ln x^(L) − ln E^(L)). */
 static double choose_ratio(double x, double E, double L) {
   if (L == floor(L) && L <= 64) {
-    int n = (int)L, i = 0;
+    int n = dc_f64_sat_i32(L), i = 0;
     double r = 1;
     for (; i + 4 <= n; i += 4) {
       double num = ((x - i) * (x - i - 1)) * ((x - i - 2) * (x - i - 3));
@@ -110,7 +110,7 @@ static double choose_ratio(double x, double E, double L) {
  * the row width and its bytes only, so a kernel's groups of one width
  * share it (dc_kernel_embedding_us computes it once per width). */
 static double emb_l2_rows(const dc_device *dev, int64_t batch, int32_t dim,
-                          int row_bytes) {
+                          double row_bytes) {
   double rows_per_block = dim > 0 ? floor(256.0 / dim) : 1;
   if (rows_per_block < 1) rows_per_block = 1;
   /* one table resident when the batch fills the SMs (the usual case),
@@ -118,6 +118,7 @@ static double emb_l2_rows(const dc_device *dev, int64_t batch, int32_t dim,
   double blocks = dev->sms * rows_per_block;
   double resident = blocks <= (double)batch ? 1 : ceil(blocks / (double)batch);
   if (resident < 1) resident = 1;
+  if (!(row_bytes > 0)) return HUGE_VAL; /* rows of no bytes: all stay */
   return floor((double)dev->l2_bytes / (resident * row_bytes));
 }
 
@@ -175,7 +176,8 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   double mem_us = 0, flops = 0;
   double fl = dc_k_emb_flops_per_elem(k);
   int32_t x_dim = -1;
-  int x_bytes = -1;
+  double x_bytes = -1; /* whole bytes, kept in double: a 2^31-wide row's
+                        * bytes and its optimizer state exceed int */
   double x_rows = 0; /* emb_l2_rows of the last (dim, row bytes) */
   for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
     const dc_emb_group *g = &k->u.emb.groups[i];
@@ -194,7 +196,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
     double weights = L * (per_row + state);
     double p = 0;
     if (enhanced) {
-      int rb = (int)(row + state / 2);
+      double rb = floor(row + state / 2);
       if (g->dim != x_dim || rb != x_bytes) {
         x_rows = emb_l2_rows(dev, k->u.emb.batch, g->dim, rb);
         x_dim = g->dim;

@@ -208,6 +208,7 @@ typedef struct dc_mlp_mono {
   double worst;
   int64_t m, n, k;
   int axis;
+  double max_step; /* 2^(1/4), or more on an axis wider than 2^24 */
 } dc_mlp_mono;
 
 void dc_mlp_check_monotone(const dc_mlp *m, dc_dtype t, double tol,

@@ -335,10 +335,10 @@ bool dc_mlp_from_node(const dc_node *root, dc_mlp *m, dc_arena *a,
         (l + 1 == ls->n && vo != 1))
       return bad(d, L, root, "layer widths do not chain (in = previous out, "
                              "last out = 1, at most 1024)");
-    m->width[l + 1] = (int32_t)vo;
-    m->w[l] = read_list(dc_node_get(L, "w"), (int32_t)(vi * vo), NULL, a, d,
+    m->width[l + 1] = dc_f64_sat_i32(vo);
+    m->w[l] = read_list(dc_node_get(L, "w"), dc_f64_sat_i32(vi * vo), NULL, a, d,
                         root, "layer 'w' must have in*out numbers");
-    m->b[l] = read_list(dc_node_get(L, "b"), (int32_t)vo, NULL, a, d, root,
+    m->b[l] = read_list(dc_node_get(L, "b"), dc_f64_sat_i32(vo), NULL, a, d, root,
                         "layer 'b' must have out numbers");
     if (!m->w[l] || !m->b[l]) return false;
   }

@@ -203,7 +203,7 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
     dc_buf_puts(out, v != 0.0 ? "true" : "false");
     return;
   case DC_METRIC_COMM_BYTES:
-    dc_emit_put_int(out, (int64_t)llround(v));
+    dc_emit_put_int(out, dc_f64_sat_i64(round(v)));
     return;
   case DC_METRIC_SAMPLES_PER_S:
     dc_emit_put_double(out, v, 1);

@@ -59,6 +59,33 @@ void dc_buf_printf(dc_buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
+bool dc_printable(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t k = dc_utf8_len(u + i, n - i);
+    if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) return false;
+    i += k;
+  }
+  return true;
+}
+
+void dc_buf_put_printable(dc_buf *b, const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t k = dc_utf8_len(u + i, n - i);
+    if (k > 1 || (k == 1 && u[i] >= 0x20 && u[i] != 0x7f)) {
+      dc_buf_append(b, s + i, k);
+      i += k;
+      continue;
+    }
+    if (u[i] == '\n') dc_buf_puts(b, "\\n");
+    else if (u[i] == '\r') dc_buf_puts(b, "\\r");
+    else if (u[i] == '\t') dc_buf_puts(b, "\\t");
+    else dc_buf_printf(b, "\\x%02X", u[i]);
+    i++;
+  }
+}
+
 void dc_buf_put_double(dc_buf *b, double v, int decimals) {
   if (isnan(v)) {
     dc_buf_puts(b, "nan");

@@ -21,24 +21,6 @@
  * that many bytes from ECHO_BEFORE before the caret (issue #19). */
 enum { MAX_ECHO = 512, ECHO_BEFORE = 128 };
 
-/* Length of a valid UTF-8 sequence starting at s (max n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  size_t len;
-  if (s[0] < 0x80) return 1;
-  if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2)
-    len = 2;
-  else if ((s[0] & 0xF0) == 0xE0)
-    len = 3;
-  else if ((s[0] & 0xF8) == 0xF0 && s[0] <= 0xF4)
-    len = 4;
-  else
-    return 0;
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  return len;
-}
-
 /* Appends the echoed source line and computes the display column of byte
  * offsets `from` and `to` (0-based) for the caret. */
 static void echo_line(dc_buf *out, const char *line, size_t len, size_t from,
@@ -47,7 +29,7 @@ static void echo_line(dc_buf *out, const char *line, size_t len, size_t from,
   size_t i = 0, cols = 0;
   *caret_cols = 0;
   while (i < len) {
-    size_t n = utf8_len(s + i, len - i);
+    size_t n = dc_utf8_len(s + i, len - i);
     bool tab = s[i] == '\t';
     if (n == 1 && !tab && (s[i] < 0x20 || s[i] == 0x7f)) n = 0;
     if (i < from) dc_buf_putc(pad, tab ? '\t' : ' ');
@@ -88,27 +70,33 @@ void dc_diag_render_one(const dc_diag *g, dc_buf *out, bool color) {
   dc_buf_printf(out, "%s%s:%s%s %s [%s]%s\n", c_sev, sev, c_off, c_bold,
                 g->message, dc_diag_code_id(g->code), c_off);
 
-  if (sp->src && sp->line > 0) {
+  if (sp->src && sp->line > 0 && (size_t)sp->line <= sp->src->n_lines) {
     size_t len;
     const char *line = dc_source_line(sp->src, sp->line, &len);
     char num[16];
     int w = snprintf(num, sizeof num, "%d", sp->line);
     if (w < 4) w = 4;
     size_t from = sp->col > 0 ? (size_t)sp->col - 1 : 0;
+    size_t base = sp->src->echo_col0;
+    from = from > base ? from - base : 0;
     size_t to = from + (size_t)(sp->len > 0 ? sp->len : 1);
     if (to > len && from < len) to = len;
     dc_buf text = {0}, pad = {0};
-    bool cut_end = false;
+    bool cut_end = sp->src->echo_cut;
+    if (base > 0) { /* a window the reader kept */
+      dc_buf_puts(&text, "...");
+      dc_buf_puts(&pad, "   ");
+    }
     if (len > MAX_ECHO) { /* a window round the caret, "..." at the cuts */
       size_t a = from > ECHO_BEFORE ? dc_utf8_floor(line, from - ECHO_BEFORE)
                                     : 0;
       if (a > len) a = dc_utf8_floor(line, len - 1);
       size_t b = a + MAX_ECHO < len ? dc_utf8_floor(line, a + MAX_ECHO) : len;
-      if (a > 0) {
+      if (a > 0 && base == 0) {
         dc_buf_puts(&text, "...");
         dc_buf_puts(&pad, "   ");
       }
-      cut_end = b < len;
+      cut_end = cut_end || b < len;
       line += a, len = b - a;
       from = from > a ? from - a : 0;
       to = to > a ? to - a : 0;

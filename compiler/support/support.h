@@ -70,6 +70,13 @@ void dc_buf_vprintf(dc_buf *b, const char *fmt, va_list ap)
 /* Appends a double in the C locale with a fixed precision ("%.*f"),
  * trimming nothing: output is byte-stable across platforms and locales. */
 void dc_buf_put_double(dc_buf *b, double v, int decimals);
+/* Names read from traces go to terminals, Markdown, CSV and DOT: a
+ * control byte (a newline in an op name) or invalid UTF-8 there would
+ * break a row or the terminal. dc_printable says whether s[0..n) is
+ * free of both; dc_buf_put_printable appends it with each such byte
+ * written as \n, \r, \t or \xHH (valid UTF-8 is kept). */
+bool dc_printable(const char *s, size_t n);
+void dc_buf_put_printable(dc_buf *b, const char *s, size_t n);
 
 /* A CSV field (RFC 4180): quoted, with "" for ", when it holds a comma, a
  * quote or a line break; as is otherwise. */
@@ -103,6 +110,12 @@ typedef struct dc_source {
   size_t len;
   size_t *line_starts; /* offsets of each line's first byte */
   size_t n_lines;
+  /* A window of a long line (readers that stream their input keep only
+   * a piece of it): the echoed text starts at 0-based column echo_col0
+   * of its line, and echo_cut says the line goes on past it. 0 / false:
+   * the text holds whole lines. */
+  size_t echo_col0;
+  bool echo_cut;
 } dc_source;
 
 /* A 1-based position and a length in bytes (len 0: a point). line == 0
@@ -176,6 +189,11 @@ void dc_diags_append(dc_diags *d, const dc_diags *from);
  * where text of at least n bytes can be cut. Messages are clipped at 512
  * bytes and long source lines echoed as a window round the caret. */
 size_t dc_utf8_floor(const char *s, size_t n);
+/* The length of the valid UTF-8 sequence at s (at most n bytes; 1 for
+ * ASCII), or 0 when s does not start one (a stray continuation byte, an
+ * overlong or cut sequence). Text dlrmc echoes or writes into a page is
+ * checked with it. */
+size_t dc_utf8_len(const unsigned char *s, size_t n);
 /* Renders like a compiler:
  *   file:12:3: error: unknown key 'bacth' in 'training' [E0101]
  *      12 |   bacth: 2048

@@ -128,7 +128,7 @@ bool dc_parse_size(const char *text, bool bytes, int64_t *out,
     *why = "the value must be a whole number";
     return false;
   }
-  *out = (int64_t)total;
+  return dc_f64_to_i64(total, out);
   return true;
 }
 

@@ -56,7 +56,7 @@ double pl_coll_price(const pctx *c, dc_kernel_kind kind, double bytes,
   memset(&k, 0, sizeof k);
   k.kind = kind;
   k.scale = 1;
-  k.u.coll.bytes = bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+  k.u.coll.bytes = dc_f64_sat_i64(bytes);
   k.u.coll.ranks = ranks;
   k.u.coll.hosts = hosts;
   return ktime(c, &k);

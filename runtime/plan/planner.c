@@ -114,7 +114,7 @@ static void cmemo_init(cmemo *m) {
 }
 
 static int64_t coll_bytes(double bytes) {
-  return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+  return dc_f64_sat_i64(bytes);
 }
 
 /* coll_price through a cache; `pair` adds the all-gather's price to the
@@ -323,7 +323,7 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
   }
   out->max_fwd_us = mf;
   out->max_bwd_us = mb + of_fx(sdp);
-  out->max_mem_bytes = mm >= 9.2e18 ? INT64_MAX : (int64_t)mm;
+  out->max_mem_bytes = dc_f64_sat_i64(mm);
   out->comm_us = comm;
   out->total_us = out->max_fwd_us + out->max_bwd_us + comm;
   out->fits = (double)out->max_mem_bytes <= c->cap;

@@ -824,8 +824,7 @@ void dc_plan_cost_torchrec(const dc_point *p, const dc_shard_plan *s,
   out->max_bwd_us = (r->bwd_compute_ms + r->bwd_comms_ms) * 1000;
   out->comm_us = (r->fwd_comms_ms + r->bwd_comms_ms) * 1000;
   out->slowest_rank = e.max_rank;
-  out->max_mem_bytes =
-      e.max_hbm_bytes > 9e18 ? INT64_MAX : (int64_t)e.max_hbm_bytes;
+  out->max_mem_bytes = dc_f64_sat_i64(e.max_hbm_bytes);
   out->fits = e.max_hbm_bytes <= cap;
 }
 

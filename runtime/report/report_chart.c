@@ -538,8 +538,8 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
     if (!label_row) continue;
     dc_buf t = {0}, l = {0};
     dc_chart_point_label(c, label_row, scol, &t);
-    size_t max = (size_t)(slot / 6.2);
-    if (max < 4) max = 4;
+    int64_t max_chars = dc_f64_sat_i64(slot / 6.2);
+    size_t max = max_chars < 4 ? 4 : (size_t)max_chars;
     truncate_label(&l, t.data, max > 40 ? 40 : max);
     double lx = gx + slot / 2;
     if (strlen(t.data) > max && max < 40) {

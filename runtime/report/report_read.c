@@ -46,13 +46,20 @@ static int fig_of(const char *name) {
   return -1;
 }
 
-/* A whole finite number in the C locale ("12", "3.5e-3"). */
+/* The numbers a results table may hold: every dlrmc figure is from 0
+ * to REPORT_MAX (times in ms, bytes, rates, ratios); a swept parameter
+ * within ±REPORT_MAX is a number (else its text is a category). Charts
+ * pad, scale and subtract these, and the bound keeps every such result
+ * finite (no "nan" tick on a page). */
+#define REPORT_MAX 1e30
+
+/* A finite number within ±REPORT_MAX in the C locale ("12", "3.5e-3"). */
 static bool parse_finite(const char *s, double *out) {
   if (!*s) return false;
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (*end || end == s || !isfinite(v)) return false;
+  if (*end || end == s || !(fabs(v) <= REPORT_MAX)) return false;
   *out = v;
   return true;
 }
@@ -113,10 +120,11 @@ static bool cell_value(const dc_report *r, int32_t c, const char *text,
     return true;
   }
   if (!*text && strcmp(r->cols[c], "speedup") == 0) return true;
-  if (parse_finite(text, out)) return true;
+  if (parse_finite(text, out) && *out >= 0) return true;
+  *out = NAN;
   dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
-                "%s: '%s' in column '%s' is not a finite number", r->source,
-                text, r->cols[c]);
+                "%s: '%s' in column '%s' is not a number from 0 to 1e30",
+                r->source, text, r->cols[c]);
   return false;
 }
 
@@ -195,11 +203,11 @@ static dc_span line_span(const dc_source *src, int32_t ln) {
   return (dc_span){src, ln, 1, (int32_t)(len > 80 ? 80 : len)};
 }
 
-/* A JSON number as a finite double. */
+/* A JSON number from 0 to REPORT_MAX (every detail is a figure). */
 static bool json_number(yajl_val v, double *out) {
   if (!YAJL_IS_NUMBER(v) || !(v->u.number.flags & YAJL_NUMBER_DOUBLE_VALID))
     return false;
-  if (!isfinite(v->u.number.d)) return false;
+  if (!(v->u.number.d >= 0 && v->u.number.d <= REPORT_MAX)) return false;
   *out = v->u.number.d;
   return true;
 }
@@ -207,8 +215,8 @@ static bool json_number(yajl_val v, double *out) {
 static bool detail_error(const dc_report *r, dc_span sp, const char *key,
                          dc_diags *d) {
   dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
-                "%s: detail '%s' is not a finite number (or a boolean for "
-                "fits)",
+                "%s: detail '%s' is not a number from 0 to 1e30 (or a "
+                "boolean for fits)",
                 r->source, key);
   return false;
 }
@@ -255,7 +263,7 @@ static bool read_detail(const dc_report *r, yajl_val o, dc_report_row *row,
       double x;
       if (!json_number(v, &x) || x < 0 || x > 1e9 || x != floor(x))
         return detail_error(r, sp, key, d);
-      row->critical_rank = (int32_t)x;
+      row->critical_rank = dc_f64_sat_i32(x);
       continue;
     }
     int f = fig_of(key);
@@ -287,6 +295,25 @@ static bool json_cell(yajl_val v, dc_arena *a, const char **out) {
   return true;
 }
 
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key an object holds twice (JSON leaves its meaning open: refused,
+ * not resolved to the first or the last), or NULL. Sorted: n log n. */
+static const char *dup_key(yajl_val o) {
+  size_t n = o->u.object.len;
+  if (n < 2) return NULL;
+  const char **k = dc_xmalloc(n * sizeof *k);
+  memcpy(k, o->u.object.keys, n * sizeof *k);
+  qsort(k, n, sizeof *k, cmp_str);
+  const char *dup = NULL;
+  for (size_t i = 1; i < n && !dup; i++)
+    if (strcmp(k[i - 1], k[i]) == 0) dup = k[i];
+  free(k);
+  return dup;
+}
+
 static bool parse_jsonl_row(const dc_source *src, int32_t ln, yajl_val o,
                             dc_report *r, int64_t *cap, dc_arena *a,
                             dc_diags *d) {
@@ -294,6 +321,18 @@ static bool parse_jsonl_row(const dc_source *src, int32_t ln, yajl_val o,
   if (!YAJL_IS_OBJECT(o)) {
     dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
                   "%s: a JSON lines row is an object", r->source);
+    return false;
+  }
+  const char *dup = dup_key(o);
+  if (!dup) {
+    size_t nk = o->u.object.len;
+    if (nk > 0 && strcmp(o->u.object.keys[nk - 1], "detail") == 0 &&
+        YAJL_IS_OBJECT(o->u.object.values[nk - 1]))
+      dup = dup_key(o->u.object.values[nk - 1]);
+  }
+  if (dup) {
+    dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
+                  "%s: key '%s' appears twice in a row", r->source, dup);
     return false;
   }
   size_t n = o->u.object.len;

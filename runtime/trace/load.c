@@ -2,8 +2,8 @@
  * load.c — reads a PyTorch profiler (Kineto) Chrome-trace JSON file,
  * plain or gzip, into compact event records.
  *
- * The JSON goes through yajl's SAX parser in 256 KiB chunks read by zlib's
- * gzread (which reads plain files as they are; jsonio.c, shared with the
+ * The JSON goes through yajl's SAX parser in 256 KiB chunks, inflated
+ * by zlib when the file is gzip (jsonio.c, shared with the
  * execution-trace reader), so memory never holds the text or a DOM: for each element of "traceEvents" we keep only ph, cat,
  * name, pid, tid, ts, dur and args.correlation, and store a 40-byte record
  * for complete events ("ph": "X") of a category we analyse. CPU ops also
@@ -151,6 +151,7 @@ typedef struct load_ctx {
   bool in_event, in_args;
   enum field field;
   enum arg_key arg;   /* the args key just read */
+  uint32_t seen_fields, seen_args; /* bits: the keys read (duplicates) */
   enum arg_key arr;   /* the args array being read (A_DIMS, ...), or none */
   /* the CPU-op args of the current event */
   int64_t ext_id, rf_id, seq, fwd_tid;
@@ -415,6 +416,7 @@ static void event_begin(load_ctx *c) {
   c->in_event = true;
   c->in_args = false;
   c->field = F_NONE;
+  c->seen_fields = c->seen_args = 0;
   c->ph = 0;
   c->kind = -1;
   c->has_ts = false;
@@ -450,8 +452,16 @@ static bool event_end(load_ctx *c) {
   e->corr = c->corr;
   e->kind = (uint8_t)c->kind;
   e->args = c->kind == DC_TRACE_OP ? keep_args(c) : DC_TRACE_NONE;
-  e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
-                   &t->name_cap, c->name.s, c->name.n, c->a);
+  if (dc_printable(c->name.s, c->name.n)) {
+    e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
+                     &t->name_cap, c->name.s, c->name.n, c->a);
+  } else { /* control bytes or invalid UTF-8: kept escaped (support.h) */
+    dc_buf esc = {0};
+    dc_buf_put_printable(&esc, c->name.s, c->name.n);
+    e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
+                     &t->name_cap, esc.data, esc.len, c->a);
+    dc_buf_free(&esc);
+  }
   char key[2 * SCRATCH_MAX / 4 + 2];
   size_t pn = c->pid.n < SCRATCH_MAX / 4 ? c->pid.n : SCRATCH_MAX / 4;
   size_t tn = c->tid.n < SCRATCH_MAX / 4 ? c->tid.n : SCRATCH_MAX / 4;
@@ -735,6 +745,15 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     for (size_t i = 0; i < DC_COUNTOF(keys); i++)
       if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
         c->field = keys[i].f;
+        /* JSON leaves a repeated key's meaning open: refused, not
+         * resolved to the first or the last */
+        if (c->seen_fields & (1u << c->field)) {
+          c->in.tok_len = n + 2;
+          error_here(c, "event #%lld has two '%s' keys", ev_no(c),
+                     keys[i].k);
+          return 0;
+        }
+        c->seen_fields |= 1u << c->field;
         break;
       }
   } else if (c->in_args && c->depth == c->ev_d + 2) {
@@ -753,6 +772,13 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     for (size_t i = 0; i < DC_COUNTOF(keys); i++)
       if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
         c->arg = keys[i].a;
+        if (c->seen_args & (1u << c->arg)) {
+          c->in.tok_len = n + 2;
+          error_here(c, "'args' of event #%lld has two '%s' keys", ev_no(c),
+                     keys[i].k);
+          return 0;
+        }
+        c->seen_args |= 1u << c->arg;
         break;
       }
   }

@@ -256,7 +256,7 @@ static int cmp_double(const void *pa, const void *pb) {
 
 static double quantile(const double *v, size_t n, double q) {
   double pos = q * (double)(n - 1);
-  size_t lo = (size_t)floor(pos);
+  size_t lo = (size_t)dc_f64_sat_i64(floor(pos));
   size_t hi = lo + 1 < n ? lo + 1 : lo;
   double f = pos - (double)lo;
   return v[lo] + (v[hi] - v[lo]) * f;
