@@ -397,12 +397,15 @@ static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
     dc_memory bmem;
     int32_t bn = 0, bh = 0, bq = 0;
     for (int32_t k = 0; k < p->n_capacity_gpus && !found; k++) {
-      int32_t n = p->capacity_gpus[k], Q = p->capacity_gpus_per_host;
-      if (n > Q && n % Q != 0) continue;
+      int32_t n = p->capacity_gpus[k];
+      int64_t hosts, per_host;
+      if (!dc_host_layout(n, p->capacity_gpus_per_host[j], &hosts,
+                          &per_host))
+        continue;
       if (p->batch_size % n != 0) continue;
       q->gpus = n;
-      q->hosts = n > Q ? n / Q : 1;
-      q->gpus_per_host = n > Q ? Q : n;
+      q->hosts = (int32_t)hosts;
+      q->gpus_per_host = (int32_t)per_host;
       dc_diags quiet = {0};
       const dc_graph *g =
           dc_plan_build_graph(q, DC_GRAPH_PRICED, &w->arena, &quiet);

@@ -90,6 +90,35 @@ static bool write_timeline(void *ctx, int64_t index, const char *json,
   return dc_write_file_atomic(path, json, len);
 }
 
+/* ---- the Markdown caption ------------------------------------------------ */
+
+/* A Markdown table of a study on several GPUs opens with the machine it
+ * models, hosts × GPUs per host included, since a bare system.gpus is
+ * laid out by the catalog's host size (spec/multi-gpu.md). One GPU needs
+ * no caption; a capacity table has its own layout columns. */
+static void md_caption(const dc_study *s, dc_buf *b) {
+  if (dc_study_point_count(s) < 1) return;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_point p;
+  dc_study_point(s, 0, &a, &p);
+  const char *const *params;
+  size_t n = dc_study_params(s, &params);
+  bool swept = false;
+  for (size_t i = 0; i < n; i++)
+    swept |= strncmp(params[i], "system.gpu", 10) == 0 ||
+             strcmp(params[i], "system.hosts") == 0;
+  if (p.gpus > 1 || swept) {
+    char lay[64];
+    dc_point_layout(&p, lay, sizeof lay);
+    dc_buf_printf(b, "Study %s: %s x%d, %s%s.\n\n", dc_study_name(s), p.gpu,
+                  (int)p.gpus, lay,
+                  swept ? " at the first point (the system keys are swept)"
+                        : "");
+  }
+  dc_arena_free(&a);
+}
+
 /* ---- arguments ------------------------------------------------------------ */
 
 /* html: the rows go to memory as JSON lines, then into the report. */
@@ -292,6 +321,12 @@ static int cmd_run(int argc, char **argv) {
     ok = dc_sweep_run(&src, &o, &d);
   } else {
     ok = out_open(&of, out_path);
+    if (ok && fmt == DC_FORMAT_MD && shard_k == 1 && !capacity) {
+      dc_buf cap = {0};
+      md_caption(s, &cap);
+      if (cap.len) ok = sink_write(&of, cap.data, cap.len);
+      dc_buf_free(&cap);
+    }
     if (ok) {
       ok = dc_sweep_run(&src, &o, &d);
       ok = out_close(&of, ok);

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""What a new user trips over, checked end to end (spec/multi-gpu.md,
+spec/study.md, spec/report.md): one check per ctest, named on the command
+line.
+
+    check_ux.py DLRMC CHECK
+
+Each check runs dlrmc as a user would and fails with the command, its
+output and what was expected. Inputs are the files beside this script.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DLRMC = None
+
+
+def fail(msg, r=None):
+    sys.stderr.write("FAIL: %s\n" % msg)
+    if r is not None:
+        sys.stderr.write("$ %s\nrc=%d\n--- stdout\n%s\n--- stderr\n%s\n" % (
+            " ".join(r.args), r.returncode, r.stdout[-4000:],
+            r.stderr[-4000:]))
+    sys.exit(1)
+
+
+def run(*args, rc=0, env=None):
+    e = dict(os.environ)
+    e["DLRMC_NO_PROGRESS"] = "1"
+    if env:
+        e.update(env)
+    r = subprocess.run([DLRMC] + list(args), capture_output=True, text=True,
+                       env=e, timeout=120)
+    if rc is not None and r.returncode != rc:
+        fail("exit status %d, expected %d" % (r.returncode, rc), r)
+    return r
+
+
+def here(name):
+    return os.path.join(HERE, name)
+
+
+def csv_rows(text):
+    lines = [l for l in text.replace("\r\n", "\n").split("\n") if l]
+    head = lines[0].split(",")
+    return [dict(zip(head, l.split(","))) for l in lines[1:]]
+
+
+# ---- 1. host layout --------------------------------------------------------
+
+def check_host_layout():
+    study = here("h100x64.yaml")
+    r = run("run", study)
+    want = "assumed 8 hosts × 8 GPUs"
+    if r.stderr.count(want) != 1:
+        fail("a bare system.gpus: 64 must say once on stderr '%s'" % want, r)
+    bare = csv_rows(r.stdout)[0]
+    r2 = run("run", study, "-D", "system.gpus_per_host=8")
+    if "assumed" in r2.stderr:
+        fail("nothing is assumed when gpus_per_host is written", r2)
+    if csv_rows(r2.stdout)[0]["e2e_ms"] != bare["e2e_ms"]:
+        fail("gpus: 64 must be priced as 8 hosts of 8 (the H100's catalog "
+             "host size): %s vs %s" % (bare["e2e_ms"],
+                                       csv_rows(r2.stdout)[0]["e2e_ms"]))
+    one = run("run", study, "-D", "system.gpus_per_host=64")
+    if csv_rows(one.stdout)[0]["e2e_ms"] == bare["e2e_ms"]:
+        fail("one 64-GPU host must differ from 8 hosts of 8", one)
+    # once per run, not once per point
+    r = run("run", study, "-D", "system.gpus=16,32,64")
+    if r.stderr.count("assumed") != 1:
+        fail("a sweep over bare GPU counts warns once", r)
+    # the capacity search lays its counts out by the same rule
+    cap = run("run", here("capacity.yaml"), "-D", "capacity.gpus=[64]",
+              "-D", "capacity.target_step_ms=1000")
+    if "gpus_per_host" not in cap.stderr:
+        fail("the capacity search says it assumed the host size", cap)
+    row = csv_rows(cap.stdout)[0]
+    if (row["hosts"], row["gpus_per_host"]) != ("8", "8"):
+        fail("capacity lays 64 H100s out as 8 × 8", cap)
+    if abs(float(row["e2e_ms"]) - float(bare["e2e_ms"])) > 1e-3:
+        fail("the sweep (%s) and the capacity search (%s) price 64 H100s "
+             "alike" % (bare["e2e_ms"], row["e2e_ms"]), cap)
+    # the headers name the layout
+    md = run("run", study, "--format", "md")
+    if "8 hosts × 8 GPUs" not in md.stdout.split("\n")[0]:
+        fail("the Markdown table's caption names hosts × GPUs", md)
+    ex = run("explain", study)
+    if "(8 hosts × 8 GPUs)" not in ex.stdout.split("\n")[1]:
+        fail("explain's header names hosts × GPUs", ex)
+    gr = run("graph", study)
+    if "# ranks 64 (8 hosts × 8 GPUs)" not in gr.stdout:
+        fail("graph's header names hosts × GPUs", gr)
+    # a count that is no whole number of hosts is refused, with the fix
+    bad = run("check", study, "-D", "system.gpus=12", rc=1)
+    if ("not a whole number" not in bad.stderr or
+            "gpus_per_host" not in bad.stderr):
+        fail("gpus: 12 on 8-GPU hosts is an error naming gpus_per_host", bad)
+
+
+CHECKS = {name[len("check_"):]: f for name, f in globals().items()
+          if name.startswith("check_")}
+
+
+def main():
+    global DLRMC
+    if len(sys.argv) != 3 or sys.argv[2] not in CHECKS:
+        sys.exit("usage: check_ux.py DLRMC {%s}" % "|".join(sorted(CHECKS)))
+    DLRMC = os.path.abspath(sys.argv[1])
+    CHECKS[sys.argv[2]]()
+    print("ok: %s" % sys.argv[2])
+
+
+if __name__ == "__main__":
+    main()
