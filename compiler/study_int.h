@@ -143,6 +143,7 @@ typedef struct dc_axis {
   double f_from, f_step, f_times;  /* FRANGE: from + i*step, from*times^i */
   dc_span range_span;
   int group;               /* index of its group (product digit) */
+  bool from_cli;           /* a -D comma list, not the study's sweep */
 } dc_axis;
 
 typedef struct dc_group {

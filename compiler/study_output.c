@@ -8,6 +8,34 @@
 
 #include "compiler/study_int.h"
 
+/* A key swept with -D is always a column: output.columns was written
+ * before the command line chose to sweep it (a comma list of two or more
+ * values), and rows that differ only in
+ * a column left out could not be told apart. Such keys the list leaves
+ * out come first, in the command line's order. */
+static void cli_sweeps_first(dc_study *s) {
+  size_t add = 0;
+  for (size_t i = 0; i < s->n_axes; i++) {
+    bool listed = false;
+    for (size_t j = 0; j < s->n_columns && !listed; j++)
+      listed = !strcmp(s->columns[j], s->axes[i].path);
+    add += s->axes[i].from_cli && s->axes[i].n > 1 && !listed;
+  }
+  if (!add) return;
+  const char **c = dc_arena_array(&s->arena, s->n_columns + add, sizeof *c);
+  size_t k = 0;
+  for (size_t i = 0; i < s->n_axes; i++) {
+    bool listed = false;
+    for (size_t j = 0; j < s->n_columns && !listed; j++)
+      listed = !strcmp(s->columns[j], s->axes[i].path);
+    if (s->axes[i].from_cli && s->axes[i].n > 1 && !listed)
+      c[k++] = s->axes[i].path;
+  }
+  for (size_t j = 0; j < s->n_columns; j++) c[k++] = s->columns[j];
+  s->columns = c;
+  s->n_columns = k;
+}
+
 /* schema: output: {columns: [swept path | metric], format: csv | md |
  * jsonl | html, precision: 0..12}. */
 void dc_study_output(dc_study *s, dc_diags *d) {
@@ -77,5 +105,6 @@ void dc_study_output(dc_study *s, dc_diags *d) {
     s->columns[s->n_columns++] = c;
   }
   free(cands);
+  cli_sweeps_first(s);
 }
 

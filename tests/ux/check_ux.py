@@ -100,6 +100,71 @@ def check_host_layout():
         fail("gpus: 12 on 8-GPU hosts is an error naming gpus_per_host", bad)
 
 
+# ---- 2. points that do not fit ---------------------------------------------
+
+def check_fits():
+    demo = "studies/paper-configs.yaml"
+    r = run("run", demo, "--format", "jsonl")
+    unfit = r.stdout.count('"fits":false')
+    if unfit == 0:
+        fail("the demo study has points that do not fit", r)
+    want = "%d of 12 points do not fit in GPU memory" % unfit
+    if want not in r.stderr:
+        fail("stderr must say '%s'" % want, r)
+    md = run("run", demo, "--format", "md")
+    rows = [l for l in md.stdout.split("\n") if l.startswith("| ")][1:]
+    marked = [l for l in rows if l.startswith("| \u2717 ")]
+    if len(marked) != unfit:
+        fail("Markdown marks the %d rows that do not fit (%d marked)" %
+             (unfit, len(marked)), md)
+    with tempfile.TemporaryDirectory() as t:
+        out = os.path.join(t, "r.html")
+        h = run("run", demo, "-o", out)
+        html = open(out, encoding="utf-8").read()
+        if html.count('<tr class="unfit">') != unfit:
+            fail("the HTML table marks the %d rows that do not fit" % unfit,
+                 h)
+    ok = run("run", here("h100x64.yaml"))
+    if "do not fit" in ok.stderr or "does not fit" in ok.stderr:
+        fail("nothing is said when every point fits", ok)
+
+
+def check_unitless_bytes():
+    for key in ("hbm", "l2"):
+        with tempfile.TemporaryDirectory() as t:
+            gpu = os.path.join(t, "gpu.yaml")
+            text = open(here("bad_hbm.yaml")).read()
+            if key == "l2":
+                text = text.replace("hbm: 80", "hbm: 80GiB").replace(
+                    "l2: 50MiB", "l2: 50")
+            open(gpu, "w").write(text)
+            r = run("run", here("h100x64.yaml"), "-D", "system.gpu=" + gpu,
+                    "-D", "system.gpus_per_host=8", rc=1)
+            want = "'%s' is %s with no unit" % (key, "80" if key == "hbm"
+                                               else "50")
+            if want not in r.stderr or "gpu.yaml:" not in r.stderr:
+                fail("a size without a unit is an error at its line: '%s'"
+                     % want, r)
+
+
+# ---- 3. swept keys are columns ----------------------------------------------
+
+def check_swept_columns():
+    demo = "studies/paper-configs.yaml"
+    r = run("run", demo, "-D", "system.gpu=V100,A100-SXM4-80GB",
+            "-D", "training.precision=fp32")
+    head = r.stdout.split("\r\n")[0].split(",")
+    if head[0] != "system.gpu":
+        fail("a key swept with -D is a column, first, even though "
+             "output.columns leaves it out", r)
+    if "training.precision" in head:
+        fail("a -D of one value sweeps nothing and adds no column", r)
+    rows = csv_rows(r.stdout)
+    keys = [tuple(v for k, v in row.items() if "." in k) for row in rows]
+    if len(set(keys)) != len(keys):
+        fail("every row is told apart by its swept columns", r)
+
+
 CHECKS = {name[len("check_"):]: f for name, f in globals().items()
           if name.startswith("check_")}
 
