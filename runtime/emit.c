@@ -224,10 +224,16 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
   }
 }
 
+/* A Markdown row of a point that does not fit in GPU memory opens with
+ * DC_EMIT_UNFIT: its times assume memory the GPU lacks, and a reader of
+ * the table must see so without a fits column (CSV and JSON lines keep
+ * their values as they are; they carry fits for programs). */
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
                  int decimals, dc_buf *b, dc_buf *scratch) {
   open_row(f, b);
+  if (f == DC_FORMAT_MD && m->v[DC_METRIC_FITS] == 0.0 && n > 0)
+    dc_buf_puts(b, " " DC_EMIT_UNFIT);
   for (size_t i = 0; i < n; i++) {
     const dc_emit_col *c = &cols[i];
     const char *text;

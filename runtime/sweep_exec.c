@@ -91,6 +91,7 @@ typedef struct worker {
   dc_buf row, scratch, timeline;
   dc_cells cells; /* a row of the per-rank/per-shard/capacity modes */
   int64_t failed_index;
+  int64_t n_unfit; /* points that do not fit in GPU memory */
 } worker;
 
 static void worker_init(worker *w) {
@@ -544,6 +545,7 @@ static bool point_row(worker *w, const run *R, int64_t i) {
     w->failed_index = i;
     return false;
   }
+  w->n_unfit += m.v[DC_METRIC_FITS] == 0.0;
   if (b >= 0) {
     if (b == i) base = r.e2e_us;
     m.has_speedup = true;
@@ -801,7 +803,10 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     ok = false;
   }
   o->memo_hits = o->memo_misses = 0;
+  o->n_unfit = 0;
+  o->n_points = R.n_local;
   for (int i = 0; i < jobs; i++) {
+    o->n_unfit += ws[i].n_unfit;
     int64_t h, m;
     dc_memo_stats(ws[i].memo, &h, &m);
     o->memo_hits += h;

@@ -333,6 +333,16 @@ static int cmd_run(int argc, char **argv) {
     }
   }
   if (d.count) dc_cli_report(&d);
+  if (ok && o.n_unfit > 0) {
+    int64_t n = o.n_points;
+    fprintf(stderr,
+            "dlrmc: warning: %lld of %lld point%s do%s not fit in GPU "
+            "memory (fits false%s): their times are for memory the GPU "
+            "does not have\n",
+            (long long)o.n_unfit, (long long)n, n == 1 ? "" : "s",
+            o.n_unfit == 1 ? "es" : "", fmt == DC_FORMAT_MD ? ", rows marked "
+            "with " DC_EMIT_UNFIT : html ? ", rows shaded in the table" : "");
+  }
   if (ok && html) {
     dc_arena ra;
     dc_arena_init(&ra);
