@@ -670,30 +670,63 @@ static double now_s(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The progress bar on stderr: the share done, the rate, and the time
+ * left at that rate. It never shares a line with the table: before the
+ * table is written (stdout may be the same terminal) a drawn bar is
+ * erased, and the next update draws it again below what was written. */
 typedef struct progress {
-  bool on;
-  double last;
+  bool on, shown; /* shown: a bar is on the terminal's current line */
+  double start, last;
   int64_t total;
 } progress;
 
+static void progress_clear(progress *p) {
+  if (!p || !p->shown) return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+  p->shown = false;
+}
+
+/* "1h02m", "3m05s", "12s": a duration to the second. */
+static void put_duration(char *buf, size_t cap, double s) {
+  long t = s < 0 ? 0 : s > 3.6e7 ? 36000000L : (long)(s + 0.5);
+  if (t >= 3600)
+    snprintf(buf, cap, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else if (t >= 60)
+    snprintf(buf, cap, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(buf, cap, "%lds", t);
+}
+
 static void progress_show(progress *p, int64_t done, bool final) {
-  if (!p->on) return;
+  if (!p || !p->on) return;
   double t = now_s();
-  if (!final && t - p->last < 0.1) return;
+  if (!final && p->last > 0 && t - p->last < 0.1) return;
   p->last = t;
   int width = 30, fill = p->total ? (int)(done * width / p->total) : width;
   char bar[64];
   for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
   bar[width] = '\0';
-  fprintf(stderr, "\r[%s] %3d%% %lld/%lld points", bar,
-          p->total ? (int)(done * 100 / p->total) : 100, (long long)done,
-          (long long)p->total);
+  double el = t - p->start, rate = el > 0 ? (double)done / el : 0;
+  char when[32] = "";
+  if (final) {
+    put_duration(when + 5, sizeof when - 5, el);
+    memcpy(when, "  in ", 5);
+  } else if (rate > 0 && done > 0) {
+    put_duration(when + 6, sizeof when - 6, (double)(p->total - done) / rate);
+    memcpy(when, "  ETA ", 6);
+  }
+  fprintf(stderr, "\r\033[K[%s] %3d%% %lld/%lld points  %.3g points/s%s",
+          bar, p->total ? (int)(done * 100 / p->total) : 100,
+          (long long)done, (long long)p->total, rate, when);
   if (final) fputc('\n', stderr);
+  p->shown = !final;
   fflush(stderr);
 }
 
 static bool flush_out(run *R, dc_buf *out, bool force) {
   if (out->len == 0 || (!force && out->len < FLUSH_BYTES)) return true;
+  progress_clear(R->prog);
   bool ok = R->o->sink(R->o->sink_ctx, out->data, out->len);
   dc_buf_clear(out);
   return ok;
@@ -740,7 +773,9 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     else
       dc_emit_header(o->format, cols, R.n_cols, &out);
   }
-  progress prog = {o->progress && R.n_local > 0, 0.0, R.n_local};
+  progress prog = {o->progress && R.n_local > 0, false, now_s(), 0.0,
+                   R.n_local};
+  R.prog = &prog;
   worker *ws = dc_xcalloc((size_t)jobs, sizeof *ws);
   for (int i = 0; i < jobs; i++) {
     worker_init(&ws[i]);
@@ -764,7 +799,6 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     R.window = (int64_t)jobs * WINDOW_PER_JOB;
     R.slots = dc_xcalloc((size_t)R.window, sizeof *R.slots);
     R.out = &out;
-    R.prog = &prog;
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.space, NULL);
     pthread_t *th = dc_xcalloc((size_t)jobs, sizeof *th);
@@ -790,7 +824,7 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   }
   if (ok) ok = flush_out(&R, &out, true);
   if (ok) progress_show(&prog, R.n_local, true);
-  else if (prog.on) fputc('\n', stderr);
+  else progress_clear(&prog);
 
   /* Diagnostics of the failing worker with the smallest point index. */
   int first = -1;

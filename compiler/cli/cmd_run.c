@@ -316,6 +316,17 @@ static int cmd_run(int argc, char **argv) {
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
+  /* A sweep this large runs for hours even at a million points a second
+   * (the progress bar's rate says how fast this one goes): said before it
+   * starts, so the user can stop it and split it. */
+  int64_t n_run = dc_study_point_count(s) / shard_n;
+  if (n_run >= INT64_C(10000000000))
+    fprintf(stderr,
+            "dlrmc: warning: this run evaluates %lld points (%.3g); at a "
+            "million points a second that is still %.1f hours\n"
+            "  = help: sweep fewer values, or split it with --shard K/N "
+            "over several machines (spec/speed.md)\n",
+            (long long)n_run, (double)n_run, (double)n_run / 1e6 / 3600);
   bool ok;
   if (html) {
     ok = dc_sweep_run(&src, &o, &d);
@@ -425,5 +436,8 @@ const dc_command dc_cmd_run_def = {
     "  and per-rank figures the HTML report draws). A study with `capacity:` writes\n"
     "  one row per point and GPU type: the smallest GPU count that fits and\n"
     "  meets capacity.target_step_ms.\n"
-    "A progress bar is shown on stderr when it is a terminal (set\n"
-    "DLRMC_NO_PROGRESS to hide it).\n"};
+    "A progress bar (share done, points per second, time left) is shown\n"
+    "on stderr when it is a terminal, never on a line of the table (set\n"
+    "DLRMC_NO_PROGRESS to hide it); a run of 10^10 points or more is\n"
+    "warned about before it starts. Points that do not fit in GPU memory\n"
+    "are counted on stderr and marked in Markdown and HTML.\n"};

@@ -165,6 +165,100 @@ def check_swept_columns():
         fail("every row is told apart by its swept columns", r)
 
 
+# ---- 4. the progress bar on a terminal -------------------------------------
+
+def render(text):
+    """The lines a terminal shows for `text`: CR returns to column 0, ESC[K
+    erases to the end of the line, LF starts a new line."""
+    lines, cur, col = [], [], 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if text.startswith("\x1b[K", i):
+            del cur[col:]
+            i += 3
+            continue
+        if ch == "\r":
+            col = 0
+        elif ch == "\n":
+            lines.append("".join(cur).rstrip())
+            cur, col = [], 0
+        else:
+            if col < len(cur):
+                cur[col] = ch
+            else:
+                cur.append(ch)
+            col += 1
+        i += 1
+    if cur:
+        lines.append("".join(cur).rstrip())
+    return lines
+
+
+def on_terminal(args):
+    """Runs dlrmc with stdout and stderr on one pseudo-terminal."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.pop("DLRMC_NO_PROGRESS", None)
+        os.environ.pop("NO_COLOR", None)
+        os.execv(DLRMC, [DLRMC] + args)
+    out = b""
+    while True:
+        try:
+            ready, _, _ = select.select([fd], [], [], 60)
+            if not ready:
+                break
+            b = os.read(fd, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        out += b
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode("utf-8")
+
+
+def check_progress():
+    args = ["run", "studies/paper-configs.yaml", "-D",
+            "training.batch_size=512,1024,2048,4096,8192,16384",
+            "--jobs", "2"]
+    rc, text = on_terminal(args)
+    if rc != 0:
+        fail("run on a terminal exits 0, not %d:\n%s" % (rc, text))
+    lines = render(text)
+    bars = [l for l in lines if re.search(r"\[[# ]+\] +\d+%", l)]
+    if not bars:
+        fail("no progress bar on a terminal:\n%r" % text)
+    for l in lines:
+        if "points" in l and ("," in l.split("points")[0] or "|" in l):
+            fail("the progress bar shares a line with the table: %r" % l)
+    header = [l for l in lines if l.startswith("model.preset,")]
+    if len(header) != 1:
+        fail("the CSV header is on a line of its own:\n%r" % lines)
+    if not re.search(r"18/18 points +[0-9.e+]+ points/s +in \d+s$",
+                     bars[-1]):
+        fail("the last bar gives the rate and the time taken: %r" % bars[-1])
+    if "ETA" not in text:
+        fail("the bar gives the time left while it runs:\n%r" % text)
+
+
+def check_huge_sweep():
+    p = subprocess.Popen([DLRMC, "run", here("huge.yaml")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        first = p.stderr.readline()
+    finally:
+        p.kill()
+        p.wait()
+    if "10000000000 points" not in first or "warning" not in first:
+        fail("a sweep of 10^10 points is warned about before it starts: "
+             "%r" % first)
+
+
 CHECKS = {name[len("check_"):]: f for name, f in globals().items()
           if name.startswith("check_")}
 
