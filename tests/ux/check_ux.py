@@ -259,6 +259,29 @@ def check_huge_sweep():
              "%r" % first)
 
 
+# ---- 7. replay's help -------------------------------------------------------
+
+def check_replay_help():
+    h = run("help", "replay")
+    text = " ".join(h.stdout.split())
+    for want in ("`self` when KINETO.json holds GPU activity",
+                 "paper-v100 with no Kineto trace or one recorded on the "
+                 "CPU only"):
+        if want not in text:
+            fail("replay's help says: %s" % want, h)
+    # ... and the code does what it says
+    f = "tests/fixtures/traces/"
+    cases = [([f + "dcn_lowrank.et.json.gz", f + "dcn_lowrank.kineto.json.gz"],
+              "overheads: paper-v100"),  # a CPU run's Kineto trace
+             ([f + "tf32_pair.et.json", f + "tf32_pair.kineto.json"],
+              "overheads: self"),         # a GPU run's
+             ([f + "tf32_pair.et.json"], "overheads: paper-v100")]
+    for args, want in cases:
+        r = run("replay", *args, "--gpu", "H100")
+        if want not in r.stdout:
+            fail("replay %s reports '%s'" % (" ".join(args), want), r)
+
+
 CHECKS = {name[len("check_"):]: f for name, f in globals().items()
           if name.startswith("check_")}
 
