@@ -282,6 +282,45 @@ def check_replay_help():
             fail("replay %s reports '%s'" % (" ".join(args), want), r)
 
 
+# ---- 9. make demo -----------------------------------------------------------
+
+def check_make_demo():
+    """`make demo` with cmake replaced by a stand-in that prints 500 lines
+    (tests/ux/fake_cmake.sh): the build's output goes to a log, the table
+    is what is shown; a failing build shows the log's tail."""
+    fake = here("fake_cmake.sh")
+    with tempfile.TemporaryDirectory() as t:
+        env = dict(os.environ, DLRMC=DLRMC, DLRMC_NO_PROGRESS="1")
+        env.pop("MAKEFLAGS", None)
+        env.pop("MFLAGS", None)
+        base = ["make", "--no-print-directory", "demo", "SKIP_DEPS=1",
+                "CMAKE=" + fake, "BUILD=" + t]
+        r = subprocess.run(base, capture_output=True, text=True, env=env,
+                           timeout=120)
+        out = r.stdout + r.stderr
+        if r.returncode != 0:
+            fail("make demo exits 0", r)
+        if "noise" in out:
+            fail("make demo shows no build output when the build works", r)
+        table = [l for l in r.stdout.split("\n") if l.startswith("|")]
+        other = [l for l in r.stdout.split("\n")
+                 if l and not l.startswith("|")]
+        if len(table) != 14 or len(other) > 3:
+            fail("make demo shows the table (14 lines) and at most 3 "
+                 "others, not %d and %d" % (len(table), len(other)), r)
+        if "noise499" not in open(os.path.join(t, "build.log")).read():
+            fail("the build's output is kept in BUILD/build.log", r)
+        env["FAKE_CMAKE_FAIL"] = "1"
+        r = subprocess.run(base, capture_output=True, text=True, env=env,
+                           timeout=120)
+        out = r.stdout + r.stderr
+        if r.returncode == 0:
+            fail("make demo fails when the build does", r)
+        if ("error: the build broke here" not in out or
+                "build.log" not in out or "noise0.o" in out):
+            fail("a failed build shows the log's tail and names the log", r)
+
+
 CHECKS = {name[len("check_"):]: f for name, f in globals().items()
           if name.startswith("check_")}
 
