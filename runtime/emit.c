@@ -286,7 +286,8 @@ static const dc_cell_col capacity_cols[] = {
     {"hosts", DC_CELL_NUM},         {"gpus_per_host", DC_CELL_NUM},
     {"e2e_ms", DC_CELL_NUM},        {"samples_per_s", DC_CELL_NUM},
     {"mem_gib", DC_CELL_NUM},       {"hbm_gib", DC_CELL_NUM},
-    {"fits", DC_CELL_BOOL},         {"meets_target", DC_CELL_BOOL}};
+    {"fits", DC_CELL_BOOL},         {"meets_target", DC_CELL_BOOL},
+    {"answer", DC_CELL_BOOL}};
 
 static const dc_cell_col torchrec_cols[] = {
     {"torchrec_ms", DC_CELL_NUM},
@@ -306,7 +307,7 @@ void dc_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
   } else if (rows == DC_ROWS_CAPACITY) {
     fixed = capacity_cols;
     nf = DC_COUNTOF(capacity_cols);
-    nt = 1; /* torchrec_ms of the chosen configuration */
+    nt = 1; /* torchrec_ms of the row's configuration */
   }
   if (!src->torchrec) nt = 0;
   dc_cell_col *c = dc_xcalloc(src->n_params + nf + nt + 1, sizeof *c);

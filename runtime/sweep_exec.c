@@ -383,21 +383,49 @@ static void shard_rows(worker *w, const run *R, const dc_graph *g,
 }
 
 /* The capacity search of one point (spec/study.md, "Capacity"): per GPU
- * type, the candidate counts in ascending order; a count is skipped when
- * the global batch does not split evenly over it or it is not a whole
- * number of hosts; the first whose graph fits (every rank) and whose
- * step time is at most the target is the row's answer. When none is,
- * `gpus` is empty and the row shows the largest count evaluated. */
+ * type, every candidate count in ascending order, one row each (the
+ * curve: a step time need not fall as GPUs are added, since crossing
+ * hosts slows the exchange); a count is skipped when the global batch
+ * does not split evenly over it, it is not a whole number of hosts
+ * (dc_host_layout), or the point cannot be built on it. The answer is the
+ * first count that fits (every rank) and meets the target: its row has
+ * `answer` true. A type with no count evaluated gets one row with empty
+ * figures. */
+static void capacity_row(worker *w, const run *R, const dc_point *p,
+                         const char *gpu, const dc_point *q,
+                         const dc_metrics *m, const dc_memory *mem,
+                         bool meets, bool answer) {
+  dc_cells *c = &w->cells;
+  dc_cells_clear(c);
+  dc_cells_params(c, R->src, p);
+  dc_cells_text(c, gpu);
+  if (!m) {
+    for (int i = 0; i < 7; i++) dc_cells_text(c, "");
+    for (int i = 0; i < 3; i++) dc_cells_bool(c, false);
+    if (R->src->torchrec) dc_cells_text(c, "");
+  } else {
+    dc_cells_int(c, q->gpus);
+    dc_cells_int(c, q->hosts);
+    dc_cells_int(c, q->gpus_per_host);
+    dc_cells_num(c, m->v[DC_METRIC_E2E_MS], 4);
+    dc_cells_num(c, m->v[DC_METRIC_SAMPLES_PER_S], 1);
+    dc_cells_num(c, gib((double)dc_memory_total(mem)), 4);
+    dc_cells_num(c, gib((double)mem->hbm_bytes), 4);
+    dc_cells_bool(c, m->v[DC_METRIC_FITS] != 0.0);
+    dc_cells_bool(c, meets);
+    dc_cells_bool(c, answer);
+    if (R->src->torchrec) dc_cells_num(c, m->v[DC_METRIC_TORCHREC_MS], 4);
+  }
+  dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+}
+
 static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
   for (int32_t j = 0; j < p->n_capacity_types; j++) {
     dc_point *q = dc_arena_alloc(&w->arena, sizeof *q);
     *q = *p;
     q->gpu = p->capacity_types[j];
     bool found = false, any = false;
-    dc_metrics best;
-    dc_memory bmem;
-    int32_t bn = 0, bh = 0, bq = 0;
-    for (int32_t k = 0; k < p->n_capacity_gpus && !found; k++) {
+    for (int32_t k = 0; k < p->n_capacity_gpus; k++) {
       int32_t n = p->capacity_gpus[k];
       int64_t hosts, per_host;
       if (!dc_host_layout(n, p->capacity_gpus_per_host[j], &hosts,
@@ -418,38 +446,14 @@ static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
       if (!evaluate(w, g, false, R->sharding_metrics, &r, &m, &pr,
                     &w->diags)) return false;
       any = true;
-      best = m;
-      dc_memory_estimate(g, pr.dev->hbm_bytes, &bmem);
-      bn = n;
-      bh = q->hosts;
-      bq = q->gpus_per_host;
-      found = m.v[DC_METRIC_FITS] != 0.0 &&
-              m.v[DC_METRIC_E2E_MS] <= p->capacity_target_ms;
+      dc_memory mem;
+      dc_memory_estimate(g, pr.dev->hbm_bytes, &mem);
+      bool meets = m.v[DC_METRIC_FITS] != 0.0 &&
+                   m.v[DC_METRIC_E2E_MS] <= p->capacity_target_ms;
+      capacity_row(w, R, p, q->gpu, q, &m, &mem, meets, meets && !found);
+      found |= meets;
     }
-    dc_cells *c = &w->cells;
-    dc_cells_clear(c);
-    dc_cells_params(c, R->src, p);
-    dc_cells_text(c, q->gpu);
-    if (found) dc_cells_int(c, bn);
-    else dc_cells_text(c, "");
-    if (any) {
-      dc_cells_int(c, bh);
-      dc_cells_int(c, bq);
-      dc_cells_num(c, best.v[DC_METRIC_E2E_MS], 4);
-      dc_cells_num(c, best.v[DC_METRIC_SAMPLES_PER_S], 1);
-      dc_cells_num(c, gib((double)dc_memory_total(&bmem)), 4);
-      dc_cells_num(c, gib((double)bmem.hbm_bytes), 4);
-      dc_cells_bool(c, best.v[DC_METRIC_FITS] != 0.0);
-      dc_cells_bool(c, found);
-      if (R->src->torchrec)
-        dc_cells_num(c, best.v[DC_METRIC_TORCHREC_MS], 4);
-    } else {
-      for (int i = 0; i < 6; i++) dc_cells_text(c, "");
-      dc_cells_bool(c, false);
-      dc_cells_bool(c, false);
-      if (R->src->torchrec) dc_cells_text(c, "");
-    }
-    dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+    if (!any) capacity_row(w, R, p, q->gpu, q, NULL, NULL, false, false);
   }
   return true;
 }

@@ -321,6 +321,39 @@ def check_make_demo():
             fail("a failed build shows the log's tail and names the log", r)
 
 
+# ---- 6. the capacity curve ---------------------------------------------------
+
+def check_capacity_curve():
+    r = run("run", here("capacity.yaml"))
+    rows = csv_rows(r.stdout)
+    counts = [row["gpus"] for row in rows]
+    if counts != ["8", "16", "32", "64"]:
+        fail("the capacity search shows every count it tried: %s" % counts,
+             r)
+    for row in rows:
+        if not row["e2e_ms"] or row["fits"] not in ("true", "false"):
+            fail("each count shows e2e_ms and fits", r)
+    answers = [row for row in rows if row["answer"] == "true"]
+    if len(answers) != 1:
+        fail("exactly one row is the answer", r)
+    first = next(row for row in rows if row["meets_target"] == "true")
+    if answers[0] is not first:
+        fail("the answer is the smallest count that meets the target", r)
+    # -D sets capacity.* keys like any other key
+    r = run("run", here("capacity.yaml"), "-D", "capacity.gpus=[16]",
+            "-D", "capacity.gpu=[H100, A100-SXM4-80GB]",
+            "-D", "capacity.target_step_ms=1000",
+            "-D", "capacity.gpus_per_host=4")
+    rows = csv_rows(r.stdout)
+    got = [(x["gpu"], x["gpus"], x["hosts"], x["answer"]) for x in rows]
+    if got != [("H100-SXM5-80GB", "16", "4", "true"),
+               ("A100-SXM4-80GB", "16", "4", "true")]:
+        fail("-D capacity.* keys are applied: %s" % got, r)
+    if "gpus_per_host in the GPU catalog" in r.stderr or \
+            "capacity without" in r.stderr:
+        fail("nothing is assumed when capacity.gpus_per_host is given", r)
+
+
 CHECKS = {name[len("check_"):]: f for name, f in globals().items()
           if name.startswith("check_")}
 
