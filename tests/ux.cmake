@@ -5,7 +5,7 @@
 find_program(DC_UX_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(DC_UX_PYTHON3)
   foreach(check host_layout fits unitless_bytes swept_columns progress
-                huge_sweep replay_help make_demo capacity_curve)
+                huge_sweep replay_help make_demo capacity_curve html)
     add_test(NAME ux_${check}
       COMMAND ${DC_UX_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/ux/check_ux.py
               $<TARGET_FILE:dlrmc> ${check}

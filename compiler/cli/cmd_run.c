@@ -161,6 +161,10 @@ static int cmd_run(int argc, char **argv) {
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
+  /* the report's command line, taken before -D's parsing splits its
+   * path=value in place */
+  dc_buf line = {0};
+  dc_cli_command_line(argc, argv, &line);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
@@ -289,10 +293,11 @@ static int cmd_run(int argc, char **argv) {
     dc_study_free(s);
     goto done;
   }
-  if (html && (capacity || rows != DC_ROWS_POINT)) {
-    rc = dc_cli_usage_error(cmd, "--format html charts the point table: "
-                                 "drop --per-rank and --per-shard (a study "
-                                 "with 'capacity' has no point table)");
+  if (html && rows == DC_ROWS_SHARD) {
+    rc = dc_cli_usage_error(cmd, "--format html charts the point table, "
+                                 "--per-rank rows or a capacity curve; "
+                                 "--per-shard rows have no step time to "
+                                 "chart: write them as csv, md or jsonl");
     dc_diags_free(&d);
     dc_study_free(s);
     goto done;
@@ -357,15 +362,12 @@ static int cmd_run(int argc, char **argv) {
   if (ok && html) {
     dc_arena ra;
     dc_arena_init(&ra);
-    dc_buf line = {0};
-    dc_cli_command_line(argc, argv, &line);
     const dc_source *rs = dc_source_from_memory(
         "dlrmc run", rows_jsonl.data ? rows_jsonl.data : "", rows_jsonl.len,
         &ra);
     dc_buf_free(&rows_jsonl);
     ok = dc_cli_html_report(rs, dc_study_name(s), line.data, NULL,
                             out_path) == DC_EXIT_OK;
-    dc_buf_free(&line);
     dc_arena_free(&ra);
   }
   dc_buf_free(&rows_jsonl);
@@ -376,6 +378,7 @@ static int cmd_run(int argc, char **argv) {
   dc_study_free(s);
   rc = ok ? DC_EXIT_OK : DC_EXIT_INPUT;
 done:
+  dc_buf_free(&line);
   free(ov);
   return rc;
 }

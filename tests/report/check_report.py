@@ -273,9 +273,9 @@ def expect_error(dlrmc, out, name, content, words):
 def mode_bad(dlrmc, src, out):
     expect_error(dlrmc, out, "foreign.csv", "name,age\r\nann,3\r\n",
                  ["foreign.csv", "'name'", "neither a dlrmc metric"])
-    expect_error(dlrmc, out, "ranks.csv",
-                 "sharding.plan,rank,e2e_ms\r\nauto,0,1.5\r\n",
-                 ["ranks.csv", "'rank'", "per-rank"])
+    expect_error(dlrmc, out, "shards.csv",
+                 "table,shard,rank,emb_fwd_ms\r\nt0,0,0,1.5\r\n",
+                 ["shards.csv", "'table'", "per-shard"])
     expect_error(dlrmc, out, "no_e2e.csv",
                  "system.gpu,gpu_util\r\nB200,0.5\r\n",
                  ["no_e2e.csv", "'e2e_ms'"])

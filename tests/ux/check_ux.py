@@ -354,6 +354,92 @@ def check_capacity_curve():
         fail("nothing is assumed when capacity.gpus_per_host is given", r)
 
 
+# ---- 5. the HTML report -------------------------------------------------------
+
+def html_of(*args):
+    with tempfile.TemporaryDirectory() as t:
+        out = os.path.join(t, "r.html")
+        r = run("run", *args, "-o", out)
+        return r, open(out, encoding="utf-8").read()
+
+
+def check_html():
+    import html as htmllib
+    # the command line keeps every -D value
+    r, page = html_of("studies/paper-configs.yaml", "-D",
+                      "training.batch_size=512,1024", "-D",
+                      "system.gpu=A100-SXM4-80GB")
+    cmd = re.search(r"<dt>command</dt><dd><code>(.*?)</code>", page)
+    if not cmd or ("-D training.batch_size=512,1024" not in
+                   htmllib.unescape(cmd.group(1)) or
+                   "-D system.gpu=A100-SXM4-80GB" not in
+                   htmllib.unescape(cmd.group(1))):
+        fail("the report's command line keeps the -D values: %s" %
+             (cmd.group(1) if cmd else None), r)
+    # the table scrolls in its own box, not the page
+    if not re.search(r'<div class="scroll">\s*<table class="sortable">',
+                     page) or not re.search(r"\.scroll\{overflow:auto", page):
+        fail("the table sits in a box that scrolls by itself", r)
+    # slanted bar labels never overlap and fit in their chart
+    r, page = html_of("studies/paper-configs.yaml", "-D",
+                      "system.gpu=" + ",".join(GPUS), "-D",
+                      "training.batch_size=2048")
+    svgs = re.findall(r'<svg[^>]*viewBox="0 0 [0-9.]+ ([0-9.]+)"(.*?)</svg>',
+                      page, re.S)
+    slanted = 0
+    for h, body in svgs:
+        labels = re.findall(r'<text x="([0-9.]+)" y="([0-9.]+)"[^>]*'
+                            r'rotate\((-?[0-9.]+) [^>]*>(?:<title>[^<]*'
+                            r'</title>)?([^<]*)</text>', body)
+        labels = [l for l in labels if l[2] != "-90"]
+        xs = [float(l[0]) for l in labels]
+        for (x, y, ang, text), nx in zip(labels, xs[1:] + [None]):
+            slanted += 1
+            sin = abs(__import__("math").sin(__import__("math").radians(
+                float(ang))))
+            if nx is not None and (nx - float(x)) * sin < 15:
+                fail("slanted labels %r and the next are %.1f px apart "
+                     "(< 15)" % (text, (nx - float(x)) * sin))
+            bottom = float(y) + len(htmllib.unescape(text)) * 6 * sin
+            if bottom > float(h):
+                fail("label %r ends at y=%.0f, below its chart (%s)" %
+                     (text, bottom, h))
+    if slanted < 10:
+        fail("17 GPU names under their bars are slanted (%d found)" %
+             slanted, r)
+    # every k-th in words
+    r, page = html_of(here("h100x64.yaml"), "-D",
+                      "training.batch_size=" + ",".join(
+                          str(1024 * i) for i in range(1, 131)))
+    if "-th" in page or "Every 3rd of 130 points" not in page:
+        fail("decimation notes read 'Every 3rd of 130 points'", r)
+    # an empty chart says why
+    r, page = html_of("studies/paper-configs.yaml", "-D",
+                      "model.preset=dlrm_mlperf_kaggle")
+    if "Nothing to draw: none of the 4 points fits in GPU memory" not in page:
+        fail("a chart of points none of which fits says why it is empty", r)
+    # capacity curves and --per-rank rows can be reported
+    r, page = html_of(here("capacity.yaml"))
+    if "<h2>e2e_ms against gpus</h2>" not in page or \
+            page.count('<tr class="unfit">') + page.count("<tr>") < 5:
+        fail("run --format html draws a capacity study's curve", r)
+    r, page = html_of(here("h100x64.yaml"), "-D", "system.gpus_per_host=8",
+                      "-D", "system.gpus=8", "--per-rank")
+    if "<h2>e2e_ms against rank</h2>" not in page:
+        fail("run --per-rank --format html charts the ranks", r)
+    with tempfile.TemporaryDirectory() as t:
+        jl = os.path.join(t, "cap.jsonl")
+        open(jl, "w").write(run("run", here("capacity.yaml"),
+                                "--format", "jsonl").stdout)
+        run("report", jl, "-o", os.path.join(t, "cap.html"))
+
+
+GPUS = ["V100-SXM2-16GB", "V100-SXM2-32GB", "A100-SXM4-40GB",
+        "A100-SXM4-80GB", "H100-SXM5-80GB", "H100-PCIe-80GB",
+        "H200-SXM-141GB", "B200", "P100-SXM2-16GB", "P100-PCIe-16GB",
+        "TITAN-Xp", "T4", "A10", "L4", "L40S", "MI250X", "MI300X"]
+
+
 CHECKS = {name[len("check_"):]: f for name, f in globals().items()
           if name.startswith("check_")}
 
