@@ -17,7 +17,7 @@ Standard library only. Usage: check_report.py MODE DLRMC SRC OUT [args]
   chromium the report of studies/paper-configs.yaml rendered by headless
            Chromium to a PNG that is not blank (distinct pixel values,
            read with zlib); exit 77 (skipped) without Chromium.
-  shot     STUDY PNG [W,H]: the README's screenshot, made as `chromium`
+  shot     STUDY PNG [W,H]: the README's screenshot (spec/img/), made as `chromium`
            makes its PNG, of `dlrmc run STUDY --format html` run from SRC.
 """
 import csv
