@@ -238,7 +238,7 @@ def check_progress():
     header = [l for l in lines if l.startswith("model.preset,")]
     if len(header) != 1:
         fail("the CSV header is on a line of its own:\n%r" % lines)
-    if not re.search(r"18/18 points +[0-9.e+]+ points/s +in \d+s$",
+    if not re.search(r"18/18 points +[0-9.e+]+ points/s +in [0-9hms]+$",
                      bars[-1]):
         fail("the last bar gives the rate and the time taken: %r" % bars[-1])
     if "ETA" not in text:
