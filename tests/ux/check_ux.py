@@ -93,6 +93,10 @@ def check_host_layout():
     gr = run("graph", study)
     if "# ranks 64 (8 hosts × 8 GPUs)" not in gr.stdout:
         fail("graph's header names hosts × GPUs", gr)
+    # the catalog says each GPU's host size
+    g = run("gpus", "T4")
+    if "host                   4 GPUs" not in g.stdout:
+        fail("dlrmc gpus NAME shows the host size (T4: 4)", g)
     # a count that is no whole number of hosts is refused, with the fix
     bad = run("check", study, "-D", "system.gpus=12", rc=1)
     if ("not a whole number" not in bad.stderr or
