@@ -2,13 +2,18 @@
 #   make demo   installs what is missing, builds, runs the default study
 #   make test   installs what is missing, builds, runs the whole test suite
 # Variables: BUILD (build directory), CMAKE_FLAGS (extra -D options),
-# STUDY (the study `make demo` runs), JOBS (parallel build jobs).
+# STUDY (the study `make demo` runs), JOBS (parallel build jobs), CMAKE
+# (the cmake to run), SKIP_DEPS=1 (do not look for missing packages).
+# `make demo` builds quietly: the build's output goes to $(BUILD)/build.log
+# and is shown (its last 40 lines) only when the build fails.
 
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 STUDY ?= studies/paper-configs.yaml
 WERROR ?= ON
 CMAKE_FLAGS ?=
+CMAKE ?= cmake
+LOG = $(BUILD)/build.log
 
 # Debian/Ubuntu packages dlrmc needs to build and test. CUDA is optional
 # (dlrmc-bench is built when the toolkit is found).
@@ -18,12 +23,12 @@ DEPS = cmake make gcc clang pkg-config libyaml-dev libpcre2-dev \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test clean
+.PHONY: all deps configure build quiet-build demo test clean
 
 all: build
 
 deps:
-	@missing=""; for p in $(DEPS); do \
+	@[ "$(SKIP_DEPS)" = 1 ] && exit 0; missing=""; for p in $(DEPS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
 	    || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -33,13 +38,24 @@ deps:
 	fi
 
 configure: deps
-	cmake -S . -B $(BUILD) -DDC_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	$(CMAKE) -S . -B $(BUILD) -DDC_WERROR=$(WERROR) $(CMAKE_FLAGS)
 
 build: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-demo: build
-	./$(BUILD)/compiler/dlrmc run $(STUDY)
+quiet-build: deps
+	@mkdir -p $(BUILD); printf 'building dlrmc (log: %s) ... ' '$(LOG)'; \
+	if { $(CMAKE) -S . -B $(BUILD) -DDC_WERROR=$(WERROR) $(CMAKE_FLAGS) && \
+	     $(CMAKE) --build $(BUILD) -j $(JOBS); } >'$(LOG)' 2>&1; then \
+	  echo done; \
+	else \
+	  echo failed; tail -n 40 '$(LOG)'; \
+	  echo "the build failed; the whole log is $(LOG)"; exit 1; \
+	fi
+
+demo: quiet-build
+	@echo '$$ dlrmc run $(STUDY) --format md'
+	@$(BUILD)/compiler/dlrmc run $(STUDY) --format md
 
 test: build
 	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure

@@ -154,6 +154,7 @@ bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
     memset(ax, 0, sizeof *ax);
     ax->path = path;
     ax->key_span = sp;
+    ax->from_cli = true;
     ax->kind = DC_AXIS_LIST;
     ax->values = (const dc_node *const *)vals;
     ax->texts = (const char *const *)texts;

@@ -16,6 +16,20 @@
 
 #define DEFAULT_GPU "V100-SXM2-16GB"
 #define DEFAULT_OVERHEADS "paper-v100"
+#define DEFAULT_HOST_SIZE 8 /* a GPU file without gpus_per_host */
+
+/* The GPUs of one host of this GPU: its catalog entry's gpus_per_host
+ * (spec/gpus/README.md), how many a bare system.gpus or a capacity
+ * search puts in one host (dc_host_layout). */
+static int64_t catalog_host_size(const dc_catref *r) {
+  const dc_node *n = r && r->root ? dc_node_get(r->root, "gpus_per_host")
+                                  : NULL;
+  double v = 0;
+  if (n && dc_leaf_num(n, "gpus_per_host", NULL, &v, NULL) && v >= 1 &&
+      v <= 1024 && v == (double)(int64_t)v)
+    return (int64_t)v;
+  return DEFAULT_HOST_SIZE;
+}
 
 /* schema: system: {gpu, gpus, hosts, gpus_per_host, overheads, links:
  * {nvlink, pcie, nic, latency}}; gpus = hosts × gpus_per_host. */
@@ -26,6 +40,7 @@ void dc_res_system(dc_rctx *c, dc_point *p, bool fill) {
   /* fp8 support, for the cross-key precision check: the entry's
    * fp8_tflops (datasheet, 0 or absent when the GPU has no fp8) */
   c->x.gpu = p->gpu;
+  c->x.host_size = catalog_host_size(r);
   c->x.gpu_fp8 = false;
   const dc_node *f8 = r && r->root ? dc_node_get(r->root, "fp8_tflops") : NULL;
   double f8v = 0;
@@ -157,12 +172,13 @@ void dc_res_storage(dc_rctx *c, dc_point *p) {
 
 /* schema: capacity: {target_step_ms, gpus: [counts], gpu: name | [names],
  * gpus_per_host}. Defaults: gpus [1, 2, 4, 8, 16, 32, 64], gpu the
- * point's system.gpu, gpus_per_host 8. Counts are sorted ascending and
+ * point's system.gpu, gpus_per_host each type's catalog host size (the
+ * rule a bare system.gpus follows). Counts are sorted ascending and
  * deduplicated (the search takes the first that meets the target). */
 void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill) {
   static const int32_t def_counts[] = {1, 2, 4, 8, 16, 32, 64};
   p->capacity_target_ms = 0;
-  p->capacity_gpus_per_host = 8;
+  p->capacity_gpus_per_host = NULL;
   p->n_capacity_gpus = 0;
   p->capacity_gpus = NULL;
   p->n_capacity_types = 0;
@@ -180,9 +196,8 @@ void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill) {
     return;
   }
   if (!dc_res_num(c, "capacity.target_step_ms", &p->capacity_target_ms)) return;
-  int64_t q = 8;
+  int64_t q = 0; /* 0: each type's catalog host size */
   dc_res_int(c, "capacity.gpus_per_host", &q);
-  p->capacity_gpus_per_host = (int32_t)q;
   n = dc_res_get(c, "capacity.gpus");
   if (n) {
     int64_t *v = NULL;
@@ -214,11 +229,16 @@ void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill) {
   }
   n = dc_res_get(c, "capacity.gpu");
   const char **names;
+  int32_t *hs;
   if (!n) {
     names = dc_arena_array(c->a, 1, sizeof *names);
+    hs = dc_arena_array(c->a, 1, sizeof *hs);
     names[0] = p->gpu;
+    hs[0] = (int32_t)(q ? q : c->x.host_size);
     p->capacity_types = names;
+    p->capacity_gpus_per_host = hs;
     p->n_capacity_types = 1;
+    c->x.capacity_assumed = q == 0;
     return;
   }
   size_t cnt = n->kind == DC_NODE_SEQ ? n->n : 1;
@@ -230,6 +250,8 @@ void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill) {
     return;
   }
   names = dc_arena_array(c->a, cnt, sizeof *names);
+  hs = dc_arena_array(c->a, cnt, sizeof *hs);
+  c->x.capacity_assumed = q == 0;
   for (size_t i = 0; i < cnt; i++) {
     const dc_node *it = n->kind == DC_NODE_SEQ ? n->items[i] : n;
     const char *name = NULL;
@@ -244,7 +266,9 @@ void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill) {
       return;
     }
     names[i] = r->name;
+    hs[i] = (int32_t)(q ? q : catalog_host_size(r));
   }
   p->capacity_types = names;
+  p->capacity_gpus_per_host = hs;
   p->n_capacity_types = (int32_t)cnt;
 }

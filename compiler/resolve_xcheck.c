@@ -22,20 +22,53 @@ static dc_span user_span(dc_span a, dc_span b) {
 }
 
 /* Derives (gpus, hosts, gpus_per_host) from what was written: any two
- * give the third; one alone means a single host (or one GPU per host when
- * only hosts is given); none means one GPU. */
+ * give the third; gpus alone is laid out in hosts of the GPU's catalog
+ * host size (dc_host_layout); gpus_per_host alone means a single host,
+ * hosts alone one GPU per host; none means one GPU. */
 void dc_res_derive(const dc_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
   int64_t G = x->gpus, H = x->hosts, Q = x->gph;
   if (G && H && !Q) Q = G / H;
   else if (G && Q && !H) H = G / Q;
   else if (H && Q && !G) G = H * Q;
-  else if (G && !H && !Q) H = 1, Q = G;
+  else if (G && !H && !Q) dc_host_layout(G, x->host_size, &H, &Q);
   else if (H && !G && !Q) Q = 1, G = H;
   else if (Q && !G && !H) H = 1, G = Q;
   else if (!G && !H && !Q) G = H = Q = 1;
   *g = G > 0 ? G : 1;
   *h = H > 0 ? H : 1;
   *q = Q > 0 ? Q : 1;
+}
+
+/* A bare system.gpus over more GPUs than one host holds is laid out in
+ * hosts of the catalog's size (dc_host_layout), and a capacity search
+ * without gpus_per_host does the same: said once per study, at the first
+ * value that assumed it, since the layout changes every exchange's
+ * price. */
+void dc_res_layout_note(const dc_xkeys *x, bool *said, bool *said_cap,
+                        dc_diags *d) {
+  int64_t h, q;
+  if (!*said && x->gpus > x->host_size && !x->hosts && !x->gph &&
+      dc_host_layout(x->gpus, x->host_size, &h, &q)) {
+    *said = true;
+    dc_diag *w = dc_diag_warning(
+        d, DC_DIAG_SEMANTIC, x->gpus_sp,
+        "system.gpus %lld without system.hosts or system.gpus_per_host: "
+        "assumed %lld hosts × %lld GPUs (%s's gpus_per_host in the GPU "
+        "catalog)",
+        (long long)x->gpus, (long long)h, (long long)q,
+        x->gpu ? x->gpu : "the GPU");
+    dc_diag_set_help(w, "set system.gpus_per_host to say how many GPUs "
+                        "share a host (NVLink inside, the NIC between)");
+  }
+  if (!*said_cap && x->capacity_assumed) {
+    *said_cap = true;
+    dc_diag *w = dc_diag_warning(
+        d, DC_DIAG_SEMANTIC, (dc_span){0},
+        "capacity without gpus_per_host: each GPU type's counts are laid "
+        "out in hosts of its catalog gpus_per_host (%s: %lld)",
+        x->gpu ? x->gpu : "the GPU", (long long)x->host_size);
+    dc_diag_set_help(w, "set capacity.gpus_per_host to choose");
+  }
 }
 
 /* Constraints between keys (DESIGN §2; reported once per combination of
@@ -119,6 +152,19 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
                     "system.gpus (%lld) is not a multiple of "
                     "system.gpus_per_host (%lld)",
                     (long long)G, (long long)Q);
+    ok = false;
+  } else if (G && !H && !Q && !dc_host_layout(G, x->host_size, &prod,
+                                                &prod)) {
+    if (d) {
+      dc_diag *e = dc_diag_error(
+          d, DC_DIAG_SEMANTIC, x->gpus_sp,
+          "system.gpus (%lld) is not a whole number of %s hosts of %lld "
+          "GPUs (the GPU catalog's gpus_per_host)",
+          (long long)G, x->gpu ? x->gpu : "this GPU's",
+          (long long)x->host_size);
+      dc_diag_set_help(e, "set system.gpus_per_host (or system.hosts) to "
+                          "say how the GPUs are spread over hosts");
+    }
     ok = false;
   } else if (!G && H && Q && H * Q > 65536) {
     if (d)

@@ -108,6 +108,7 @@ static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
   if (v->dot != base0->dot) dst->dot = v->dot;
   if (v->dcn != base0->dcn) dst->dcn = v->dcn;
   if (v->gpu != base0->gpu) dst->gpu = v->gpu;
+  if (v->host_size != base0->host_size) dst->host_size = v->host_size;
   if (v->n_tables != base0->n_tables) dst->n_tables = v->n_tables;
   if (v->sum_dims != base0->sum_dims) dst->sum_dims = v->sum_dims;
 }
@@ -119,10 +120,11 @@ static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
          a->max_rank != b->max_rank || a->dot != b->dot ||
          a->dcn != b->dcn || a->dcn_rank != b->dcn_rank ||
          a->n_tables != b->n_tables || a->sum_dims != b->sum_dims ||
-         a->gpu != b->gpu || a->gpu_fp8 != b->gpu_fp8 ||
-         a->fp8_key != b->fp8_key || a->fused != b->fused ||
-         a->half != b->half || a->gpu_nvidia != b->gpu_nvidia ||
-         a->gpu_tc != b->gpu_tc || a->gpu_arch != b->gpu_arch;
+         a->gpu != b->gpu || a->host_size != b->host_size ||
+         a->gpu_fp8 != b->gpu_fp8 || a->fp8_key != b->fp8_key ||
+         a->fused != b->fused || a->half != b->half ||
+         a->gpu_nvidia != b->gpu_nvidia || a->gpu_tc != b->gpu_tc ||
+         a->gpu_arch != b->gpu_arch;
 }
 
 /* Per digit: the summaries of its values (lists: each; ranges: the ends,
@@ -164,6 +166,8 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
   bool base_ok = resolve_digits(s, digits, &scratch, &base_d, true, &base);
   merge(d, &base_d);
   dc_diags_free(&base_d);
+  bool said = !base_ok, said_cap = !base_ok; /* the layout warned once */
+  dc_res_layout_note(&base, &said, &said_cap, d);
   digit_x *dx = dc_xcalloc(G + 1, sizeof *dx);
   for (size_t g = 0; g < G; g++) {
     /* A digit with a value list (alone or zipped with ranges) checks each
@@ -192,6 +196,7 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
       dc_xkeys x;
       resolve_digits(s, digits, &scratch, &tmp, true, &x);
       dx[g].x[all_list ? (size_t)i : 1] = x;
+      if (!tmp.errors) dc_res_layout_note(&x, &said, &said_cap, d);
       errs += merge(d, &tmp);
       dc_diags_free(&tmp);
     }
@@ -261,77 +266,6 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
   dc_arena_free(&scratch);
 }
 
-/* schema: output: {columns: [swept path | metric], format: csv | md |
- * jsonl | html, precision: 0..12}. */
-static void output(dc_study *s, dc_diags *d) {
-  const dc_node *o = NULL;
-  for (size_t i = s->n_fixed; i-- > 0 && !o;)
-    if (!strcmp(s->fixed[i].path, "output.format")) o = s->fixed[i].node;
-  if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "format");
-  int f = 0;
-  if (o) dc_leaf_enum(o, "output.format", dc_enum_format, &f, d);
-  s->format = f;
-  s->format_set = o != NULL;
-
-  o = NULL;
-  for (size_t i = s->n_fixed; i-- > 0 && !o;)
-    if (!strcmp(s->fixed[i].path, "output.precision")) o = s->fixed[i].node;
-  if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "precision");
-  int64_t prec = -1; /* not written: each metric's own decimals */
-  if (o) dc_leaf_int(o, "output.precision", dc_schema_find("output.precision"),
-                     &prec, d);
-  s->precision = (int)prec;
-
-  o = NULL;
-  for (size_t i = s->n_fixed; i-- > 0 && !o;)
-    if (!strcmp(s->fixed[i].path, "output.columns")) o = s->fixed[i].node;
-  if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "columns");
-  if (!o) return;
-  if (!dc_expect_kind(o, DC_NODE_SEQ, "output.columns", d)) return;
-  if (o->n == 0) {
-    dc_diag_error(d, DC_DIAG_EMPTY_LIST, o->span,
-                  "'output.columns' is empty; leave it out for the default "
-                  "columns");
-    return;
-  }
-  size_t nc = dc_n_metric_columns + s->n_axes;
-  const char **cands = dc_xcalloc(nc, sizeof *cands);
-  for (size_t i = 0; i < dc_n_metric_columns; i++)
-    cands[i] = dc_metric_columns[i];
-  for (size_t i = 0; i < s->n_axes; i++)
-    cands[dc_n_metric_columns + i] = s->axes[i].path;
-  s->columns = dc_arena_array(&s->arena, o->n, sizeof(char *));
-  for (size_t i = 0; i < o->n; i++) {
-    const char *c = NULL;
-    if (!dc_leaf_str(o->items[i], "output.columns[]", &c, d)) continue;
-    bool known = false;
-    for (size_t j = 0; j < nc && !known; j++) known = !strcmp(cands[j], c);
-    if (!known) {
-      const dc_skey *k = dc_schema_find(c);
-      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_COLUMN, o->items[i]->span,
-                                 "unknown output column '%s'", c);
-      const char *sug = dc_suggest(c, cands, nc);
-      if (k && (k->flags & DC_SF_SWEEP))
-        dc_diag_set_help(g, "'%s' is not swept; only swept keys and "
-                            "metrics can be columns", c);
-      else if (sug)
-        dc_diag_set_help(g, "did you mean '%s'?", sug);
-      else
-        dc_diag_set_help(g, "columns are swept keys or metrics (see "
-                            "spec/study.md)");
-      continue;
-    }
-    if (!strcmp(c, "speedup") && !s->has_baseline) {
-      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_COLUMN, o->items[i]->span,
-                                 "column 'speedup' needs a baseline");
-      dc_diag_set_help(g, "add e.g. baseline: {system.gpu: V100-SXM2-16GB}");
-      continue;
-    }
-    s->columns[s->n_columns++] = c;
-  }
-  free(cands);
-}
-
 static const char *stem(dc_arena *a, const char *path) {
   const char *b = strrchr(path, '/');
   b = b ? b + 1 : path;
@@ -386,7 +320,7 @@ static dc_study *load(dc_study *s, const dc_source *src,
 
   check_values(s, d, d->errors == before);
   dc_baseline_parse(s, d);
-  output(s, d);
+  dc_study_output(s, d);
   sort_diags(d, first);
   if (d->errors > before) return NULL;
   s->fast = fast_new(s);

@@ -143,6 +143,7 @@ typedef struct dc_axis {
   double f_from, f_step, f_times;  /* FRANGE: from + i*step, from*times^i */
   dc_span range_span;
   int group;               /* index of its group (product digit) */
+  bool from_cli;           /* a -D comma list, not the study's sweep */
 } dc_axis;
 
 typedef struct dc_group {
@@ -226,6 +227,8 @@ typedef struct dc_xkeys {
   int64_t n_tables, sum_dims;
   /* fp8 storage asked for (fp8_key names the key) on a GPU without it */
   const char *gpu;          /* canonical name */
+  int64_t host_size;        /* its catalog gpus_per_host (dc_host_layout) */
+  bool capacity_assumed;    /* capacity: without gpus_per_host */
   bool gpu_fp8;
   dc_span gpu_sp;
   const char *fp8_key;      /* NULL: no fp8 */
@@ -238,6 +241,11 @@ typedef struct dc_xkeys {
   bool half;                /* training.precision fp16 or bf16 */
   dc_span half_sp;
 } dc_xkeys;
+
+/* The warning that a host layout was assumed, once per study (*said,
+ * *said_cap), at the first summary that assumed it (resolve_xcheck.c). */
+void dc_res_layout_note(const dc_xkeys *x, bool *said, bool *said_cap,
+                        dc_diags *d);
 
 typedef struct dc_rctx {
   const dc_study *s;
@@ -278,6 +286,8 @@ bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
                         dc_diags *d);
 /* Reads `sweep:` into axes (before the -D ones), groups them, counts the
  * points. Axes named by -D are dropped from the sweep (-D wins). */
+/* The output: section, after the sweep (study_output.c). */
+void dc_study_output(dc_study *s, dc_diags *d);
 bool dc_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
                     dc_diags *d);
 bool dc_baseline_parse(dc_study *s, dc_diags *d);

@@ -152,10 +152,18 @@ void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out) {
   if (p && p->framework != DC_FRAMEWORK_PYTORCH)
     dc_buf_printf(out, "# framework %s%s\n", dc_framework_name(p->framework),
                   p->pipeline ? ", pipelined input distribution" : "");
+  char lay[64] = "";
+  if (p && g->n_ranks > 1) {
+    lay[0] = ' ';
+    lay[1] = '(';
+    dc_point_layout(p, lay + 2, sizeof lay - 3);
+    strcat(lay, ")");
+  }
   dc_buf_printf(out,
-                "# ranks %d, streams %d, ops %d (top-level %d), tensors %d, "
-                "kernels %d\n",
-                g->n_ranks, g->n_streams, g->n_ops, n_top, g->n_tensors, n_k);
+                "# ranks %d%s, streams %d, ops %d (top-level %d), tensors "
+                "%d, kernels %d\n",
+                g->n_ranks, lay, g->n_streams, g->n_ops, n_top, g->n_tensors,
+                n_k);
   for (int32_t r = 0; r < g->n_ranks; r++) {
     if (rank >= 0 && r != rank) continue;
     dc_buf_printf(out, "rank %d\n", r);

@@ -7,7 +7,8 @@
  *   name, aliases, vendor, arch, chip, year, sms, boost_mhz, l2, hbm,
  *   memory, mem_bw, fp32_tflops, [fp32_matrix_tflops], tf32_tflops,
  *   fp16_tflops, bf16_tflops, fp8_tflops, tensor_cores, pcie_gen, pcie,
- *   nvlink, nic, tdp_w, [llc], [sustained_mhz], [kernel_models],
+ *   nvlink, nic, [gpus_per_host], tdp_w, [llc], [sustained_mhz],
+ *   [kernel_models],
  *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable, link, source},
  *   latency: {kernel_us, link_us, nic_us, source}, source
  *
@@ -98,6 +99,9 @@ static double gbps(entry_reader *r, const dc_node *map, const char *key,
   return in_range(r, n, key, v, lo, MAX_GBPS) ? v : def;
 }
 
+/* A size with its unit: a bare number in a datasheet file is ambiguous
+ * (`hbm: 80` means 80 GB to a reader, 80 bytes to a parser), so it is
+ * refused rather than read as bytes. */
 static int64_t bytes(entry_reader *r, const dc_node *map, const char *key,
                      bool required, double lo) {
   const dc_node *n = get(r, map, key, required);
@@ -108,6 +112,14 @@ static int64_t bytes(entry_reader *r, const dc_node *map, const char *key,
     dc_diag_error(r->d, DC_DIAG_BAD_CATALOG, n->span,
                   "'%s' must be a size such as 6MiB: %s", key,
                   why ? why : "negative");
+    r->ok = false;
+    return 0;
+  }
+  if (strspn(n->text, "0123456789.+-_ eE") == strlen(n->text) && v != 0) {
+    dc_diag *g = dc_diag_error(r->d, DC_DIAG_BAD_CATALOG, n->span,
+                               "'%s' is %s with no unit", key, n->text);
+    dc_diag_set_help(g, "write the unit: %sGB, %sGiB or %sMiB (B alone "
+                        "for bytes)", n->text, n->text, n->text);
     r->ok = false;
     return 0;
   }
@@ -171,6 +183,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->pcie_gbps = gbps(&r, m, "pcie", true, 1, 1e-3);
   out->nvlink_gbps = gbps(&r, m, "nvlink", false, 0, 0);
   out->nic_gbps = gbps(&r, m, "nic", false, 12.5, 0);
+  out->gpus_per_host = (int32_t)num(&r, m, "gpus_per_host", false, 8, 1, 1024);
   out->tdp_w = num(&r, m, "tdp_w", false, 0, 0, 1e6);
 
   /* Achievable fractions: where an entry has none, the rules of thumb of

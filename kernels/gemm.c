@@ -32,7 +32,7 @@
  * Tensor-core kernels have no tile side under 64 (GEMM_TENSOR_SHAPES).
  *
  * The latencies, the split range and the alignment factors below are what
- * the A100 recsys trace's kernels show (issue #17; README, "GEMMs of real
+ * the A100 recsys trace's kernels show (issue #17; spec/accuracy.md, "GEMMs of real
  * traces"): its GEMMs are small (k, n of 13–512 at batch 1024), so cuBLAS
  * runs few CTAs per SM and splits k widely (grids of z = 2 to 216, each
  * split GEMM followed by a splitKreduce kernel of 4–5 µs), and its
@@ -62,7 +62,7 @@
  * the transposes (and C's is n), so any of them not a multiple of 16 /
  * element-size elements counts. The factor is the fraction of the math
  * and L2-feed rates left, calibrated on the even-numbered distinct shapes
- * of the A100 recsys trace's GEMMs with DeepBench (README, "GEMMs of real
+ * of the A100 recsys trace's GEMMs with DeepBench (spec/accuracy.md, "GEMMs of real
  * traces"; the odd ones judge it): TF32 on tensor cores keeps 0.5 (align1
  * kernels: 4-byte loads), SIMT fp32 0.85. fp16/bf16 on tensor cores keep
  * their rate: DeepBench's misaligned fp16 shapes on V100 and T4 show no

@@ -40,6 +40,7 @@ typedef struct dc_device {
   double h2d_pageable_gbps; /* achievable pageable host→device */
   double nvlink_gbps;   /* per GPU, bidirectional total; 0 when absent */
   double nic_gbps;      /* per GPU, across hosts */
+  int32_t gpus_per_host; /* one host's GPUs (a bare system.gpus' layout) */
   double link_latency_us;   /* per collective step */
   double kernel_floor_us;   /* smallest kernel time */
   /* Added by the kernels issue (#4); all optional in the catalog. */

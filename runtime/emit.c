@@ -224,10 +224,16 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
   }
 }
 
+/* A Markdown row of a point that does not fit in GPU memory opens with
+ * DC_EMIT_UNFIT: its times assume memory the GPU lacks, and a reader of
+ * the table must see so without a fits column (CSV and JSON lines keep
+ * their values as they are; they carry fits for programs). */
 void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
                  int decimals, dc_buf *b, dc_buf *scratch) {
   open_row(f, b);
+  if (f == DC_FORMAT_MD && m->v[DC_METRIC_FITS] == 0.0 && n > 0)
+    dc_buf_puts(b, " " DC_EMIT_UNFIT);
   for (size_t i = 0; i < n; i++) {
     const dc_emit_col *c = &cols[i];
     const char *text;
@@ -280,7 +286,8 @@ static const dc_cell_col capacity_cols[] = {
     {"hosts", DC_CELL_NUM},         {"gpus_per_host", DC_CELL_NUM},
     {"e2e_ms", DC_CELL_NUM},        {"samples_per_s", DC_CELL_NUM},
     {"mem_gib", DC_CELL_NUM},       {"hbm_gib", DC_CELL_NUM},
-    {"fits", DC_CELL_BOOL},         {"meets_target", DC_CELL_BOOL}};
+    {"fits", DC_CELL_BOOL},         {"meets_target", DC_CELL_BOOL},
+    {"answer", DC_CELL_BOOL}};
 
 static const dc_cell_col torchrec_cols[] = {
     {"torchrec_ms", DC_CELL_NUM},
@@ -300,7 +307,7 @@ void dc_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
   } else if (rows == DC_ROWS_CAPACITY) {
     fixed = capacity_cols;
     nf = DC_COUNTOF(capacity_cols);
-    nt = 1; /* torchrec_ms of the chosen configuration */
+    nt = 1; /* torchrec_ms of the row's configuration */
   }
   if (!src->torchrec) nt = 0;
   dc_cell_col *c = dc_xcalloc(src->n_params + nf + nt + 1, sizeof *c);

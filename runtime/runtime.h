@@ -334,6 +334,9 @@ typedef enum dc_rows {
 /* Receives the output in order, chunk by chunk. */
 typedef bool (*dc_sink_fn)(void *ctx, const char *data, size_t len);
 
+/* The mark of a Markdown row whose point does not fit in GPU memory. */
+#define DC_EMIT_UNFIT "✗"
+
 typedef struct dc_sweep_opts {
   int jobs;              /* worker threads, >= 1 */
   int64_t shard_k;       /* 1-based shard, 1..shard_n */
@@ -356,6 +359,10 @@ typedef struct dc_sweep_opts {
   bool has_precision;
   int precision;
   int64_t memo_hits, memo_misses; /* out: cache statistics */
+  int64_t n_points;         /* out: points evaluated (this shard's) */
+  int64_t n_unfit;          /* out: of them, those that do not fit in GPU
+                               memory (Markdown marks their rows with
+                               DC_EMIT_UNFIT) */
 } dc_sweep_opts;
 
 /* Evaluates every point of the shard and streams the table to the sink in

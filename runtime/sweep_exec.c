@@ -90,6 +90,7 @@ typedef struct worker {
   dc_buf row, scratch, timeline;
   dc_cells cells; /* a row of the per-rank/per-shard/capacity modes */
   int64_t failed_index;
+  int64_t n_unfit; /* points that do not fit in GPU memory */
 } worker;
 
 static void worker_init(worker *w) {
@@ -381,27 +382,58 @@ static void shard_rows(worker *w, const run *R, const dc_graph *g,
 }
 
 /* The capacity search of one point (spec/study.md, "Capacity"): per GPU
- * type, the candidate counts in ascending order; a count is skipped when
- * the global batch does not split evenly over it or it is not a whole
- * number of hosts; the first whose graph fits (every rank) and whose
- * step time is at most the target is the row's answer. When none is,
- * `gpus` is empty and the row shows the largest count evaluated. */
+ * type, every candidate count in ascending order, one row each (the
+ * curve: a step time need not fall as GPUs are added, since crossing
+ * hosts slows the exchange); a count is skipped when the global batch
+ * does not split evenly over it, it is not a whole number of hosts
+ * (dc_host_layout), or the point cannot be built on it. The answer is the
+ * first count that fits (every rank) and meets the target: its row has
+ * `answer` true. A type with no count evaluated gets one row with empty
+ * figures. */
+static void capacity_row(worker *w, const run *R, const dc_point *p,
+                         const char *gpu, const dc_point *q,
+                         const dc_metrics *m, const dc_memory *mem,
+                         bool meets, bool answer) {
+  dc_cells *c = &w->cells;
+  dc_cells_clear(c);
+  dc_cells_params(c, R->src, p);
+  dc_cells_text(c, gpu);
+  if (!m) {
+    for (int i = 0; i < 7; i++) dc_cells_text(c, "");
+    for (int i = 0; i < 3; i++) dc_cells_bool(c, false);
+    if (R->src->torchrec) dc_cells_text(c, "");
+  } else {
+    dc_cells_int(c, q->gpus);
+    dc_cells_int(c, q->hosts);
+    dc_cells_int(c, q->gpus_per_host);
+    dc_cells_num(c, m->v[DC_METRIC_E2E_MS], 4);
+    dc_cells_num(c, m->v[DC_METRIC_SAMPLES_PER_S], 1);
+    dc_cells_num(c, gib((double)dc_memory_total(mem)), 4);
+    dc_cells_num(c, gib((double)mem->hbm_bytes), 4);
+    dc_cells_bool(c, m->v[DC_METRIC_FITS] != 0.0);
+    dc_cells_bool(c, meets);
+    dc_cells_bool(c, answer);
+    if (R->src->torchrec) dc_cells_num(c, m->v[DC_METRIC_TORCHREC_MS], 4);
+  }
+  dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+}
+
 static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
   for (int32_t j = 0; j < p->n_capacity_types; j++) {
     dc_point *q = dc_arena_alloc(&w->arena, sizeof *q);
     *q = *p;
     q->gpu = p->capacity_types[j];
     bool found = false, any = false;
-    dc_metrics best;
-    dc_memory bmem;
-    int32_t bn = 0, bh = 0, bq = 0;
-    for (int32_t k = 0; k < p->n_capacity_gpus && !found; k++) {
-      int32_t n = p->capacity_gpus[k], Q = p->capacity_gpus_per_host;
-      if (n > Q && n % Q != 0) continue;
+    for (int32_t k = 0; k < p->n_capacity_gpus; k++) {
+      int32_t n = p->capacity_gpus[k];
+      int64_t hosts, per_host;
+      if (!dc_host_layout(n, p->capacity_gpus_per_host[j], &hosts,
+                          &per_host))
+        continue;
       if (p->batch_size % n != 0) continue;
       q->gpus = n;
-      q->hosts = n > Q ? n / Q : 1;
-      q->gpus_per_host = n > Q ? Q : n;
+      q->hosts = (int32_t)hosts;
+      q->gpus_per_host = (int32_t)per_host;
       dc_diags quiet = {0};
       const dc_graph *g =
           dc_plan_build_graph(q, DC_GRAPH_PRICED, &w->arena, &quiet);
@@ -413,38 +445,14 @@ static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
       if (!evaluate(w, g, false, R->sharding_metrics, &r, &m, &pr,
                     &w->diags)) return false;
       any = true;
-      best = m;
-      dc_memory_estimate(g, pr.dev->hbm_bytes, &bmem);
-      bn = n;
-      bh = q->hosts;
-      bq = q->gpus_per_host;
-      found = m.v[DC_METRIC_FITS] != 0.0 &&
-              m.v[DC_METRIC_E2E_MS] <= p->capacity_target_ms;
+      dc_memory mem;
+      dc_memory_estimate(g, pr.dev->hbm_bytes, &mem);
+      bool meets = m.v[DC_METRIC_FITS] != 0.0 &&
+                   m.v[DC_METRIC_E2E_MS] <= p->capacity_target_ms;
+      capacity_row(w, R, p, q->gpu, q, &m, &mem, meets, meets && !found);
+      found |= meets;
     }
-    dc_cells *c = &w->cells;
-    dc_cells_clear(c);
-    dc_cells_params(c, R->src, p);
-    dc_cells_text(c, q->gpu);
-    if (found) dc_cells_int(c, bn);
-    else dc_cells_text(c, "");
-    if (any) {
-      dc_cells_int(c, bh);
-      dc_cells_int(c, bq);
-      dc_cells_num(c, best.v[DC_METRIC_E2E_MS], 4);
-      dc_cells_num(c, best.v[DC_METRIC_SAMPLES_PER_S], 1);
-      dc_cells_num(c, gib((double)dc_memory_total(&bmem)), 4);
-      dc_cells_num(c, gib((double)bmem.hbm_bytes), 4);
-      dc_cells_bool(c, best.v[DC_METRIC_FITS] != 0.0);
-      dc_cells_bool(c, found);
-      if (R->src->torchrec)
-        dc_cells_num(c, best.v[DC_METRIC_TORCHREC_MS], 4);
-    } else {
-      for (int i = 0; i < 6; i++) dc_cells_text(c, "");
-      dc_cells_bool(c, false);
-      dc_cells_bool(c, false);
-      if (R->src->torchrec) dc_cells_text(c, "");
-    }
-    dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+    if (!any) capacity_row(w, R, p, q->gpu, q, NULL, NULL, false, false);
   }
   return true;
 }
@@ -540,6 +548,7 @@ static bool point_row(worker *w, const run *R, int64_t i) {
     w->failed_index = i;
     return false;
   }
+  w->n_unfit += m.v[DC_METRIC_FITS] == 0.0;
   if (b >= 0) {
     if (b == i) base = r.e2e_us;
     m.has_speedup = true;
@@ -664,30 +673,63 @@ static double now_s(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The progress bar on stderr: the share done, the rate, and the time
+ * left at that rate. It never shares a line with the table: before the
+ * table is written (stdout may be the same terminal) a drawn bar is
+ * erased, and the next update draws it again below what was written. */
 typedef struct progress {
-  bool on;
-  double last;
+  bool on, shown; /* shown: a bar is on the terminal's current line */
+  double start, last;
   int64_t total;
 } progress;
 
+static void progress_clear(progress *p) {
+  if (!p || !p->shown) return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+  p->shown = false;
+}
+
+/* "1h02m", "3m05s", "12s": a duration to the second. */
+static void put_duration(char *buf, size_t cap, double s) {
+  long t = s < 0 ? 0 : s > 3.6e7 ? 36000000L : (long)(s + 0.5);
+  if (t >= 3600)
+    snprintf(buf, cap, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else if (t >= 60)
+    snprintf(buf, cap, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(buf, cap, "%lds", t);
+}
+
 static void progress_show(progress *p, int64_t done, bool final) {
-  if (!p->on) return;
+  if (!p || !p->on) return;
   double t = now_s();
-  if (!final && t - p->last < 0.1) return;
+  if (!final && p->last > 0 && t - p->last < 0.1) return;
   p->last = t;
   int width = 30, fill = p->total ? (int)(done * width / p->total) : width;
   char bar[64];
   for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : ' ';
   bar[width] = '\0';
-  fprintf(stderr, "\r[%s] %3d%% %lld/%lld points", bar,
-          p->total ? (int)(done * 100 / p->total) : 100, (long long)done,
-          (long long)p->total);
+  double el = t - p->start, rate = el > 0 ? (double)done / el : 0;
+  char when[32] = "";
+  if (final) {
+    put_duration(when + 5, sizeof when - 5, el);
+    memcpy(when, "  in ", 5);
+  } else if (rate > 0 && done > 0) {
+    put_duration(when + 6, sizeof when - 6, (double)(p->total - done) / rate);
+    memcpy(when, "  ETA ", 6);
+  }
+  fprintf(stderr, "\r\033[K[%s] %3d%% %lld/%lld points  %.3g points/s%s",
+          bar, p->total ? (int)(done * 100 / p->total) : 100,
+          (long long)done, (long long)p->total, rate, when);
   if (final) fputc('\n', stderr);
+  p->shown = !final;
   fflush(stderr);
 }
 
 static bool flush_out(run *R, dc_buf *out, bool force) {
   if (out->len == 0 || (!force && out->len < FLUSH_BYTES)) return true;
+  progress_clear(R->prog);
   bool ok = R->o->sink(R->o->sink_ctx, out->data, out->len);
   dc_buf_clear(out);
   return ok;
@@ -734,7 +776,9 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     else
       dc_emit_header(o->format, cols, R.n_cols, &out);
   }
-  progress prog = {o->progress && R.n_local > 0, 0.0, R.n_local};
+  progress prog = {o->progress && R.n_local > 0, false, now_s(), 0.0,
+                   R.n_local};
+  R.prog = &prog;
   worker *ws = dc_xcalloc((size_t)jobs, sizeof *ws);
   for (int i = 0; i < jobs; i++) {
     worker_init(&ws[i]);
@@ -758,7 +802,6 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     R.window = (int64_t)jobs * WINDOW_PER_JOB;
     R.slots = dc_xcalloc((size_t)R.window, sizeof *R.slots);
     R.out = &out;
-    R.prog = &prog;
     pthread_mutex_init(&R.mu, NULL);
     pthread_cond_init(&R.space, NULL);
     pthread_t *th = dc_xcalloc((size_t)jobs, sizeof *th);
@@ -784,7 +827,7 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   }
   if (ok) ok = flush_out(&R, &out, true);
   if (ok) progress_show(&prog, R.n_local, true);
-  else if (prog.on) fputc('\n', stderr);
+  else progress_clear(&prog);
 
   /* Diagnostics of the failing worker with the smallest point index. */
   int first = -1;
@@ -797,7 +840,10 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
     ok = false;
   }
   o->memo_hits = o->memo_misses = 0;
+  o->n_unfit = 0;
+  o->n_points = R.n_local;
   for (int i = 0; i < jobs; i++) {
+    o->n_unfit += ws[i].n_unfit;
     int64_t h, m;
     dc_memo_stats(ws[i].memo, &h, &m);
     o->memo_hits += h;

@@ -10,7 +10,7 @@
 #    the three formats; the ET must parse as JSON (python3) and the DOT
 #    must render (dot), each checked when the tool is installed;
 #  - bench_graph: the graph-building benchmark, a build target only (run
-#    it by hand; its figure is in the README), never a timed test.
+#    it by hand; its figure is in spec/speed.md), never a timed test.
 option(DC_REGEN_GOLDEN "Rewrite golden files instead of comparing them" OFF)
 
 set(_dc_graph_dir ${PROJECT_SOURCE_DIR}/tests/golden/graph)

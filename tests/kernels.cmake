@@ -21,15 +21,15 @@ if(DC_PYTHON3)
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_gemm_check.py
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/../shared/data)
   set_tests_properties(validation_gemm_trace PROPERTIES SKIP_RETURN_CODE 77)
-  # dlrmc against the H200 it was measured on (issue #22): recomputes the
-  # README's H200 tables from the committed measurements
+  # dlrmc against the H200 it was measured on: recomputes the H200 tables
+  # of spec/accuracy.md from the committed measurements
   # (tests/validation/h200/, recorded by tests/validation/gpu/) and fails
   # when they differ. No GPU needed.
   add_test(NAME validation_h200
     COMMAND ${DC_PYTHON3}
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/compare.py
             $<TARGET_FILE:dlrmc> ${CMAKE_CURRENT_SOURCE_DIR}/validation/h200
-            H200 --check ${PROJECT_SOURCE_DIR}/README.md)
+            H200 --check ${PROJECT_SOURCE_DIR}/spec/accuracy.md)
   # The H200's stock-PyTorch kernel families, launch cost and CUDA-graph
   # steps (tests/validation/h200/round2/) against dlrmc: recomputes the
   # tables of spec/ground-truth.md and fails when they differ.

@@ -1,4 +1,4 @@
-# The repository's layout rules (README "Layout"; the rules and the
+# The repository's layout rules (spec/development.md, "Layout"; the rules and the
 # definition of a cycle are in tests/layout/check_layout.py): no include
 # or call cycle between files, each folder uses only the folders below it
 # (compiler/support/ none), no two source files share a name, a .c over

@@ -101,9 +101,11 @@ static int cmd_explain(int argc, char **argv) {
       for (int32_t i = 0; i < p->n_params; i++)
         dc_buf_printf(&out, "%s %s=%s", i ? "," : ":", p->params[i].path,
                       p->params[i].value);
-      dc_buf_printf(&out, "\nmodel %s, gpu %s x%d, batch %lld, %s\n",
+      char lay[64];
+      dc_point_layout(p, lay, sizeof lay);
+      dc_buf_printf(&out, "\nmodel %s, gpu %s x%d (%s), batch %lld, %s\n",
                     p->model_name ? p->model_name : "custom", p->gpu,
-                    (int)p->gpus, (long long)p->batch_size,
+                    (int)p->gpus, lay, (long long)p->batch_size,
                     dc_precision_name(p->precision));
       dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
       dc_buf_puts(&out, "\n");

@@ -52,6 +52,9 @@ static void show_one(const dc_device *v, const dc_kmodels *km, dc_buf *o) {
   dc_buf_printf(o, "  NVLink / fabric        %.0f GB/s bidirectional\n",
                 v->nvlink_gbps);
   dc_buf_printf(o, "  NIC                    %.2f GB/s per GPU\n", v->nic_gbps);
+  dc_buf_printf(o, "  host                   %d GPUs (a bare system.gpus is laid "
+                   "out in hosts of this size)\n",
+                (int)v->gpus_per_host);
   dc_buf_printf(o, "  link efficiency        %.2f\n", v->link_eff);
   dc_buf_printf(o, "  latencies              kernel %.1f us, link step %.1f "
                 "us, NIC step %.1f us\n", v->kernel_floor_us,

@@ -90,6 +90,35 @@ static bool write_timeline(void *ctx, int64_t index, const char *json,
   return dc_write_file_atomic(path, json, len);
 }
 
+/* ---- the Markdown caption ------------------------------------------------ */
+
+/* A Markdown table of a study on several GPUs opens with the machine it
+ * models, hosts × GPUs per host included, since a bare system.gpus is
+ * laid out by the catalog's host size (spec/multi-gpu.md). One GPU needs
+ * no caption; a capacity table has its own layout columns. */
+static void md_caption(const dc_study *s, dc_buf *b) {
+  if (dc_study_point_count(s) < 1) return;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_point p;
+  dc_study_point(s, 0, &a, &p);
+  const char *const *params;
+  size_t n = dc_study_params(s, &params);
+  bool swept = false;
+  for (size_t i = 0; i < n; i++)
+    swept |= strncmp(params[i], "system.gpu", 10) == 0 ||
+             strcmp(params[i], "system.hosts") == 0;
+  if (p.gpus > 1 || swept) {
+    char lay[64];
+    dc_point_layout(&p, lay, sizeof lay);
+    dc_buf_printf(b, "Study %s: %s x%d, %s%s.\n\n", dc_study_name(s), p.gpu,
+                  (int)p.gpus, lay,
+                  swept ? " at the first point (the system keys are swept)"
+                        : "");
+  }
+  dc_arena_free(&a);
+}
+
 /* ---- arguments ------------------------------------------------------------ */
 
 /* html: the rows go to memory as JSON lines, then into the report. */
@@ -132,6 +161,10 @@ static int cmd_run(int argc, char **argv) {
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
+  /* the report's command line, taken before -D's parsing splits its
+   * path=value in place */
+  dc_buf line = {0};
+  dc_cli_command_line(argc, argv, &line);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
@@ -260,10 +293,11 @@ static int cmd_run(int argc, char **argv) {
     dc_study_free(s);
     goto done;
   }
-  if (html && (capacity || rows != DC_ROWS_POINT)) {
-    rc = dc_cli_usage_error(cmd, "--format html charts the point table: "
-                                 "drop --per-rank and --per-shard (a study "
-                                 "with 'capacity' has no point table)");
+  if (html && rows == DC_ROWS_SHARD) {
+    rc = dc_cli_usage_error(cmd, "--format html charts the point table, "
+                                 "--per-rank rows or a capacity curve; "
+                                 "--per-shard rows have no step time to "
+                                 "chart: write them as csv, md or jsonl");
     dc_diags_free(&d);
     dc_study_free(s);
     goto done;
@@ -287,29 +321,53 @@ static int cmd_run(int argc, char **argv) {
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
   o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
+  /* A sweep this large runs for hours even at a million points a second
+   * (the progress bar's rate says how fast this one goes): said before it
+   * starts, so the user can stop it and split it. */
+  int64_t n_run = dc_study_point_count(s) / shard_n;
+  if (n_run >= INT64_C(10000000000))
+    fprintf(stderr,
+            "dlrmc: warning: this run evaluates %lld points (%.3g); at a "
+            "million points a second that is still %.1f hours\n"
+            "  = help: sweep fewer values, or split it with --shard K/N "
+            "over several machines (spec/speed.md)\n",
+            (long long)n_run, (double)n_run, (double)n_run / 1e6 / 3600);
   bool ok;
   if (html) {
     ok = dc_sweep_run(&src, &o, &d);
   } else {
     ok = out_open(&of, out_path);
+    if (ok && fmt == DC_FORMAT_MD && shard_k == 1 && !capacity) {
+      dc_buf cap = {0};
+      md_caption(s, &cap);
+      if (cap.len) ok = sink_write(&of, cap.data, cap.len);
+      dc_buf_free(&cap);
+    }
     if (ok) {
       ok = dc_sweep_run(&src, &o, &d);
       ok = out_close(&of, ok);
     }
   }
   if (d.count) dc_cli_report(&d);
+  if (ok && o.n_unfit > 0) {
+    int64_t n = o.n_points;
+    fprintf(stderr,
+            "dlrmc: warning: %lld of %lld point%s do%s not fit in GPU "
+            "memory (fits false%s): their times are for memory the GPU "
+            "does not have\n",
+            (long long)o.n_unfit, (long long)n, n == 1 ? "" : "s",
+            o.n_unfit == 1 ? "es" : "", fmt == DC_FORMAT_MD ? ", rows marked "
+            "with " DC_EMIT_UNFIT : html ? ", rows shaded in the table" : "");
+  }
   if (ok && html) {
     dc_arena ra;
     dc_arena_init(&ra);
-    dc_buf line = {0};
-    dc_cli_command_line(argc, argv, &line);
     const dc_source *rs = dc_source_from_memory(
         "dlrmc run", rows_jsonl.data ? rows_jsonl.data : "", rows_jsonl.len,
         &ra);
     dc_buf_free(&rows_jsonl);
     ok = dc_cli_html_report(rs, dc_study_name(s), line.data, NULL,
                             out_path) == DC_EXIT_OK;
-    dc_buf_free(&line);
     dc_arena_free(&ra);
   }
   dc_buf_free(&rows_jsonl);
@@ -320,6 +378,7 @@ static int cmd_run(int argc, char **argv) {
   dc_study_free(s);
   rc = ok ? DC_EXIT_OK : DC_EXIT_INPUT;
 done:
+  dc_buf_free(&line);
   free(ov);
   return rc;
 }
@@ -377,8 +436,12 @@ const dc_command dc_cmd_run_def = {
     "  may name them in output.columns). The breakdown of e2e_ms,\n"
     "  compute_ms exposed_comm_ms exposed_host_ms other_idle_ms, is in no\n"
     "  default set (jsonl rows carry it under \"detail\" with the memory\n"
-    "  and per-rank figures the HTML report draws). A study with `capacity:` writes\n"
-    "  one row per point and GPU type: the smallest GPU count that fits and\n"
-    "  meets capacity.target_step_ms.\n"
-    "A progress bar is shown on stderr when it is a terminal (set\n"
-    "DLRMC_NO_PROGRESS to hide it).\n"};
+    "  and per-rank figures the HTML report draws). A study with `capacity:`\n"
+    "  writes the curve: per point and GPU type, one row per GPU count\n"
+    "  tried (e2e_ms, fits, meets_target), `answer` true on the smallest\n"
+    "  count that fits and meets capacity.target_step_ms.\n"
+    "A progress bar (share done, points per second, time left) is shown\n"
+    "on stderr when it is a terminal, never on a line of the table (set\n"
+    "DLRMC_NO_PROGRESS to hide it); a run of 10^10 points or more is\n"
+    "warned about before it starts. Points that do not fit in GPU memory\n"
+    "are counted on stderr and marked in Markdown and HTML.\n"};

@@ -2,12 +2,35 @@
  * point.c — widths and parameter counts derived from a dc_point, in one
  * place: graphgen builds the tensors with them, runtime's memory estimate
  * and the TorchRec estimator count with them, so the three can never
- * disagree on the top MLP's input or the cross network's size.
+ * disagree on the top MLP's input or the cross network's size. The host
+ * layout of a bare GPU count is here too, so that the sweep's points and
+ * the capacity search lay GPUs out by the same rule.
  *
  * All arithmetic saturates at INT64_MAX: the front end has already bounded
  * widths and table counts, so saturation only guards hand-made points.
  */
+#include <stdio.h>
+
 #include "compiler/support/point.h"
+
+bool dc_host_layout(int64_t gpus, int64_t host_size, int64_t *hosts,
+                    int64_t *per_host) {
+  if (host_size < 1) host_size = 1;
+  if (gpus <= host_size || gpus % host_size != 0) {
+    *hosts = 1;
+    *per_host = gpus;
+    return gpus <= host_size;
+  }
+  *hosts = gpus / host_size;
+  *per_host = host_size;
+  return true;
+}
+
+void dc_point_layout(const dc_point *p, char *buf, size_t cap) {
+  snprintf(buf, cap, "%d host%s × %d GPU%s", (int)p->hosts,
+           p->hosts == 1 ? "" : "s", (int)p->gpus_per_host,
+           p->gpus_per_host == 1 ? "" : "s");
+}
 
 int64_t dc_point_x0_width(const dc_point *p) {
   int64_t w = p->n_bottom > 0 ? p->bottom_mlp[p->n_bottom - 1] : 0;

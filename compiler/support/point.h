@@ -182,11 +182,13 @@ typedef struct dc_point {
    * searches, per GPU type, the smallest GPU count that fits and meets
    * the target step time (spec/study.md, "Capacity"). */
   double capacity_target_ms;
-  int32_t capacity_gpus_per_host;   /* GPUs per host of the candidates */
   int32_t n_capacity_gpus;
   const int32_t *capacity_gpus;     /* candidate counts, ascending */
   int32_t n_capacity_types;
   const char *const *capacity_types; /* canonical GPU names */
+  /* per type: GPUs per host of its candidates (capacity.gpus_per_host,
+   * else the type's catalog host size) */
+  const int32_t *capacity_gpus_per_host;
 
   /* what-if transforms, in study order */
   int32_t n_transforms;
@@ -196,6 +198,19 @@ typedef struct dc_point {
   int32_t n_params;
   const dc_param *params;
 } dc_point;
+
+/* The host layout of `gpus` GPUs when only their count is known
+ * (spec/multi-gpu.md, "Hosts"): hosts of `host_size` GPUs (the GPU
+ * catalog's gpus_per_host), or one host when they fit in one. False, with
+ * *hosts and *per_host as if one host held them all, when the count is
+ * not a whole number of hosts. The sweep's points and the capacity
+ * search both lay GPUs out with it. */
+bool dc_host_layout(int64_t gpus, int64_t host_size, int64_t *hosts,
+                    int64_t *per_host);
+
+/* "8 hosts × 8 GPUs", "1 host × 4 GPUs": how every header (explain,
+ * graph, a Markdown table's caption) names a point's layout. */
+void dc_point_layout(const dc_point *p, char *buf, size_t cap);
 
 const char *dc_precision_name(dc_precision p);   /* "fp32" */
 const char *dc_optimizer_name(dc_optimizer o);   /* "sgd" */

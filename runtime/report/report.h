@@ -73,14 +73,18 @@ typedef struct dc_report {
   int32_t n_cols;
   const char **cols;   /* header names, in order */
   bool *is_param;      /* [n_cols]: a swept parameter, not a metric */
+  bool *is_attr;       /* [n_cols]: a parameter that follows from others
+                          (a capacity row's hosts): listed, never charted */
+  bool mode_table;     /* a --per-rank or capacity table */
   int64_t n_rows;
   dc_report_row *rows;
   bool has_detail;     /* rows came with JSON lines' "detail" */
 } dc_report;
 
 /* Reads a results table: JSON lines when the text's first non-blank byte
- * is '{', else CSV (compiler/support/csv.c's reader). Errors (a column that is
- * neither a metric nor a dotted swept path, a per-rank/per-shard/capacity
+ * is '{', else CSV (compiler/support/csv.c's reader): the point table, a --per-rank
+ * table or a capacity table. Errors (a column that is neither a metric,
+ * a dotted swept path nor one of those tables' columns, a per-shard
  * table, a non-finite number, rows that disagree with the header, no
  * rows) are reported at file:line:col; false then. */
 bool dc_report_parse(const dc_source *src, dc_report *out, dc_arena *a,

@@ -82,6 +82,17 @@ void dc_chart_note(dc_chart *c, const char *fmt, ...) {
   dc_buf_free(&t);
 }
 
+const char *dc_ordinal(int64_t k, char *buf, size_t cap) {
+  int64_t t = k % 100, u = k % 10;
+  const char *suf = t >= 11 && t <= 13 ? "th"
+                    : u == 1           ? "st"
+                    : u == 2           ? "nd"
+                    : u == 3           ? "rd"
+                                       : "th";
+  snprintf(buf, cap, "%lld%s", (long long)k, suf);
+  return buf;
+}
+
 /* Indexes of distinct keys in first-appearance order. */
 typedef struct keyset {
   dc_map map;
@@ -458,16 +469,65 @@ static void line_chart(dc_chart *c, int32_t xcol) {
 
 /* ---- grouped bars ---------------------------------------------------------- */
 
+/* How the group labels under the bars are set (bar_labels): level when
+ * they fit their slot; else slanted at 45° and cut to SLANT_CHARS, with
+ * the chart made taller to hold them and only every `step`-th group
+ * labelled when slots are closer than a slanted line's height (the rest
+ * keep the name in their bars' tooltips and in the table). */
+enum { CHAR_W = 6, LINE_H = 15, SLANT_CHARS = 24, LEVEL_BELOW = 70 };
+
+typedef struct bar_labels {
+  bool slant;
+  int32_t step;
+  double h; /* the panel's height */
+} bar_labels;
+
+static double bar_x1(int32_t scol) {
+  return scol >= 0 ? W - LEGEND_W - 16 : W - 20;
+}
+
+static bar_labels bar_layout(dc_chart *c, const int64_t *cell, int32_t ng,
+                             int32_t per_panel, int32_t n_series,
+                             int32_t scol) {
+  bar_labels L = {false, 1, H};
+  int32_t per = ng < per_panel ? ng : per_panel;
+  if (per < 1) return L;
+  double slot = (bar_x1(scol) - LEFT) / per;
+  size_t fit = (size_t)(slot / CHAR_W), longest = 0;
+  dc_buf t = {0};
+  for (int32_t g = 0; g < ng; g++) {
+    for (int32_t s = 0; s < n_series; s++) {
+      int64_t i = cell[(int64_t)g * n_series + s];
+      if (i < 0) continue;
+      dc_buf_clear(&t);
+      dc_chart_point_label(c, &c->r->rows[i], scol, &t);
+      size_t n = t.data ? strlen(t.data) : 0;
+      if (n > longest) longest = n;
+      break;
+    }
+  }
+  dc_buf_free(&t);
+  if (longest <= fit || fit >= 40) return L;
+  L.slant = true;
+  double across = slot * 0.7071; /* between two slanted lines */
+  L.step = across >= LINE_H ? 1 : (int32_t)ceil(LINE_H / across);
+  size_t chars = longest < SLANT_CHARS ? longest : SLANT_CHARS;
+  double below = 20 + (double)chars * CHAR_W * 0.7071 + 8;
+  if (below > LEVEL_BELOW) L.h = H + (below - LEVEL_BELOW);
+  return L;
+}
+
 static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
                       int32_t g1, int32_t n_series, int32_t scol,
-                      const dc_axis *y, bool any_oom, bool ratios) {
+                      const dc_axis *y, bool any_oom, bool ratios,
+                      const bar_labels *L) {
   const dc_report *r = c->r;
-  double x0 = LEFT, x1 = scol >= 0 ? W - LEGEND_W - 16 : W - 20;
+  double x0 = LEFT, x1 = bar_x1(scol);
   double slot = (x1 - x0) / (g1 - g0);
   double bw = (slot * 0.8) / n_series;
   if (bw > 40) bw = 40;
   double pad = (slot - bw * n_series) / 2;
-  dc_svg_open(&c->svg, W, H, c->metric);
+  dc_svg_open(&c->svg, W, L->h, c->metric);
   axis_y(c, y, x0, x1);
   dc_svg_line(&c->svg, x0, y->px0, x1, y->px0, "class=\"axis\"");
   const char *unit = dc_report_unit(c->metric);
@@ -535,28 +595,28 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
         }
       }
     }
-    if (!label_row) continue;
+    if (!label_row || (g - g0) % L->step != 0) continue;
     dc_buf t = {0}, l = {0};
     dc_chart_point_label(c, label_row, scol, &t);
-    int64_t max_chars = dc_f64_sat_i64(slot / 6.2);
+    int64_t max_chars = dc_f64_sat_i64(slot / CHAR_W);
     size_t max = max_chars < 4 ? 4 : (size_t)max_chars;
     truncate_label(&l, t.data, max > 40 ? 40 : max);
     double lx = gx + slot / 2;
-    if (strlen(t.data) > max && max < 40) {
-      /* slanted, to fit long names under narrow groups */
+    if (L->slant) {
+      /* slanted at 45°: lines one LINE_H apart at least (bar_layout) */
       dc_buf_puts(c->svg.b, "<text x=\"");
       dc_svg_num(&c->svg, lx);
       dc_buf_puts(c->svg.b, "\" y=\"");
       dc_svg_num(&c->svg, y->px0 + 14);
       dc_buf_puts(c->svg.b, "\" text-anchor=\"end\" class=\"tick\" "
-                            "transform=\"rotate(-30 ");
+                            "transform=\"rotate(-45 ");
       dc_svg_num(&c->svg, lx);
       dc_buf_putc(c->svg.b, ' ');
       dc_svg_num(&c->svg, y->px0 + 14);
       dc_buf_puts(c->svg.b, ")\">");
       dc_svg_title(&c->svg, t.data);
       dc_buf_clear(&l);
-      truncate_label(&l, t.data, 28);
+      truncate_label(&l, t.data, SLANT_CHARS);
       dc_html_escape(c->svg.b, l.data);
       dc_buf_puts(c->svg.b, "</text>\n");
     } else {
@@ -652,9 +712,10 @@ static void bar_chart(dc_chart *c) {
   dc_axis y;
   dc_axis_linear(&y, ymin, ymax * (ratios ? 1.14 : 1.06), H - 70, TOP);
   dc_buf_puts(c->out, "<figure>\n");
+  bar_labels L = bar_layout(c, cell, drawn, per_panel, nsr, scol);
   for (int32_t g0 = 0; g0 < drawn; g0 += per_panel) {
     int32_t g1 = g0 + per_panel < drawn ? g0 + per_panel : drawn;
-    bar_panel(c, cell, g0, g1, nsr, scol, &y, any_oom, ratios);
+    bar_panel(c, cell, g0, g1, nsr, scol, &y, any_oom, ratios, &L);
   }
   dc_buf_clear(&c->tmp);
   dc_buf_printf(&c->tmp, "%s of %lld points", c->metric, (long long)n);
@@ -709,6 +770,19 @@ void dc_chart_main(dc_chart *c) {
     dc_html_escape(c->out, r->cols[xcol]);
   }
   dc_buf_puts(c->out, "</h2>\n");
+  /* A chart of points none of which fits has no bar or line to draw
+   * (their times are for memory the GPU lacks): say so above it. */
+  int64_t drawable = 0;
+  for (int64_t j = 0; j < r->n_rows; j++)
+    drawable += dc_chart_fits(&r->rows[j]) &&
+                isfinite(dc_chart_value(c, &r->rows[j]));
+  if (r->n_rows > 0 && drawable == 0)
+    dc_chart_note(c, "Nothing to draw: none of the %lld points fits in GPU "
+                     "memory (fits false; marked ✕ below, shaded in the "
+                     "table), so none has a %s to chart. Give the study more "
+                     "GPUs, GPUs with more memory, or smaller tables; the "
+                     "table still lists what each would take.",
+                  (long long)r->n_rows, c->metric);
   if (xcol >= 0)
     line_chart(c, xcol);
   else

@@ -60,7 +60,9 @@ static const char style[] =
     ".bar.emb{fill:#0072B2}.bar.mem{fill:#009E73}.bar.crit{stroke:#000;"
     "stroke-width:2.5}.crit-mark{font-size:10px;font-weight:700}"
     ".hbm{stroke:#000;stroke-dasharray:6 3;stroke-width:1.5}\n"
-    "table{border-collapse:collapse;font-size:.85em;margin-top:8px}"
+    ".scroll{overflow:auto;max-width:100%;max-height:80vh;margin-top:8px;"
+    "border:1px solid #ddd}thead th{position:sticky;top:0}\n"
+    "table{border-collapse:collapse;font-size:.85em}"
     "th,td{border:1px solid #ddd;padding:2px 6px}th{background:#f3f3f3;"
     "cursor:pointer;text-align:left}td.num{text-align:right;"
     "font-variant-numeric:tabular-nums}tr.unfit td{background:#fde7df}\n";
@@ -124,7 +126,8 @@ static void table(const dc_report *r, dc_buf *b) {
                      "whole table is in the file the report was made "
                      "from.</p>\n",
                   (long long)n, (long long)r->n_rows);
-  dc_buf_puts(b, "<table class=\"sortable\">\n<thead><tr>");
+  dc_buf_puts(b, "<div class=\"scroll\">\n<table class=\"sortable\">\n"
+                 "<thead><tr>");
   for (int32_t c = 0; c < r->n_cols; c++) {
     dc_buf_puts(b, "<th>");
     dc_html_escape(b, r->cols[c]);
@@ -141,14 +144,14 @@ static void table(const dc_report *r, dc_buf *b) {
     }
     dc_buf_puts(b, "</tr>\n");
   }
-  dc_buf_puts(b, "</tbody>\n</table>\n</section>\n");
+  dc_buf_puts(b, "</tbody>\n</table>\n</div>\n</section>\n");
 }
 
 /* Parameter columns with at least two distinct values. */
 static int32_t swept_columns(const dc_report *r, int32_t *out) {
   int32_t n = 0;
   for (int32_t c = 0; c < r->n_cols; c++) {
-    if (!r->is_param[c]) continue;
+    if (!r->is_param[c] || r->is_attr[c]) continue;
     for (int64_t i = 1; i < r->n_rows; i++)
       if (strcmp(r->rows[i].cells[c], r->rows[0].cells[c]) != 0) {
         out[n++] = c;
@@ -195,13 +198,15 @@ bool dc_report_render(const dc_report *r, const dc_report_meta *meta,
   meta_row(&body, "dlrmc", meta->version ? meta->version : "", false);
   dc_buf_clear(&c.tmp);
   dc_buf_printf(&c.tmp, "%lld", (long long)r->n_rows);
-  meta_row(&body, "points", c.tmp.data, false);
+  meta_row(&body, r->mode_table ? "rows" : "points", c.tmp.data, false);
   meta_row(&body, "charted", metric, false);
   dc_buf_puts(&body, "</dl>\n</header>\n");
 
   dc_chart_main(&c);
-  dc_chart_breakdown(&c);
-  dc_chart_ranks(&c);
+  if (!r->mode_table) { /* --per-rank and capacity rows carry no detail */
+    dc_chart_breakdown(&c);
+    dc_chart_ranks(&c);
+  }
   table(r, &body);
   dc_buf_puts(&body, "<script>\n");
   dc_buf_puts(&body, script);

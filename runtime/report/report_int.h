@@ -107,6 +107,9 @@ void dc_chart_point_label(const dc_chart *c, const dc_report_row *row,
 /* A note under a section (an omitted or decimated chart). */
 void dc_chart_note(dc_chart *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "2nd", "3rd", "11th", "21st": k as an English ordinal, for notes such
+ * as "every 2nd of 30 points". */
+const char *dc_ordinal(int64_t k, char *buf, size_t cap);
 
 /* The charted metric against the sweep: lines on a numeric axis, grouped
  * bars otherwise (report_chart.c). */

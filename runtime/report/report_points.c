@@ -174,10 +174,13 @@ void dc_chart_breakdown(dc_chart *c) {
                       "hides, then the idle time host overheads add, then "
                       "the rest of the idle time. Hatched with ✕: does not "
                       "fit in memory.</figcaption>\n</figure>\n");
-  if (k > 1)
-    dc_chart_note(c, "Every %lld-th of %lld points shown (decimated to at "
+  if (k > 1) {
+    char ord[32];
+    dc_chart_note(c, "Every %s of %lld points shown (decimated to at "
                      "most %d rows).",
-                  (long long)k, (long long)r->n_rows, MAX_ROWS);
+                  dc_ordinal(k, ord, sizeof ord), (long long)r->n_rows,
+                  MAX_ROWS);
+  }
   dc_buf_puts(c->out, "</section>\n");
 }
 
@@ -294,9 +297,12 @@ void dc_chart_ranks(dc_chart *c) {
     dc_buf_puts(c->out, "</figcaption>\n</figure>\n");
     dc_buf_free(&lab);
   }
-  if (k > 1)
-    dc_chart_note(c, "Every %lld-th of %lld points on several GPUs shown "
+  if (k > 1) {
+    char ord[32];
+    dc_chart_note(c, "Every %s of %lld points on several GPUs shown "
                      "(at most %d).",
-                  (long long)k, (long long)n, MAX_RANK_CHARTS);
+                  dc_ordinal(k, ord, sizeof ord), (long long)n,
+                  MAX_RANK_CHARTS);
+  }
   dc_buf_puts(c->out, "</section>\n");
 }

@@ -64,37 +64,59 @@ static bool parse_finite(const char *s, double *out) {
   return true;
 }
 
-/* Columns of dlrmc's other tables (--per-rank, --per-shard, capacity). */
-static bool row_mode_column(const char *name) {
-  static const char *const names[] = {"rank",  "table", "shard",
-                                      "gpu",   "gpus",  "hosts",
-                                      "mem_gib", "hbm_gib", "meets_target",
-                                      "sharding", "rows", "cols"};
+/* The columns of dlrmc's other tables (--per-rank and capacity: spec/
+ * report.md): keys are charted like swept parameters (the rank, the GPU
+ * type and count), attributes follow from them and are only listed in
+ * the table (a count's hosts, whether it meets the target), values are
+ * numbers like metrics. --per-shard tables have no e2e_ms to chart. */
+typedef enum mode_col { MODE_NONE, MODE_KEY, MODE_ATTR, MODE_VALUE } mode_col;
+
+static mode_col mode_column(const char *name) {
+  static const char *const keys[] = {"rank", "gpu", "gpus"};
+  static const char *const attrs[] = {"hosts", "gpus_per_host",
+                                      "meets_target", "answer"};
+  static const char *const values[] = {"mem_gib", "hbm_gib"};
+  for (size_t i = 0; i < DC_COUNTOF(keys); i++)
+    if (strcmp(keys[i], name) == 0) return MODE_KEY;
+  for (size_t i = 0; i < DC_COUNTOF(attrs); i++)
+    if (strcmp(attrs[i], name) == 0) return MODE_ATTR;
+  for (size_t i = 0; i < DC_COUNTOF(values); i++)
+    if (strcmp(values[i], name) == 0) return MODE_VALUE;
+  return MODE_NONE;
+}
+
+static bool shard_column(const char *name) {
+  static const char *const names[] = {"table", "shard", "sharding", "rows",
+                                      "cols", "emb_fwd_ms", "emb_bwd_ms",
+                                      "weights_gib"};
   for (size_t i = 0; i < DC_COUNTOF(names); i++)
     if (strcmp(names[i], name) == 0) return true;
   return false;
 }
 
 /* Sorts the columns into parameters and metrics; false (with errors at
- * `spans`) for a column dlrmc's point table never has. */
+ * `spans`) for a column no table of dlrmc run has. */
 static bool classify(dc_report *r, const dc_span *spans, dc_diags *d) {
   bool ok = true;
+  r->is_attr = r->is_param + r->n_cols + 1; /* is_param's second half */
   for (int32_t i = 0; i < r->n_cols; i++) {
     const char *name = r->cols[i];
     dc_metric_id m;
-    if (dc_metric_parse(name, &m)) {
+    mode_col mc = mode_column(name);
+    r->is_attr[i] = mc == MODE_ATTR;
+    if (mc != MODE_NONE) r->mode_table = true;
+    if (dc_metric_parse(name, &m) || mc == MODE_VALUE) {
       r->is_param[i] = false;
-    } else if (strchr(name, '.') && name[0] != '.') {
+    } else if ((strchr(name, '.') && name[0] != '.') || mc != MODE_NONE) {
       r->is_param[i] = true;
     } else {
       dc_diag *g = dc_diag_error(
           d, DC_DIAG_BAD_RESULTS, spans[i],
           "%s: column '%s' is neither a dlrmc metric nor a swept parameter",
           r->source, name);
-      if (row_mode_column(name))
-        dc_diag_set_help(g, "per-rank, per-shard and capacity tables are "
-                            "not charted: report the point table (dlrmc "
-                            "run without --per-rank/--per-shard)");
+      if (shard_column(name))
+        dc_diag_set_help(g, "per-shard tables are not charted: report the "
+                            "point table, --per-rank or a capacity table");
       else
         dc_diag_set_help(g, "dlrmc report reads the CSV or JSON lines that "
                             "`dlrmc run` wrote (swept parameters are dotted "
@@ -119,7 +141,8 @@ static bool cell_value(const dc_report *r, int32_t c, const char *text,
     *out = text[0] == 't' ? 1.0 : 0.0;
     return true;
   }
-  if (!*text && strcmp(r->cols[c], "speedup") == 0) return true;
+  if (!*text && (strcmp(r->cols[c], "speedup") == 0 || r->mode_table))
+    return true; /* no baseline; a capacity type with no count evaluated */
   if (parse_finite(text, out) && *out >= 0) return true;
   *out = NAN;
   dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
@@ -165,7 +188,7 @@ static bool parse_csv(const dc_source *src, dc_report *r, dc_arena *a,
   if (!dc_csv_parse(src, &csv, a, d)) return false;
   r->n_cols = csv.n_cols;
   r->cols = (const char **)csv.cols;
-  r->is_param = dc_arena_array(a, (size_t)csv.n_cols + 1, sizeof(bool));
+  r->is_param = dc_arena_array(a, 2 * ((size_t)csv.n_cols + 1), sizeof(bool));
   dc_span *spans = dc_arena_array(a, (size_t)csv.n_cols + 1, sizeof *spans);
   int32_t hl = header_line(src);
   size_t hlen;
@@ -341,7 +364,7 @@ static bool parse_jsonl_row(const dc_source *src, int32_t ln, yajl_val o,
   if (!r->cols) { /* the first row names the columns */
     r->n_cols = n_cols;
     r->cols = dc_arena_array(a, (size_t)n_cols + 1, sizeof *r->cols);
-    r->is_param = dc_arena_array(a, (size_t)n_cols + 1, sizeof(bool));
+    r->is_param = dc_arena_array(a, 2 * ((size_t)n_cols + 1), sizeof(bool));
     dc_span *spans = dc_arena_array(a, (size_t)n_cols + 1, sizeof *spans);
     for (int32_t i = 0; i < n_cols; i++) {
       r->cols[i] = dc_arena_strdup(a, o->u.object.keys[i]);

@@ -3,7 +3,7 @@
 # for SECONDS, seeded with its checked-in corpus and the repo's own files
 # of its kind (the same inputs its ctest replay runs), new inputs going to
 # a scratch directory so the checked-in corpora stay small. CI runs it
-# briefly (.ci/run); the README's long run is this script with a larger
+# briefly (.ci/run); spec/development.md's long run is this script with a larger
 # SECONDS. Prints one line per target (runs, seconds, crashes) and a
 # total; exits 1 if any target crashed, leaked, timed out or ran out of
 # memory, with the reproducer under the artifact directory.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_layout.py — the repository's layout rules (README "Layout"), checked.
+"""check_layout.py — the repository's layout rules (spec/development.md, "Layout"), checked.
 
 Usage:
     check_layout.py ROOT        check the tree at ROOT; exit 1 on a violation

@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-"""The README's result tables are what their commands print today.
+"""The documents' figures are what their commands print today.
 
-Every block of the README between `<!-- NAME:begin -->` and
-`<!-- NAME:end -->` whose nearest preceding backticked command is a
-`dlrmc run ...` (or `dlrmc report ...`) is output: this script runs that
-command from the repository root with the built binary and compares its
-stdout with the block, byte for byte. Blocks preceded by anything else
-(the benchmark table, measured on a machine, not computed) are left alone
-and listed.
+Every block of README.md or a guide under spec/ between
+`<!-- NAME:begin -->` and `<!-- NAME:end -->` whose nearest preceding
+backticked command is a `dlrmc ...` command is output: this script runs
+that command from the repository root with the built binary and compares
+its output with the block, byte for byte. A block fenced with ``` is
+compared inside its fences. Blocks preceded by no command, and blocks
+named `measured-...` (timings made on a machine) or `GPU-accuracy` (the
+real-GPU comparison that tests/validation/gpu/compare.py recomputes and
+ctest validation_h200 checks) are left alone and listed.
 
-    check_readme.py DLRMC README.md            exit 1 on a stale table
-    check_readme.py DLRMC README.md --update   rewrite the stale tables
+    check_readme.py DLRMC DOC.md...            exit 1 on a stale block
+    check_readme.py DLRMC DOC.md... --update   rewrite the stale blocks
 
-The command is read as the README shows it: the text between the last
+The command is read as the document shows it: the text between the last
 pair of backticks that opens with `dlrmc ` before the marker, split like a
-POSIX shell would (shlex), so a reader can paste it. Standard library only.
+POSIX shell would (shlex), so a reader can paste it. Two shell endings are
+understood: `| head -N` (`| tail -N`) keeps the first (last) N lines, and
+`2>&1` compares
+stdout and stderr together and accepts any exit status (a diagnostic's
+example); otherwise the command must exit 0 and only stdout counts.
+Standard library only.
 """
 import re
 import shlex
@@ -23,7 +30,9 @@ import sys
 from pathlib import Path
 
 BEGIN = re.compile(r"^<!-- ([a-z0-9-]+):begin -->$")
-CMD = re.compile(r"`(dlrmc (?:run|report) [^`]+)`", re.S)
+CMD = re.compile(r"`(dlrmc (?:run|report|check|graph|explain|gpus|kernel|"
+                 r"replay|trace|overheads) [^`]+)`", re.S)
+PIPE = re.compile(r"\s*\|\s*(head|tail)\s+-(?:n\s*)?(\d+)\s*$")
 
 
 def blocks(lines):
@@ -36,8 +45,8 @@ def blocks(lines):
         end = next((j for j in range(i + 1, len(lines))
                     if lines[j] == f"<!-- {name}:end -->"), None)
         if end is None:
-            raise SystemExit(f"README:{i + 1}: <!-- {name}:begin --> has no end marker")
-        # The command: the last `dlrmc run ...` in the text since the
+            raise SystemExit(f"{i + 1}: <!-- {name}:begin --> has no end marker")
+        # The command: the last `dlrmc ...` in the text since the
         # previous block (or the last 40 lines), before this marker.
         lo = max(0, i - 40)
         for k in range(i - 1, lo - 1, -1):
@@ -49,50 +58,91 @@ def blocks(lines):
         yield name, i, end, (cmds[-1] if cmds else None)
 
 
-def main(argv):
-    if len(argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    dlrmc, readme = argv[1], Path(argv[2])
-    update = "--update" in argv[3:]
-    root = readme.resolve().parent
-    lines = readme.read_text(encoding="utf-8").split("\n")
-    stale, checked, skipped = [], 0, []
+def output_of(dlrmc, cmd, root):
+    """The lines `cmd` prints, or None (with a message) when it fails."""
+    cmd = " ".join(cmd.split())
+    cut = None
+    m = PIPE.search(cmd)
+    if m:
+        cut = (m.group(1), int(m.group(2)))
+        cmd = cmd[:m.start()]
+    merge = cmd.endswith("2>&1")
+    if merge:
+        cmd = cmd[:-4]
+    args = shlex.split(cmd)
+    args[0] = dlrmc
+    r = subprocess.run(args, cwd=root, capture_output=True, text=True,
+                       env={"DLRMC_NO_PROGRESS": "1", "PATH": "/usr/bin:/bin",
+                            "LC_ALL": "C.UTF-8"})
+    if not merge and r.returncode != 0:
+        print(f"`{cmd}` exited {r.returncode}:\n{r.stderr}", file=sys.stderr)
+        return None
+    out = r.stdout + (r.stderr if merge else "")
+    got = out.rstrip("\n").split("\n")
+    if cut is None:
+        return got
+    return got[:cut[1]] if cut[0] == "head" else got[-cut[1]:]
+
+
+def check_doc(dlrmc, doc, root, update, skipped):
+    lines = doc.read_text(encoding="utf-8").split("\n")
+    name_of = doc.relative_to(root) if doc.is_relative_to(root) else doc
+    stale, checked = [], 0
     out_lines = list(lines)
     # Walk from the end so that rewriting a block keeps earlier indices.
     for name, b, e, cmd in reversed(list(blocks(lines))):
-        if cmd is None:
-            skipped.append(name)
+        if cmd is None or name.startswith("measured-") or \
+                name.endswith("-accuracy"):
+            skipped.append(f"{name_of}:{name}")
             continue
-        args = shlex.split(" ".join(cmd.split()))
-        args[0] = dlrmc
-        r = subprocess.run(args, cwd=root, capture_output=True, text=True)
-        if r.returncode != 0:
-            print(f"README:{b + 1}: `{cmd}` exited {r.returncode}:\n{r.stderr}",
-                  file=sys.stderr)
-            return 1
-        got = r.stdout.rstrip("\n").split("\n")
+        got = output_of(dlrmc, cmd, root)
+        if got is None:
+            print(f"{name_of}:{b + 1}: block '{name}'", file=sys.stderr)
+            return -1, 0
+        lo, hi = b + 1, e
+        if hi - lo >= 2 and lines[lo].startswith("```") and lines[hi - 1] == "```":
+            lo, hi = lo + 1, hi - 1
         checked += 1
-        if got != lines[b + 1:e]:
-            stale.append((name, b, cmd, lines[b + 1:e], got))
-            out_lines[b + 1:e] = got
-    for name, b, cmd, old, new in reversed(stale):
-        print(f"README:{b + 2}: table '{name}' is not what `{cmd}` prints today",
-              file=sys.stderr)
+        if got != lines[lo:hi]:
+            stale.append((name, lo, cmd, lines[lo:hi], got))
+            out_lines[lo:hi] = got
+    for name, lo, cmd, old, new in reversed(stale):
+        print(f"{name_of}:{lo + 1}: block '{name}' is not what `{cmd}` prints "
+              "today", file=sys.stderr)
         for o, n in zip(old, new):
             if o != n:
-                print(f"  README:  {o}\n  dlrmc:   {n}", file=sys.stderr)
+                print(f"  document: {o}\n  dlrmc:    {n}", file=sys.stderr)
                 break
         else:
-            print(f"  README has {len(old)} lines, dlrmc prints {len(new)}",
-                  file=sys.stderr)
+            print(f"  the document has {len(old)} lines, dlrmc prints "
+                  f"{len(new)}", file=sys.stderr)
     if stale and update:
-        readme.write_text("\n".join(out_lines), encoding="utf-8")
-        print(f"rewrote {len(stale)} table(s)", file=sys.stderr)
-        return 0
-    print(f"{checked} README tables checked against their commands, "
-          f"{len(stale)} stale; not command output: {', '.join(sorted(skipped)) or 'none'}")
-    return 1 if stale else 0
+        doc.write_text("\n".join(out_lines), encoding="utf-8")
+        print(f"{name_of}: rewrote {len(stale)} block(s)", file=sys.stderr)
+        return 0, checked
+    return len(stale), checked
+
+
+def main(argv):
+    args = [a for a in argv[1:] if a != "--update"]
+    if len(args) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    update = "--update" in argv[1:]
+    dlrmc, docs = args[0], [Path(a).resolve() for a in args[1:]]
+    root = Path(__file__).resolve().parents[2]
+    total_stale = total = 0
+    skipped = []
+    for doc in docs:
+        n, checked = check_doc(dlrmc, doc, root, update, skipped)
+        if n < 0:
+            return 1
+        total_stale += n
+        total += checked
+    print(f"{total} blocks in {len(docs)} documents checked against their "
+          f"commands, {total_stale} stale; not command output: "
+          f"{', '.join(sorted(skipped)) or 'none'}")
+    return 1 if total_stale else 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ Standard library only. Usage: check_report.py MODE DLRMC SRC OUT [args]
   chromium the report of studies/paper-configs.yaml rendered by headless
            Chromium to a PNG that is not blank (distinct pixel values,
            read with zlib); exit 77 (skipped) without Chromium.
-  shot     STUDY PNG [W,H]: the README's screenshot, made as `chromium`
+  shot     STUDY PNG [W,H]: the README's screenshot (spec/img/), made as `chromium`
            makes its PNG, of `dlrmc run STUDY --format html` run from SRC.
 """
 import csv
@@ -273,9 +273,9 @@ def expect_error(dlrmc, out, name, content, words):
 def mode_bad(dlrmc, src, out):
     expect_error(dlrmc, out, "foreign.csv", "name,age\r\nann,3\r\n",
                  ["foreign.csv", "'name'", "neither a dlrmc metric"])
-    expect_error(dlrmc, out, "ranks.csv",
-                 "sharding.plan,rank,e2e_ms\r\nauto,0,1.5\r\n",
-                 ["ranks.csv", "'rank'", "per-rank"])
+    expect_error(dlrmc, out, "shards.csv",
+                 "table,shard,rank,emb_fwd_ms\r\nt0,0,0,1.5\r\n",
+                 ["shards.csv", "'table'", "per-shard"])
     expect_error(dlrmc, out, "no_e2e.csv",
                  "system.gpu,gpu_util\r\nB200,0.5\r\n",
                  ["no_e2e.csv", "'e2e_ms'"])

@@ -107,10 +107,11 @@ static void test_cells(void **state) {
   dc_cell_col *cols;
   size_t n;
   dc_emit_mode_columns(&src, DC_ROWS_CAPACITY, &cols, &n);
-  assert_int_equal(n, 11);
+  assert_int_equal(n, 12);
   assert_string_equal(cols[0].name, "sharding.plan");
   assert_string_equal(cols[1].name, "gpu");
   assert_string_equal(cols[10].name, "meets_target");
+  assert_string_equal(cols[11].name, "answer");
   src.torchrec = true;
   free(cols);
   dc_emit_mode_columns(&src, DC_ROWS_RANK, &cols, &n);
@@ -211,7 +212,7 @@ static char *run_study(const char *text, dc_rows rows, int jobs) {
  * V100-SXM2-16GB cannot hold them, two can (the planner spreads them);
  * one A100-SXM4-80GB can. With a target no configuration misses, the
  * answer is the smallest count that fits; with an impossible target,
- * none (gpus empty, meets_target false, the largest count shown). */
+ * none (every count a row, meets_target false, no answer). */
 static const char cap_study[] =
     "study: cap\n"
     "model:\n"
@@ -239,18 +240,27 @@ static void test_capacity(void **state) {
   char *o = run_study(cap_text("1000000"), DC_ROWS_CAPACITY, 1);
   assert_non_null(strstr(o, "gpu,gpus,hosts,gpus_per_host,e2e_ms,"
                             "samples_per_s,mem_gib,hbm_gib,fits,"
-                            "meets_target\r\n"));
-  assert_non_null(strstr(o, "\r\nV100-SXM2-16GB,2,1,2,"));
+                            "meets_target,answer\r\n"));
+  /* the curve: every count per type, ascending; the answer is the first
+   * that fits and meets the target (V100-16GB: 30M-row tables need 2) */
+  const char *v1 = strstr(o, "\r\nV100-SXM2-16GB,1,1,1,");
+  const char *v2 = strstr(o, "\r\nV100-SXM2-16GB,2,1,2,");
+  const char *v4 = strstr(o, "\r\nV100-SXM2-16GB,4,1,4,");
+  assert_true(v1 && v2 && v4 && v1 < v2 && v2 < v4);
+  assert_non_null(strstr(v1 + 2, ",false,false,false\r\n"));
+  assert_ptr_equal(strstr(v2 + 2, ",true,true,true\r\n"),
+                   strstr(v2 + 2, "\r\n") - 15);
+  assert_ptr_equal(strstr(v4 + 2, ",true,true,false\r\n"),
+                   strstr(v4 + 2, "\r\n") - 16);
   assert_non_null(strstr(o, "\r\nA100-SXM4-80GB,1,1,1,"));
-  assert_non_null(strstr(o, ",true,true\r\n"));
   char *o2 = run_study(cap_text("1000000"), DC_ROWS_CAPACITY, 3);
   assert_string_equal(o, o2);
   free(o2);
   free(o);
   o = run_study(cap_text("0.000001"), DC_ROWS_CAPACITY, 1);
-  assert_non_null(strstr(o, "\r\nV100-SXM2-16GB,,1,4,"));
-  assert_non_null(strstr(o, "\r\nA100-SXM4-80GB,,1,4,"));
-  assert_null(strstr(o, ",true,true\r\n"));
+  assert_non_null(strstr(o, "\r\nV100-SXM2-16GB,4,1,4,"));
+  assert_non_null(strstr(o, "\r\nA100-SXM4-80GB,4,1,4,"));
+  assert_null(strstr(o, ",true\r\n"));
   free(o);
 }
 

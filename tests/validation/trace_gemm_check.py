@@ -2,7 +2,7 @@
 """trace_gemm_check.py — holds the analytic GEMM's error on the held-back
 GEMMs of a real trace (issue #17), run by ctest (validation_gemm_trace).
 
-Runs the README's pipeline on ../shared/data's A100 recsys trace:
+Runs the pipeline of spec/accuracy.md on ../shared/data's A100 recsys trace:
   dlrmc trace kernels TRACE --csv -o ROWS.csv
   dlrmc kernel gemm --csv ROWS.csv --gpu A100-SXM4-40GB --analytic -o PRICED.csv
 and scores PRICED.csv with trace_gemm_report.gmae_by_class on the odd
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_gemm_report import gmae_by_class  # noqa: E402
 import csv  # noqa: E402
 
-# GMAE (%) on the held-back rows when the limits were set (README, "GEMMs
+# GMAE (%) on the held-back rows when the limits were set (spec/accuracy.md, "GEMMs
 # of real traces"); the test allows one point more.
 REACHED = {'all': 13.0, 'large': 10.0, 'skinny': 19.6, 'wgrad': 6.2,
            'batched': 26.4}

@@ -14,7 +14,7 @@ p10/p50/p90 of pred/real per shape class:
   large    the rest
 Usage: trace_gemm_report.py PRICED.csv [all|even|odd]
        trace_gemm_report.py --split ROWS.csv EVEN.csv ODD.csv
-Standard library only; a development helper (README, "GEMMs of real
+Standard library only; a development helper (spec/accuracy.md, "GEMMs of real
 traces"). trace_gemm_check.py, run by ctest, uses its gmae_by_class.
 """
 import csv

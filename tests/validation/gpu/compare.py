@@ -2,7 +2,9 @@
 """compare.py — dlrmc's predictions against the training steps measured on
 a real GPU (issue #22), recomputed from the committed data alone.
 
-Usage: compare.py DLRMC DATA_DIR GPU [--check README.md | --update README.md]
+Usage: compare.py DLRMC DATA_DIR GPU [--check DOC.md | --update DOC.md]
+
+(the H200's document is spec/accuracy.md)
 
 DATA_DIR holds what tests/validation/gpu/run_device.sh brought back:
 steps/steps.csv (one row per config: median isolated step `iso_ms`, the
@@ -21,7 +23,7 @@ one (`spec/kernels/<gpu>/gemm.yaml`, judged on the 20 % of rows `dlrmc
 fit` held out) per shape set and dtype, and the analytic models of the
 other kinds on all their rows.
 
-Prints Markdown. With --check, exits 1 unless README.md holds exactly
+Prints Markdown. With --check, exits 1 unless DOC.md holds exactly
 this text between `<!-- GPU-accuracy:begin -->` and `<!-- GPU-accuracy:end
 -->` (GPU lowercased); --update rewrites that block. Standard library and
 PyYAML only; no GPU needed.
@@ -287,8 +289,8 @@ def main():
         import difflib
         sys.stdout.writelines(difflib.unified_diff(
             doc[i:j].splitlines(True), text.splitlines(True),
-            "README (committed)", "recomputed"))
-        sys.stderr.write("compare.py: the README's %s block differs from the "
+            "%s (committed)" % readme, "recomputed"))
+        sys.stderr.write("compare.py: " + readme + "'s %s block differs from the "
                          "data (run with --update)\n" % tag)
         return 1
     return 0
