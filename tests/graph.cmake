@@ -55,7 +55,6 @@ foreach(_s ${_dc_graph_studies})
     COMMAND ${CMAKE_COMMAND} -DDLRMC=$<TARGET_FILE:dlrmc> -DSTUDY=${_s}
             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/graph_studies/${_b}
             -P ${_dc_graph_dir}/check_studies.cmake)
-  set_tests_properties(graph_studies_${_b} PROPERTIES LABELS golden)
 endforeach()
 
 # DCNv2: the GEMMs of our graph against a real PyTorch execution trace of

@@ -32,5 +32,4 @@ foreach(lib dc_support dc_compiler dc_graphgen dc_kernels dc_runtime dc_trace
   target_link_libraries(test_linkage_${lib} PRIVATE
                         "$<LINK_LIBRARY:WHOLE_ARCHIVE,${lib}>" dc_warnings)
   add_test(NAME linkage_${lib} COMMAND test_linkage_${lib})
-  set_tests_properties(linkage_${lib} PROPERTIES LABELS unit)
 endforeach()
