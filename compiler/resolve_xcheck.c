@@ -38,7 +38,7 @@ void dc_res_derive(const dc_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
   *q = Q > 0 ? Q : 1;
 }
 
-/* Constraints between keys (DESIGN §2; reported once per combination of
+/* Constraints between keys (spec/design.md; reported once per combination of
  * sweep values that breaks them):
  *   gpus = hosts × gpus_per_host;
  *   batch_size is a multiple of gpus (the global batch is split evenly);

@@ -45,7 +45,7 @@ const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_objective (point.h). */
 const char *const dc_enum_objective[] = {"dlrmc", "torchrec", NULL};
 
-/* The metric columns the runtime reports per point (DESIGN §5). This is
+/* The metric columns the runtime reports per point (spec/design.md). This is
  * the one list output.columns is checked against, besides the swept
  * paths; keep it in step with runtime/ and spec/study.md. */
 const char *const dc_metric_columns[] = {
@@ -54,12 +54,12 @@ const char *const dc_metric_columns[] = {
     "optimizer_gib", "activations_gib", "workspace_gib",  "fits",
     "emb_ms",        "emb_imbalance",  "comm_ms",         "comm_bytes",
     "speedup",
-    /* issue #7: imbalance statistics and TorchRec's estimate */
+    /* imbalance statistics and TorchRec's estimate */
     "emb_total_variation", "emb_total_distance", "emb_chi_divergence",
     "emb_kl_divergence", "torchrec_ms", "torchrec_fwd_compute_ms",
     "torchrec_fwd_comms_ms", "torchrec_bwd_compute_ms",
     "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance",
-    /* issue #21: the breakdown of e2e_ms */
+    /* the breakdown of e2e_ms */
     "compute_ms", "exposed_comm_ms", "exposed_host_ms", "other_idle_ms"};
 const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
 

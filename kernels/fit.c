@@ -371,7 +371,7 @@ static double train_score(const dc_mlp *proto, const double *x,
 }
 
 /* What pricing assumes of a GEMM model and the fit cannot promise
- * (issue #17): the rows per operand layout (pricing evaluates the model
+ *: the rows per operand layout (pricing evaluates the model
  * on the NN layout, kernels/price.c, so transposed rows only teach it
  * their shapes), and the model's monotonicity per dtype, where it is not
  * monotone within DC_MLP_MONO_TOL. */

@@ -1,5 +1,5 @@
 /*
- * metrics.c — what a point's evaluation is reported as (DESIGN.md §5): the
+ * metrics.c — what a point's evaluation is reported as (spec/design.md): the
  * timing metrics, the memory footprint per GPU, the per-rank embedding and
  * communication figures, and each metric's fixed output precision.
  *
@@ -16,7 +16,7 @@
  *   emb_imbalance  that max over the mean (1 when no rank has any)
  *   comm_ms, comm_bytes  max over ranks of collective kernel time / payload
  *
- * Where e2e_ms goes on the critical rank (issue #21, the paper's
+ * Where e2e_ms goes on the critical rank (the paper's
  * breakdown; the four add up to e2e_ms):
  *   compute_ms      union of its non-collective kernel intervals
  *   exposed_comm_ms gpu_active − compute: collectives with no compute
@@ -46,7 +46,7 @@
  * It leaves out the CUDA context, allocator fragmentation and library
  * workspaces (cuBLAS), which a capacity plan should keep as headroom.
  *
- * On more than one GPU (issue #7) the memory columns come instead from
+ * On more than one GPU the memory columns come instead from
  * graphgen's per-rank formula, dc_shard_plan_memory (graphgen/memory.c),
  * the very function the `plan: auto` planner checks HBM with, so a plan
  * the planner accepts never reports fits = false and the two cannot

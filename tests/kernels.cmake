@@ -21,7 +21,7 @@ if(DC_PYTHON3)
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_gemm_check.py
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/data)
   set_tests_properties(validation_gemm_trace PROPERTIES SKIP_RETURN_CODE 77)
-  # dlrmc against the H200 it was measured on (issue #22): recomputes the
+  # dlrmc against the H200 it was measured on: recomputes the
   # README's H200 tables from the committed measurements
   # (tests/validation/h200/, recorded by tests/validation/gpu/) and fails
   # when they differ. No GPU needed.

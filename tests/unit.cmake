@@ -1,5 +1,5 @@
 # Unit tests: tests/unit/test_<module>_<name>.c. Each links only the
-# libraries its module may depend on (DESIGN §1), so a test proves the
+# libraries its module may depend on (spec/design.md), so a test proves the
 # dependency direction as well as the behaviour.
 file(GLOB DC_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_*.c)
 foreach(f ${DC_UNIT_TESTS})

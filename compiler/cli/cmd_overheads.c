@@ -2,7 +2,7 @@
  * cmd_overheads.c — `dlrmc overheads extract TRACE... [-o PROFILE.yaml]
  * [--steps A:B] [--name NAME] [--profiler-correction C] [--check]`:
  * PyTorch profiler (Kineto) traces in, one
- * host-overhead profile out (DESIGN.md §5). Each trace is read, analysed
+ * host-overhead profile out (spec/design.md). Each trace is read, analysed
  * and dropped before the next one, so memory is that of the largest
  * trace; the samples of all traces are pooled into one shared profile.
  * All files are checked and every error reported before exiting 1;

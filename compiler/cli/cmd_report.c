@@ -1,6 +1,6 @@
 /*
  * cmd_report.c — `dlrmc report RESULTS.csv|.jsonl`: the HTML report of a
- * saved run (issue #21, spec/report.md), so that a big sweep, or the
+ * saved run (spec/report.md), so that a big sweep, or the
  * concatenated shards of a cluster run, is charted without re-running it.
  * `dlrmc run --format html` goes through the same function
  * (dc_cli_html_report) with the rows it has just written as JSON lines,

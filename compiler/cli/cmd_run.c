@@ -1,6 +1,6 @@
 /*
  * cmd_run.c — `dlrmc run`: predict every point of a study and write the
- * comparison table (DESIGN.md §6).
+ * comparison table (spec/design.md).
  *
  * The driver owns the pipeline's glue: it loads the study (front end),
  * hands runtime's sweep executor a callback that lowers a point and builds
@@ -25,7 +25,7 @@
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
-/* ---- the point source ---------------------------------------------------- */
+/* ---- the point source --------------------------------------------------- */
 
 static const dc_graph *build_point(void *ctx, int64_t index,
                                    dc_graph_detail detail, dc_arena *a,
@@ -40,7 +40,7 @@ static int64_t baseline_of(void *ctx, int64_t index) {
   return dc_study_baseline_of((const dc_study *)ctx, index);
 }
 
-/* ---- streaming atomic output --------------------------------------------- */
+/* ---- streaming atomic output -------------------------------------------- */
 
 static bool report(dc_buf *err) {
   fprintf(stderr, "dlrmc: error: %s\n", err->data ? err->data : "");
@@ -73,7 +73,7 @@ static bool out_close(dc_outfile *o, bool ok) {
   return ok;
 }
 
-/* ---- timelines ------------------------------------------------------------ */
+/* ---- timelines ---------------------------------------------------------- */
 
 typedef struct timeline_ctx {
   const char *dir;
@@ -90,7 +90,7 @@ static bool write_timeline(void *ctx, int64_t index, const char *json,
   return dc_write_file_atomic(path, json, len);
 }
 
-/* ---- arguments ------------------------------------------------------------ */
+/* ---- arguments ---------------------------------------------------------- */
 
 /* html: the rows go to memory as JSON lines, then into the report. */
 static bool parse_format(const char *s, dc_format *f, bool *html) {

@@ -49,9 +49,9 @@
  * state's maxima kept, the dim added to the all-to-all; the cost is
  * monotone in the maxima) is not better than the best found, which
  * leaves the choice as it was. The reported cost (dc_plan_cost_of and
- * the planner's `cost`) is still the table-by-table sum. (About 790
- * lines, over the house's ~700: the incremental state, its trees, caches
- * and bounds are the search's own and share its context.)
+ * the planner's `cost`) is still the table-by-table sum. The incremental
+ * state, its trees, caches and bounds are the search's own and share its
+ * context, so they stay in this file.
  */
 #include <stdlib.h>
 #include <string.h>

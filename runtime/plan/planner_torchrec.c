@@ -1,9 +1,9 @@
 /*
  * planner_torchrec.c — `plan: auto` under `sharding.objective: torchrec`
  * (plan.h): the plan TorchRec's own planner cost calls cheapest.
- * (About 980 lines, over the house's ~700: the options, the seeds, the
- * local search and the restarts share one state and one step budget, and
- * reading the search means reading them together.)
+ * One file: the options, the seeds, the local search and the restarts
+ * share one state and one step budget, and reading the search means
+ * reading them together.
  *
  * Objective. TorchRec's planner prices every shard alone — its Perf:
  * forward and backward compute and comms — and calls a plan's cost the

@@ -28,9 +28,9 @@
  * not) is marked unpriced. A trace with no tensor on a GPU (recorded on
  * the CPU) is priced as if every tensor were on the device.
  *
- * (About 710 lines, over the house's ~700: the structure walk, the tensor
- * table and the kernel mapping all fill one build context (bctx) in one
- * pass; the id map at the top is the piece to move out if it grows.)
+ * One file: the structure walk, the tensor table and the kernel mapping
+ * all fill one build context (bctx) in one pass; the id map at the top is
+ * the piece to move out if it grows.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -27,9 +27,9 @@
  * Errors are reported as E0801 with the file's line:col where yajl or our
  * type checks stop, and the offending line echoed when it is short.
  *
- * (About 1000 lines, over the house's ~700: yajl's callbacks are one
- * state machine over one load_ctx, which the CPU ops' args stream through
- * too, and the error reporting reads that state.)
+ * One file: yajl's callbacks are one state machine over one load_ctx,
+ * which the CPU ops' args stream through too, and the error reporting
+ * reads that state.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

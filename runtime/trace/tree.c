@@ -8,7 +8,7 @@
  * event's External id is its own correlation, not its op's.
  *
  * Top-level ops are the first non-container op on each path from a root
- * (anchor-notes.md): containers are ProfilerStep#N, record_function
+ * (owensgroup/ml_perf_model): containers are ProfilerStep#N, record_function
  * scopes named "## x ##", "__x", "module::", "DLRM ",
  * "DistributedDataParallel", and bracketed tool annotations ("[param|x]");
  * python_function events are transparent. Other user annotations

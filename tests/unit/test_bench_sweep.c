@@ -80,7 +80,7 @@ static void test_list_errors(void **state) {
                     "expected fp32, tf32, fp16, bf16");
 }
 
-/* The paper's set: 32·i and 32·i + 8 for i = 1..128 (anchor-notes.md). */
+/* The paper's set: 32·i and 32·i + 8 for i = 1..128 (owensgroup/ml_perf_model). */
 static void test_paper_gemm_sizes(void **state) {
   (void)state;
   const dc_bench_kind_info *g = dc_bench_kind_get(DC_BENCH_GEMM);

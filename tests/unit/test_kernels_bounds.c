@@ -1,5 +1,5 @@
 /*
- * test_kernels_bounds.c — physical bounds, always (issue #17): over a
+ * test_kernels_bounds.c — physical bounds, always: over a
  * million random kernels (every kind, random shapes and dtypes, every
  * catalog GPU with its fitted models) every price is finite and at least
  * the kernel's floor (FLOP, DRAM, link and launch bounds, kernels/

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """trace_gemm_check.py — holds the analytic GEMM's error on the held-back
-GEMMs of a real trace (issue #17), run by ctest (validation_gemm_trace).
+GEMMs of a real trace, run by ctest (validation_gemm_trace).
 
 Runs the pipeline of tests/validation/README.md on the A100 recsys trace
 in tests/data/traces:
