@@ -77,6 +77,20 @@ void dc_buf_put_csv_field(dc_buf *b, const char *s);
 /* A JSON string literal with its quotes; control bytes escaped. */
 void dc_buf_put_json_string(dc_buf *b, const char *s);
 
+/* ---- hashing and pseudo-random numbers (hash.c) ------------------------ */
+
+/* FNV-1a, 64-bit: start from DC_FNV1A_INIT and feed bytes (dc_fnv1a), a
+ * NUL-terminated string, the 8 bytes of a value low byte first
+ * (dc_fnv1a_u64, the same on any host), or whole 64-bit words, one
+ * xor-and-multiply step each (dc_fnv1a_word). */
+#define DC_FNV1A_INIT 14695981039346656037ull
+uint64_t dc_fnv1a(uint64_t h, const void *data, size_t n);
+uint64_t dc_fnv1a_str(uint64_t h, const char *s);
+uint64_t dc_fnv1a_u64(uint64_t h, uint64_t x);
+uint64_t dc_fnv1a_word(uint64_t h, uint64_t x);
+/* splitmix64: the next value of the sequence that *state seeds. */
+uint64_t dc_splitmix64(uint64_t *state);
+
 /* ---- string hash map (keys copied, values borrowed) -------------------- */
 
 typedef struct dc_map_entry dc_map_entry;

@@ -333,15 +333,13 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
  * reuses ids with the memory); a dc_tensor is one (id, shape, element
  * size), keyed by their hash. */
 static int64_t tkey(const et_val *v) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = DC_FNV1A_INIT;
   uint64_t x[2 + ET_MAX_DIMS] = {(uint64_t)v->tid,
                                  (uint64_t)v->ndim << 8 | v->esize};
   for (int32_t d = 0; d < v->ndim; d++)
     x[2 + d] = (uint64_t)v->shape[d];
-  for (int32_t i = 0; i < 2 + v->ndim; i++) {
-    h ^= x[i];
-    h *= 1099511628211ull;
-  }
+  for (int32_t i = 0; i < 2 + v->ndim; i++)
+    h = dc_fnv1a_word(h, x[i]);
   return (int64_t)(h >> 1);
 }
 

@@ -24,13 +24,8 @@
 
 #include "kernels/kernels.h"
 
-/* splitmix64 */
-static uint64_t next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
+/* splitmix64 (compiler/support/hash.c) */
+static uint64_t next(uint64_t *s) { return dc_splitmix64(s); }
 
 static double unit(uint64_t *s) { return (double)(next(s) >> 11) * 0x1p-53; }
 
