@@ -245,12 +245,28 @@ static void gather(const bctx *c, int32_t ni, int32_t skip, nlist *l,
   }
 }
 
-static const et_node *sort_nodes; /* qsort has no context argument */
+/* A node index with its sort key: qsort's comparator sees only the two
+ * elements, so the key travels with the index (no global, so two threads
+ * may import at once). Equal ids keep their order (pos). */
+typedef struct id_ix {
+  int64_t id;
+  int32_t ix, pos;
+} id_ix;
 
 static int cmp_id(const void *pa, const void *pb) {
-  int64_t a = sort_nodes[*(const int32_t *)pa].id;
-  int64_t b = sort_nodes[*(const int32_t *)pb].id;
-  return a < b ? -1 : a > b;
+  const id_ix *a = pa, *b = pb;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Sorts node indices v[0..n) by their nodes' ids. */
+static void sort_by_id(const et_node *nodes, int32_t *v, int32_t n) {
+  if (n < 2) return;
+  id_ix *k = dc_xmalloc((size_t)n * sizeof *k);
+  for (int32_t i = 0; i < n; i++) k[i] = (id_ix){nodes[v[i]].id, v[i], i};
+  qsort(k, (size_t)n, sizeof *k, cmp_id);
+  for (int32_t i = 0; i < n; i++) v[i] = k[i].ix;
+  free(k);
 }
 
 /* Emits ni's children (but `skip`) in id order: across threads and
@@ -259,8 +275,7 @@ static void emit_kids(bctx *c, int32_t ni, int32_t parent, int depth,
                       int32_t skip) {
   nlist l = {0};
   gather(c, ni, skip, &l, depth);
-  sort_nodes = c->f->nodes;
-  if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+  sort_by_id(c->f->nodes, l.v, l.n);
   for (int32_t i = 0; i < l.n; i++)
     emit(c, l.v[i], parent, depth + 1);
   free(l.v);
@@ -658,8 +673,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
       }
       l.v[l.n++] = roots[r];
     }
-    sort_nodes = f->nodes;
-    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+    sort_by_id(f->nodes, l.v, l.n);
     for (int32_t i = 0; i < l.n; i++)
       emit(&c, l.v[i], -1, 0);
     free(l.v);

@@ -50,22 +50,40 @@ bool dc_trace_is_sync_call(const char *name) {
 /* ---- sorting ---------------------------------------------------------------
  */
 
-static const dc_trace_event *sort_ev; /* qsort has no context argument */
+/* An event index with its sort keys: qsort's comparator sees only the two
+ * elements, so the keys travel with the index (no global, so two threads
+ * may read traces at once). */
+typedef struct ev_key {
+  int64_t ts_ns, dur_ns; /* cmp_end: the end in ts_ns */
+  uint32_t thread, ix;
+  int rank; /* equal spans: annotation 0, op 1, runtime call 2 */
+} ev_key;
 
 static int cmp_cpu(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  const dc_trace_event *x = &sort_ev[a], *y = &sort_ev[b];
+  const ev_key *x = pa, *y = pb;
   if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
   if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
   if (x->dur_ns != y->dur_ns) return x->dur_ns > y->dur_ns ? -1 : 1;
   /* Equal spans: a runtime call nests inside an op, an op inside an
    * annotation. */
-  if (x->kind != y->kind) {
-    int rx = x->kind == DC_TRACE_RUNTIME ? 2 : x->kind == DC_TRACE_OP ? 1 : 0;
-    int ry = y->kind == DC_TRACE_RUNTIME ? 2 : y->kind == DC_TRACE_OP ? 1 : 0;
-    if (rx != ry) return rx < ry ? -1 : 1;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+/* Sorts event indices v[0..n) of t with cmp (cmp_cpu or cmp_end). */
+static void sort_events(const dc_trace_event *ev, uint32_t *v, size_t n,
+                        bool by_end, int (*cmp)(const void *, const void *)) {
+  if (n < 2) return;
+  ev_key *k = dc_xmalloc(n * sizeof *k);
+  for (size_t i = 0; i < n; i++) {
+    const dc_trace_event *e = &ev[v[i]];
+    int rank = e->kind == DC_TRACE_RUNTIME ? 2 : e->kind == DC_TRACE_OP ? 1 : 0;
+    k[i] = (ev_key){by_end ? e->ts_ns + e->dur_ns : e->ts_ns, e->dur_ns,
+                    e->thread, v[i], rank};
   }
-  return a < b ? -1 : a > b;
+  qsort(k, n, sizeof *k, cmp);
+  for (size_t i = 0; i < n; i++) v[i] = k[i].ix;
+  free(k);
 }
 
 static int cmp_step(const void *pa, const void *pb) {
@@ -107,11 +125,9 @@ static int32_t corr_get(const corr_map *m, int64_t k) {
 /* ---- blocking-call waits ------------------------------------------------ */
 
 static int cmp_end(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  int64_t x = sort_ev[a].ts_ns + sort_ev[a].dur_ns;
-  int64_t y = sort_ev[b].ts_ns + sort_ev[b].dur_ns;
-  if (x != y) return x < y ? -1 : 1;
-  return a < b ? -1 : a > b;
+  const ev_key *x = pa, *y = pb; /* ts_ns holds the end */
+  if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+  return x->ix < y->ix ? -1 : x->ix > y->ix;
 }
 
 /* Fills m->wait_ns (the rule is in trace.h). Needs m->launcher. */
@@ -137,8 +153,7 @@ static void block_waits(dc_trace_model *m) {
     else if (copy_end[r] != INT64_MAX && end > copy_end[r])
       copy_end[r] = end;
   }
-  sort_ev = t->ev;
-  qsort(by_end, n_linked, sizeof *by_end, cmp_end);
+  sort_events(t->ev, by_end, n_linked, true, cmp_end);
   for (size_t r = 0; r < n; r++) {
     const dc_trace_event *c = &t->ev[r];
     if (c->kind != DC_TRACE_RUNTIME) continue;
@@ -246,8 +261,7 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   m->cpu = dc_xmalloc((n ? n : 1) * sizeof *m->cpu);
   for (size_t i = 0; i < n; i++)
     if (!dc_trace_kind_is_gpu(t->ev[i].kind)) m->cpu[m->n_cpu++] = (uint32_t)i;
-  sort_ev = t->ev;
-  qsort(m->cpu, m->n_cpu, sizeof *m->cpu, cmp_cpu);
+  sort_events(t->ev, m->cpu, m->n_cpu, false, cmp_cpu);
   m->n_threads = t->n_threads;
   m->thread_start = dc_xcalloc(t->n_threads + 1, sizeof *m->thread_start);
   for (size_t i = 0, th = 0; th <= t->n_threads; th++) {
