@@ -91,6 +91,19 @@ uint64_t dc_fnv1a_word(uint64_t h, uint64_t x);
 /* splitmix64: the next value of the sequence that *state seeds. */
 uint64_t dc_splitmix64(uint64_t *state);
 
+/* ---- int64 -> int32 map (intmap.c) ------------------------------------- */
+
+/* Values are >= 0 (dc_imap_get answers -1 for an absent key). A zeroed
+ * dc_imap is empty; dc_imap_put grows it; dc_imap_free releases it. */
+typedef struct dc_imap {
+  int64_t *key;
+  int32_t *val;
+  size_t cap, n;
+} dc_imap;
+void dc_imap_put(dc_imap *m, int64_t k, int32_t v);
+int32_t dc_imap_get(const dc_imap *m, int64_t k);
+void dc_imap_free(dc_imap *m);
+
 /* ---- string hash map (keys copied, values borrowed) -------------------- */
 
 typedef struct dc_map_entry dc_map_entry;

@@ -92,36 +92,6 @@ static int cmp_step(const void *pa, const void *pb) {
   return a->number < b->number ? -1 : a->number > b->number;
 }
 
-/* ---- correlation map ----------------------------------------------------- */
-
-typedef struct corr_map {
-  int64_t *keys;
-  int32_t *vals;
-  size_t cap;
-} corr_map;
-
-static size_t corr_hash(int64_t k, size_t cap) {
-  uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ull;
-  return (size_t)(x >> 17) & (cap - 1);
-}
-
-static void corr_put(corr_map *m, int64_t k, int32_t v) {
-  size_t j = corr_hash(k, m->cap);
-  while (m->vals[j] >= 0 && m->keys[j] != k)
-    j = (j + 1) & (m->cap - 1);
-  m->keys[j] = k;
-  m->vals[j] = v;
-}
-
-static int32_t corr_get(const corr_map *m, int64_t k) {
-  size_t j = corr_hash(k, m->cap);
-  while (m->vals[j] >= 0) {
-    if (m->keys[j] == k) return m->vals[j];
-    j = (j + 1) & (m->cap - 1);
-  }
-  return -1;
-}
-
 /* ---- blocking-call waits ------------------------------------------------ */
 
 static int cmp_end(const void *pa, const void *pb) {
@@ -293,29 +263,22 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   m->launcher = dc_xmalloc((n ? n : 1) * sizeof *m->launcher);
   m->n_gpu = dc_xcalloc(n ? n : 1, sizeof *m->n_gpu);
   m->gpu_us = dc_xcalloc(n ? n : 1, sizeof *m->gpu_us);
-  corr_map cm = {0};
-  cm.cap = 1024;
-  while (cm.cap < 2 * n + 2)
-    cm.cap *= 2;
-  cm.keys = dc_xmalloc(cm.cap * sizeof *cm.keys);
-  cm.vals = dc_xmalloc(cm.cap * sizeof *cm.vals);
-  memset(cm.vals, 0xff, cm.cap * sizeof *cm.vals);
+  dc_imap cm = {0};
   for (size_t i = 0; i < n; i++) {
     m->launcher[i] = -1;
     if (t->ev[i].kind == DC_TRACE_RUNTIME && t->ev[i].corr >= 0)
-      corr_put(&cm, t->ev[i].corr, (int32_t)i);
+      dc_imap_put(&cm, t->ev[i].corr, (int32_t)i);
   }
   for (size_t i = 0; i < n; i++) {
     const dc_trace_event *e = &t->ev[i];
     if (!dc_trace_kind_is_gpu(e->kind) || e->corr < 0) continue;
-    int32_t r = corr_get(&cm, e->corr);
+    int32_t r = dc_imap_get(&cm, e->corr);
     if (r < 0) continue;
     m->launcher[i] = r;
     m->n_gpu[r]++;
     m->gpu_us[r] += (double)e->dur_ns / 1000.0;
   }
-  free(cm.keys);
-  free(cm.vals);
+  dc_imap_free(&cm);
   block_waits(m);
 
   /* Steps. */
