@@ -6,3 +6,9 @@ add_test(NAME cli_options
           $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_options PROPERTIES
   ENVIRONMENT "NO_COLOR=1;DLRMC_NO_PROGRESS=1")
+
+# The metric names' one table (compiler/support/metric_names.h) against
+# `dlrmc help run` and spec/study.md (tests/cli/check_metrics.sh).
+add_test(NAME cli_metric_names
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_metrics.sh
+          $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR})
