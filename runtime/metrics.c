@@ -58,9 +58,11 @@
  *               buckets, the backward's transient buffers)
  * and the row reports the fullest rank. On one GPU the graph walk above
  * stays (the single-GPU goldens keep their figures). The two agree on
- * params, optimizer and workspace; the walk's activations are larger
- * because it counts the outputs of views (view, transpose, slice of the
- * interaction) as new tensors, which the formula does not.
+ * params and optimizer; the formula's workspace adds the embedding
+ * gradients, which the walk does not count; the walk's activations are
+ * larger because it counts the outputs of views (view, transpose, slice
+ * of the interaction) as new tensors, which the formula does not
+ * (tests/unit/test_runtime_memory.c holds the first two).
  *
  * Sharding metrics (dc_metrics_sharding): the imbalance statistics of the
  * ranks' embedding time (TorchRec's definitions, runtime/plan/plan.h:
