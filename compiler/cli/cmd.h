@@ -112,7 +112,9 @@ typedef struct dc_cli_iter {
 #define DC_CLI_END (-2)  /* no more arguments */
 #define DC_CLI_FAIL (-3) /* a usage error, printed: return DC_EXIT_USAGE */
 
-void dc_cli_iter_init(dc_cli_iter *it, int argc, char **argv);
+/* An iterator over argv[first..argc) (first: 1, or 2 after a
+ * subcommand word). */
+dc_cli_iter dc_cli_args(int argc, char **argv, int first);
 /* The next argument: the index of the option in `opts` with its value in
  * *val (NULL for a flag), DC_CLI_ARG with the argument in *val,
  * DC_CLI_END, or DC_CLI_FAIL after printing the usage error. */

@@ -22,8 +22,7 @@ int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
   *study = NULL;
   *ov = dc_xcalloc((size_t)argc + 1, sizeof **ov);
   *n_ov = 0;
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;

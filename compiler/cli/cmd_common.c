@@ -142,11 +142,8 @@ bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   return true;
 }
 
-void dc_cli_iter_init(dc_cli_iter *it, int argc, char **argv) {
-  memset(it, 0, sizeof *it);
-  it->argc = argc;
-  it->argv = argv;
-  it->i = 1;
+dc_cli_iter dc_cli_args(int argc, char **argv, int first) {
+  return (dc_cli_iter){argc, argv, first, false, NULL};
 }
 
 int dc_cli_next(const dc_command *cmd, const dc_cli_opt *opts,

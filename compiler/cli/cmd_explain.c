@@ -29,8 +29,7 @@ static int cmd_explain(int argc, char **argv) {
                                     [O_RANK] = {"--rank", NULL, true},
                                     [O_OUT] = {NULL, "-o", true},
                                     {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     if (k == DC_CLI_FAIL) {

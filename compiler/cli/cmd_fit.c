@@ -30,8 +30,7 @@ static int cmd_fit(int argc, char **argv) {
                                     [O_SEED] = {"--seed", NULL, true},
                                     [O_VERBOSE] = {"--verbose", "-v", false},
                                     {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *arg;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &arg)) != DC_CLI_END;) {
     int64_t v;

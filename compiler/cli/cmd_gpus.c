@@ -76,8 +76,7 @@ static int cmd_gpus(int argc, char **argv) {
   if (dc_cli_wants_help(&dc_cmd_gpus_def, argc, argv)) return DC_EXIT_OK;
   static const dc_cli_opt opts[] = {{0}};
   const char *name = NULL;
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *arg;
   for (int k; (k = dc_cli_next(&dc_cmd_gpus_def, opts, &it, &arg)) !=
               DC_CLI_END;) {

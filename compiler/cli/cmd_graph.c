@@ -38,8 +38,7 @@ static int parse_args(int argc, char **argv, graph_args *a) {
       [O_FORMAT] = {"--format", NULL, true}, [O_OUT] = {NULL, "-o", true},
       [O_RANK] = {"--rank", NULL, true},    [O_FROM_ET] = {"--from-et", NULL, true},
       {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     switch (k) {

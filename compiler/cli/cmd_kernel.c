@@ -213,8 +213,7 @@ static int cmd_kernel(int argc, char **argv) {
                                     [O_ANALYTIC] = {"--analytic", NULL, false},
                                     [O_EXPLAIN] = {"--explain", NULL, false},
                                     {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *s;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &s)) != DC_CLI_END;) {
     switch (k) {

@@ -111,9 +111,7 @@ static int cmd_overheads(int argc, char **argv) {
       [O_NAME] = {"--name", NULL, true},
       [O_CORR] = {"--profiler-correction", NULL, true},
       {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
-  it.i = 2; /* after the subcommand */
+  dc_cli_iter it = dc_cli_args(argc, argv, 2); /* after the subcommand */
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     switch (k) {

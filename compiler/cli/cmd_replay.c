@@ -24,8 +24,7 @@ static int cmd_replay(int argc, char **argv) {
                                     [O_OVERHEADS] = {"--overheads", NULL, true},
                                     [O_OUT] = {"--output", "-o", true},
                                     {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     switch (k) {

@@ -61,8 +61,7 @@ static int cmd_report(int argc, char **argv) {
                                     [O_METRIC] = {"--metric", NULL, true},
                                     [O_TITLE] = {"--title", NULL, true},
                                     {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     switch (k) {

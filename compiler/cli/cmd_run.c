@@ -145,8 +145,7 @@ static int cmd_run(int argc, char **argv) {
       [O_DIGITS] = {"--digits", NULL, true},
       [O_TIMELINE] = {"--timeline", NULL, true},
       {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *val;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &val)) != DC_CLI_END;) {
     switch (k) {

@@ -62,9 +62,7 @@ static int cmd_trace(int argc, char **argv) {
                                     [O_KIND] = {"--kind", NULL, true},
                                     [O_OUT] = {"--output", "-o", true},
                                     {0}};
-  dc_cli_iter it;
-  dc_cli_iter_init(&it, argc, argv);
-  it.i = 2; /* after the subcommand */
+  dc_cli_iter it = dc_cli_args(argc, argv, 2); /* after the subcommand */
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
