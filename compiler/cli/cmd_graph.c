@@ -34,9 +34,12 @@ static int parse_args(int argc, char **argv, graph_args *a) {
   a->ov = dc_xcalloc((size_t)argc + 1, sizeof *a->ov);
   enum { O_D, O_POINT, O_FORMAT, O_OUT, O_RANK, O_FROM_ET };
   static const dc_cli_opt opts[] = {
-      [O_D] = {"-D", NULL, true},           [O_POINT] = {"--point", NULL, true},
-      [O_FORMAT] = {"--format", NULL, true}, [O_OUT] = {NULL, "-o", true},
-      [O_RANK] = {"--rank", NULL, true},    [O_FROM_ET] = {"--from-et", NULL, true},
+      [O_D] = {"-D", NULL, true},
+      [O_POINT] = {"--point", NULL, true},
+      [O_FORMAT] = {"--format", NULL, true},
+      [O_OUT] = {NULL, "-o", true},
+      [O_RANK] = {"--rank", NULL, true},
+      [O_FROM_ET] = {"--from-et", NULL, true},
       {0}};
   dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
