@@ -71,7 +71,7 @@ void dc_res_layout_note(const dc_xkeys *x, bool *said, bool *said_cap,
   }
 }
 
-/* Constraints between keys (DESIGN §2; reported once per combination of
+/* Constraints between keys (spec/design.md; reported once per combination of
  * sweep values that breaks them):
  *   gpus = hosts × gpus_per_host;
  *   batch_size is a multiple of gpus (the global batch is split evenly);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "compiler/study_int.h"
+#include "compiler/support/metric_names.h"
 
 const char *const dc_enum_interaction[] = {"dot", "cat", "dcn", NULL};
 const char *const dc_enum_loss[] = {"mse", "bce", NULL};
@@ -45,22 +46,14 @@ const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_objective (point.h). */
 const char *const dc_enum_objective[] = {"dlrmc", "torchrec", NULL};
 
-/* The metric columns the runtime reports per point (DESIGN §5). This is
- * the one list output.columns is checked against, besides the swept
- * paths; keep it in step with runtime/ and spec/study.md. */
+/* The metric columns the runtime reports per point, from the one table
+ * (compiler/support/metric_names.h): output.columns is checked against
+ * them, besides the swept paths. */
 const char *const dc_metric_columns[] = {
-    "e2e_ms",        "gpu_active_ms",  "gpu_idle_ms",     "gpu_util",
-    "cpu_ms",        "kernel_only_ms", "samples_per_s",   "params_gib",
-    "optimizer_gib", "activations_gib", "workspace_gib",  "fits",
-    "emb_ms",        "emb_imbalance",  "comm_ms",         "comm_bytes",
-    "speedup",
-    /* issue #7: imbalance statistics and TorchRec's estimate */
-    "emb_total_variation", "emb_total_distance", "emb_chi_divergence",
-    "emb_kl_divergence", "torchrec_ms", "torchrec_fwd_compute_ms",
-    "torchrec_fwd_comms_ms", "torchrec_bwd_compute_ms",
-    "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance",
-    /* issue #21: the breakdown of e2e_ms */
-    "compute_ms", "exposed_comm_ms", "exposed_host_ms", "other_idle_ms"};
+#define DC_METRIC_COLUMN(sym, name) name,
+    DC_METRIC_NAMES(DC_METRIC_COLUMN)
+#undef DC_METRIC_COLUMN
+};
 const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
 
 #define S DC_SF_SWEEP | DC_SF_OVERRIDE

@@ -1,6 +1,6 @@
 /*
  * backward.c — the seed gradient and the backward pass of one rank, in the
- * order PyTorch's autograd engine runs it (reference/dlrm-op-graph.md).
+ * order PyTorch's autograd engine runs it (spec/frameworks.md).
  *
  * The engine runs the ready node with the highest sequence number first
  * (the one created last in the forward), and AccumulateGrad before any

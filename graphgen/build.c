@@ -2,7 +2,7 @@
  * build.c — dc_graph_build: checks that the point describes a DLRM the
  * builder can lay out, places the embedding tables on ranks, then builds
  * each rank's iteration in the order the reference training loop runs it
- * (dlrm_s_pytorch.py; reference/dlrm-op-graph.md):
+ * (dlrm_s_pytorch.py; spec/frameworks.md):
  *
  *   H2D copies → forward → loss (+ .cpu() sync) → zero_grad → backward
  *   → optimizer step

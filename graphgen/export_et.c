@@ -47,11 +47,10 @@
  * the thread roots first and the process node last. Timestamps are 0 and
  * the time string is fixed so output is byte-stable.
  *
- * (About 800 lines, over the house's ~700: one writer, one pass over the
- * graph, whose parts (tensor layouts and views, arguments by schema,
- * collective and autograd nodes, the ids that tie them) all read and
- * write one et_ctx; split, they would share it through a header for no
- * reader's gain.)
+ * One file: one writer, one pass over the graph, whose parts (tensor
+ * layouts and views, arguments by schema, collective and autograd nodes,
+ * the ids that tie them) all read and write one et_ctx; split, they would
+ * share it through a header for no reader's gain.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * forward.c — the parameters, the host-to-device copies of the batch, the
  * forward pass and the loss of one rank, op for op as stock PyTorch runs
- * facebookresearch/dlrm's DLRM_Net (reference/dlrm-op-graph.md):
+ * facebookresearch/dlrm's DLRM_Net (spec/frameworks.md):
  *
  *   aten::to ×T (indices), aten::to (offsets), aten::to (dense)
  *   [aten::linear, aten::relu] ×k                       bottom MLP
@@ -16,7 +16,7 @@
  *   aten::binary_cross_entropy, aten::detach, aten::to (.cpu(): sync)
  *
  * Element-wise kernels carry (flops, accesses) per element from the
- * authors' implementation (reference/anchor-notes.md): relu (1, 2),
+ * authors' implementation (owensgroup/ml_perf_model): relu (1, 2),
  * sigmoid (4, 2), mse_loss (3, 3), binary_cross_entropy (7, 3), copies and
  * casts 2 accesses; bytes = accesses × element size of the dtype involved
  * (a cast reads one size and writes the other).

@@ -1,7 +1,7 @@
 /*
  * graphgen.h — one DLRM training iteration as PyTorch executes it, built
- * from a dc_point without running PyTorch (DESIGN.md §3,
- * reference/dlrm-op-graph.md).
+ * from a dc_point without running PyTorch (spec/design.md,
+ * spec/frameworks.md).
  *
  * Ops are stored in execution order per rank, pre-order: an op's children
  * (the aten::mm inside AddmmBackward0, say) follow it, and `end` is one
@@ -98,7 +98,7 @@ typedef struct dc_op {
                         cudaGraphLaunch (runtime/eval.c) */
 } dc_op;
 
-/* ---- sharding plans (issue #7) -----------------------------------------
+/* ---- sharding plans -----------------------------------------
  * Where every embedding table lives on a multi-GPU system. A table is cut
  * into shards; a shard is a block of rows × columns on one rank. Types:
  *
@@ -197,7 +197,7 @@ typedef struct dc_rank_memory {
                             dense features, targets */
   int64_t workspace;     /* transient backward buffers: the gradients
                             exchanged for the embeddings, twice the
-                            largest dense gradient tensor (issue #7) */
+                            largest dense gradient tensor */
   int64_t total;
 } dc_rank_memory;
 
@@ -255,7 +255,7 @@ dc_graph *dc_graph_build(const dc_point *p, dc_arena *a, dc_diags *d);
 dc_graph *dc_graph_build_plan(const dc_point *p, const dc_shard_plan *s,
                               dc_arena *a, dc_diags *d);
 
-/* How much of the iteration a graph spells out (issue #20).
+/* How much of the iteration a graph spells out.
  *
  * FULL: every op and tensor of the training step, as PyTorch runs it —
  * what `graph`, `explain`, timelines and the ET export show.
@@ -293,7 +293,7 @@ typedef enum dc_graph_format {
 /* Writes every rank (text, dot) or rank 0 (et). */
 void dc_graph_write(const dc_graph *g, dc_graph_format f, dc_buf *out);
 
-/* ---- additions ------------------------------------------------------- */
+/* ---- one rank's export, format names, top-level ops --------------------- */
 
 /* One rank (rank < 0: all ranks, except et which is always one rank: an
  * execution trace is one process's). */

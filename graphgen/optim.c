@@ -12,7 +12,7 @@
  * lookup's backward — and the per-parameter loop otherwise (per_table has
  * sparse table gradients) and always in 1.13. Each optimizer is a recipe
  * of element-wise updates, one op (and kernel) per step, with (flops,
- * accesses) per element in the style of reference/anchor-notes.md:
+ * accesses) per element in the style of owensgroup/ml_perf_model:
  *
  *   sgd              add_ (1, 3)                              p -= lr·g
  *   adagrad          addcmul_ (2, 3)  sqrt (1, 2)  add_ (1, 2)  addcdiv_ (3, 4)

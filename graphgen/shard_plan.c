@@ -1,6 +1,6 @@
 /*
  * shard_plan.c — sharding plans: how each embedding table is cut into
- * shards and which rank holds each shard (graphgen.h, issue #7).
+ * shards and which rank holds each shard (graphgen.h).
  *
  * The five sharding types are TorchRec's (torchrec/distributed/types.py,
  * ShardingType), restated in our terms:

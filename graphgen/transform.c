@@ -1,5 +1,5 @@
 /*
- * transform.c — the study's what-if transforms (DESIGN.md §3), applied in
+ * transform.c — the study's what-if transforms (spec/design.md), applied in
  * study order to a built graph:
  *
  *   scale  {match, factor}  kernel.scale *= factor for every kernel whose

@@ -1,5 +1,5 @@
 /*
- * bounds.c — the physical floor of a kernel (issue #17, "physical bounds,
+ * bounds.c — the physical floor of a kernel ("physical bounds,
  * always"): no kernel finishes faster than
  *
  *   FLOP    its flops over the datasheet peak of the math units its dtype

@@ -187,7 +187,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->tdp_w = num(&r, m, "tdp_w", false, 0, 0, 1e6);
 
   /* Achievable fractions: where an entry has none, the rules of thumb of
-   * reference/gpus.md (0.9 of HBM, 0.95 of fp32, 0.8 of tensor peaks). */
+   * spec/gpus/README.md (0.9 of HBM, 0.95 of fp32, 0.8 of tensor peaks). */
   const dc_node *ach = dc_node_get(m, "achievable");
   out->dram_eff = num(&r, ach, "dram", false, 0.9, 0, 1);
   out->fp32_eff = num(&r, ach, "fp32", false, 0.95, 0, 1);

@@ -23,20 +23,13 @@
 #include "kernels/kernels.h"
 #include "kernels/kinternal.h"
 
-uint64_t dc_k_rand_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 double dc_k_rand_uniform(uint64_t *s) {
-  return (double)(dc_k_rand_next(s) >> 11) * (1.0 / 9007199254740992.0);
+  return (double)(dc_splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static void shuffle(int32_t *idx, int32_t n, uint64_t *st) {
   for (int32_t i = n - 1; i > 0; i--) {
-    int32_t j = (int32_t)(dc_k_rand_next(st) % (uint64_t)(i + 1));
+    int32_t j = (int32_t)(dc_splitmix64(st) % (uint64_t)(i + 1));
     int32_t t = idx[i];
     idx[i] = idx[j];
     idx[j] = t;
@@ -371,7 +364,7 @@ static double train_score(const dc_mlp *proto, const double *x,
 }
 
 /* What pricing assumes of a GEMM model and the fit cannot promise
- * (issue #17): the rows per operand layout (pricing evaluates the model
+ *: the rows per operand layout (pricing evaluates the model
  * on the NN layout, kernels/price.c, so transposed rows only teach it
  * their shapes), and the model's monotonicity per dtype, where it is not
  * monotone within DC_MLP_MONO_TOL. */

@@ -1,5 +1,5 @@
 /*
- * gemm.c — the analytic, zero-shot GEMM model (DESIGN §4a): a time for
+ * gemm.c — the analytic, zero-shot GEMM model (spec/design.md): a time for
  * C[m,n] = op(A)[m,k]·op(B)[k,n] (batch times) from the datasheet alone, so
  * that a GPU nobody has benchmarked can be studied. It plays the library's
  * heuristic: for each candidate CTA tile and split-K factor (1 to 128,
@@ -32,16 +32,16 @@
  * Tensor-core kernels have no tile side under 64 (GEMM_TENSOR_SHAPES).
  *
  * The latencies, the split range and the alignment factors below are what
- * the A100 recsys trace's kernels show (issue #17; spec/accuracy.md, "GEMMs of real
+ * the A100 recsys trace's kernels show (spec/accuracy.md, "GEMMs of real
  * traces"): its GEMMs are small (k, n of 13–512 at batch 1024), so cuBLAS
  * runs few CTAs per SM and splits k widely (grids of z = 2 to 216, each
  * split GEMM followed by a splitKreduce kernel of 4–5 µs), and its
  * shortest GEMM kernels take 6–7 µs. The fixed cost was the paper's 5 µs
- * "GPU kernel overhead" (anchor-notes.md); the four constants (fixed 3.5,
- * wave 1.5, reduction 4 µs, and the alignment factors) were chosen
- * together on the even-numbered distinct shapes of that trace and on
- * DeepBench (V100, T4); the odd-numbered shapes are held back and judge
- * them (tests/validation/trace_gemm_check.sh holds the figure).
+ * "GPU kernel overhead" (owensgroup/ml_perf_model); the four constants
+ * (fixed 3.5, wave 1.5, reduction 4 µs, and the alignment factors) were
+ * chosen together on the even-numbered distinct shapes of that trace and
+ * on DeepBench (V100, T4); the odd-numbered shapes are held back and judge
+ * them (tests/validation/trace_gemm_check.py holds the figure).
  */
 #include <math.h>
 

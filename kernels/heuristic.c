@@ -1,6 +1,6 @@
 /*
  * heuristic.c — the models that need no training data (the paper §III-B1,
- * DESIGN §4): the table-batched embedding lookup forward and backward,
+ * spec/design.md): the table-batched embedding lookup forward and backward,
  * plain (DRAM only) and enhanced with the L2 hit-rate estimate; roofline
  * for element-wise and reduce kernels; copies, concat and host transfers;
  * and the collectives (ring algorithms over the group's slowest link).
@@ -52,7 +52,7 @@ static inline double tmax(double a, double b) { return a > b ? a : b; }
  *   2·ceil32(4·D); rowwise_adagrad: one fp32 per row, a 32 B sector read and
  *   written, 2·32; adam: two fp32 state rows, 4·ceil32(4·D).
  * State rows share the L2 with weights: row bytes in X include them. A
- * compute bound (anchor-notes: B·T·L·D multiply-adds, plus the update's
+ * compute bound (owensgroup/ml_perf_model: B·T·L·D multiply-adds, plus the update's
  * flops per element: sgd 2, adagrad 6, rowwise_adagrad 2, adam 12; the
  * forward's B·T·L·D adds of the pooling) is taken with max(): it never
  * binds on a catalog GPU, and keeps the model above its FLOP bound
@@ -215,7 +215,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
 
 /* ---- roofline ------------------------------------------------------------
  * Element-wise and reduce (the paper §III-B1b; per-op flops and bytes from
- * anchor-notes.md, chosen by graphgen):
+ * owensgroup/ml_perf_model, chosen by graphgen):
  *   t = latency + max(n·F / (fp32 peak · eff), n·A / (dram · eff)). */
 double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
   double n = (double)k->u.ew.elements;
@@ -224,7 +224,7 @@ double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
   return dev->kernel_floor_us + tmax(c, m);
 }
 
-/* Copies. concat (anchor-notes): 2·bytes / (0.79 · dram), the factor being
+/* Copies. concat (owensgroup/ml_perf_model): 2·bytes / (0.79 · dram), the factor being
  * the authors' measured concat efficiency; device-to-device: read + write,
  * 2·bytes / dram; host transfers: bytes / pcie (pinned) or bytes /
  * h2d_pageable (pageable host memory, the authors measured 8.1 GB/s on a

@@ -1,5 +1,5 @@
 /*
- * kernels.h — kernel performance models (DESIGN.md §4, the paper §III-B):
+ * kernels.h — kernel performance models (spec/design.md, the paper §III-B):
  * one pricing function for every kernel kind, the GPU catalog's device
  * parameters, and the MLP regressor used for GEMM, transpose and tril when
  * a fitted model exists for the device.
@@ -43,7 +43,7 @@ typedef struct dc_device {
   int32_t gpus_per_host; /* one host's GPUs (a bare system.gpus' layout) */
   double link_latency_us;   /* per collective step */
   double kernel_floor_us;   /* smallest kernel time */
-  /* Added by the kernels issue (#4); all optional in the catalog. */
+  /* Descriptive fields, all optional in the catalog. */
   const char *chip;         /* "GV100" */
   const char *memory;       /* "HBM2" */
   const char *source;       /* where the datasheet figures come from */
@@ -78,7 +78,7 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev);
 double dc_kernel_time(const dc_kernel *k, const dc_device *dev,
                       const dc_kmodels *models);
 
-/* ---- below: added by the kernels issue (#4) ---------------------------- */
+/* ---- the models, the MLP regressor and the fitted-model set ------------ */
 
 /* The models behind dc_kernel_time, exposed for tests, `dlrmc kernel` and
  * the validation programs. All return µs and ignore k->scale. */
@@ -90,7 +90,7 @@ double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
 /* Which model priced `k`: "mlp" or "analytic"/"heuristic". */
 const char *dc_kernel_model_used(const dc_kernel *k, const dc_kmodels *models);
 
-/* ---- physical bounds (kernels/bounds.c, issue #17) ---------------------
+/* ---- physical bounds (kernels/bounds.c) ---------------------
  * No kernel beats its floor: the largest of its flops over the datasheet
  * peak of its dtype's math units, its compulsory DRAM bytes over the
  * datasheet bandwidth, its link bytes (collectives, host copies) over the
@@ -130,7 +130,7 @@ void dc_kernel_price(const dc_kernel *k, const dc_device *dev,
 
 /* ---- the MLP regressor (kernels/mlp.c, kernels/fit.c) -------------------
  * A fitted model predicts ln(µs) from features of a kernel: natural logs of
- * its sizes and 0/1 flags (DESIGN §4, the paper §III-B2). Feature names:
+ * its sizes and 0/1 flags (spec/design.md, the paper §III-B2). Feature names:
  * ln_batch, ln_m, ln_n, ln_k, transa, transb, half (fp16/bf16), tf32,
  * diag. Layers: [Linear, ReLU] x hidden, then Linear(h, 1). */
 

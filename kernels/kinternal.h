@@ -59,8 +59,8 @@ double dc_k_collective_us(const dc_kernel *k, const dc_device *dev);
  * for NaN. */
 bool dc_k_floor_check(const dc_kernel *k, const dc_device *dev, double t);
 
-/* A deterministic generator (splitmix64) for splits and initialisation. */
-uint64_t dc_k_rand_next(uint64_t *state);
-double dc_k_rand_uniform(uint64_t *state); /* [0, 1) */
+/* A uniform draw in [0, 1) from dc_splitmix64, for splits and
+ * initialisation. */
+double dc_k_rand_uniform(uint64_t *state);
 
 #endif /* DC_KINTERNAL_H */

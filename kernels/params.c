@@ -1,6 +1,6 @@
 /*
  * params.c — a kernel described as key=value pairs, the form `dlrmc
- * kernel` takes on the command line and in --csv columns (DESIGN §6):
+ * kernel` takes on the command line and in --csv columns (spec/design.md):
  *
  *   gemm            m n k batch transa transb dtype
  *   embedding_*     batch rows tables pooling dim dtype model(plain|

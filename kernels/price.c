@@ -1,5 +1,5 @@
 /*
- * price.c — dc_kernel_time, the one pricing function (DESIGN §4), and the
+ * price.c — dc_kernel_time, the one pricing function (spec/design.md), and the
  * once-per-process loading of fitted models. Dispatch by kind:
  *
  *   gemm                 fitted MLP when the device has one trained on

@@ -28,7 +28,7 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
     for (int m = 0; m < DC_METRIC_COUNT_; m++) {
       if (m == DC_METRIC_SPEEDUP && !has_baseline) continue;
       if (m >= DC_METRIC_FIRST_DETAIL) continue;
-      /* issue #7's columns join the default set only when the study asks
+      /* the sharding columns join the default set only when the study asks
        * for TorchRec's estimate (every other table keeps its columns) */
       if (m >= DC_METRIC_FIRST_EXTRA && !src->torchrec) continue;
       c[k++] = (dc_emit_col){dc_metric_name((dc_metric_id)m), false, -1,
@@ -263,7 +263,7 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
   close_row(f, b);
 }
 
-/* ---- row modes (issue #7) ------------------------------------------------ */
+/* ---- row modes ------------------------------------------------ */
 
 static const dc_cell_col rank_cols[] = {
     {"rank", DC_CELL_NUM},          {"e2e_ms", DC_CELL_NUM},

@@ -27,7 +27,7 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
                  int decimals, dc_buf *b, dc_buf *scratch);
 
-/* ---- the row modes of issue #7 (--per-rank, --per-shard, capacity) ----
+/* ---- the row modes (--per-rank, --per-shard, capacity) -----------------
  * A mode's table is the study's swept parameters, then a fixed list of
  * columns (emit.c: rank_cols, shard_cols, capacity_cols, plus TorchRec's
  * when the study asks for its estimate). Rows are lists of texts. */

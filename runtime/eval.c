@@ -1,9 +1,9 @@
 /*
  * eval.c — the critical-path evaluator: the paper's Algorithm 1 (§III-D)
  * extended to several streams, data dependencies, host synchronisation and
- * ranks (DESIGN.md §5).
+ * ranks (spec/design.md).
  *
- * Algorithm 1, for one rank and one stream, exactly as DESIGN §5 states it:
+ * Algorithm 1, for one rank and one stream, exactly as spec/design.md states it:
  *
  *   for each top-level op:                   (T1..T5 looked up by op name)
  *     cpu += T1
@@ -259,7 +259,7 @@ static int32_t subtree_launches(const dc_graph *g, int32_t top) {
   return n;
 }
 
-/* The one check on what the evaluator computes (issue #19): every kernel
+/* The one check on what the evaluator computes: every kernel
  * time, every clock it moves and every byte count must be finite and
  * non-negative, or the point fails with an error naming the point and the
  * op; an inf or NaN never reaches a metric, a cell or a timeline. The

@@ -1,5 +1,5 @@
 /*
- * metrics.c — what a point's evaluation is reported as (DESIGN.md §5): the
+ * metrics.c — what a point's evaluation is reported as (spec/design.md): the
  * timing metrics, the memory footprint per GPU, the per-rank embedding and
  * communication figures, and each metric's fixed output precision.
  *
@@ -16,7 +16,7 @@
  *   emb_imbalance  that max over the mean (1 when no rank has any)
  *   comm_ms, comm_bytes  max over ranks of collective kernel time / payload
  *
- * Where e2e_ms goes on the critical rank (issue #21, the paper's
+ * Where e2e_ms goes on the critical rank (the paper's
  * breakdown; the four add up to e2e_ms):
  *   compute_ms      union of its non-collective kernel intervals
  *   exposed_comm_ms gpu_active − compute: collectives with no compute
@@ -46,7 +46,7 @@
  * It leaves out the CUDA context, allocator fragmentation and library
  * workspaces (cuBLAS), which a capacity plan should keep as headroom.
  *
- * On more than one GPU (issue #7) the memory columns come instead from
+ * On more than one GPU the memory columns come instead from
  * graphgen's per-rank formula, dc_shard_plan_memory (graphgen/memory.c),
  * the very function the `plan: auto` planner checks HBM with, so a plan
  * the planner accepts never reports fits = false and the two cannot
@@ -58,9 +58,11 @@
  *               buckets, the backward's transient buffers)
  * and the row reports the fullest rank. On one GPU the graph walk above
  * stays (the single-GPU goldens keep their figures). The two agree on
- * params, optimizer and workspace; the walk's activations are larger
- * because it counts the outputs of views (view, transpose, slice of the
- * interaction) as new tensors, which the formula does not.
+ * params and optimizer; the formula's workspace adds the embedding
+ * gradients, which the walk does not count; the walk's activations are
+ * larger because it counts the outputs of views (view, transpose, slice
+ * of the interaction) as new tensors, which the formula does not
+ * (tests/unit/test_runtime_memory.c holds the first two).
  *
  * Sharding metrics (dc_metrics_sharding): the imbalance statistics of the
  * ranks' embedding time (TorchRec's definitions, runtime/plan/plan.h:

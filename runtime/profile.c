@@ -1,5 +1,5 @@
 /*
- * profile.c — host-overhead profiles (DESIGN.md §5, the paper's §III-C):
+ * profile.c — host-overhead profiles (spec/design.md, the paper's §III-C):
  * loading the YAML form documented in runtime.h from the catalog
  * (spec/overheads/) or a path, and the per-op lookup the evaluator does for
  * every top-level op.

@@ -20,11 +20,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compiler/support/metric_names.h"
 #include "compiler/support/support.h"
 #include "graphgen/graphgen.h"
 #include "kernels/kernels.h"
 
-/* ---- host-overhead profiles (DESIGN.md §5) ---------------------------- */
+/* ---- host-overhead profiles (spec/design.md) ---------------------------- */
 
 /* Mean, standard deviation and sample count of one overhead, in µs.
  * n == 0 and mean < 0 mark "not given" (fall back to defaults). */
@@ -91,7 +92,7 @@ double dc_profile_t4(const dc_profile *p, const char *call);
 /* Sorts ops and runtime calls by name (the loader and tests use it). */
 void dc_profile_sort(dc_profile *p);
 
-/* ---- the evaluator (DESIGN.md §5, the paper's Algorithm 1) ------------ */
+/* ---- the evaluator (spec/design.md, the paper's Algorithm 1) ------------ */
 
 /* The price of one launched kernel in µs. Production passes the memoised
  * dc_kernel_time (runtime/memo.c); tests inject known times. */
@@ -170,45 +171,7 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
                          dc_eval_names *names, dc_arena *a,
                          dc_eval_result *out, dc_diags *d);
 
-/* ---- metrics (DESIGN.md §5) -------------------------------------------- */
-
-#define DC_METRIC_NAMES(X)                                                  \
-  X(E2E_MS, "e2e_ms")                                                       \
-  X(GPU_ACTIVE_MS, "gpu_active_ms")                                         \
-  X(GPU_IDLE_MS, "gpu_idle_ms")                                             \
-  X(GPU_UTIL, "gpu_util")                                                   \
-  X(CPU_MS, "cpu_ms")                                                       \
-  X(KERNEL_ONLY_MS, "kernel_only_ms")                                       \
-  X(SAMPLES_PER_S, "samples_per_s")                                         \
-  X(PARAMS_GIB, "params_gib")                                               \
-  X(OPTIMIZER_GIB, "optimizer_gib")                                         \
-  X(ACTIVATIONS_GIB, "activations_gib")                                     \
-  X(WORKSPACE_GIB, "workspace_gib")                                         \
-  X(FITS, "fits")                                                           \
-  X(EMB_MS, "emb_ms")                                                       \
-  X(EMB_IMBALANCE, "emb_imbalance")                                         \
-  X(COMM_MS, "comm_ms")                                                     \
-  X(COMM_BYTES, "comm_bytes")                                               \
-  X(SPEEDUP, "speedup")                                                     \
-  /* issue #7 (reported by default only with sharding.estimator:        \
-   * torchrec; any study may name them in output.columns) */             \
-  X(EMB_TOTAL_VARIATION, "emb_total_variation")                             \
-  X(EMB_TOTAL_DISTANCE, "emb_total_distance")                               \
-  X(EMB_CHI_DIVERGENCE, "emb_chi_divergence")                               \
-  X(EMB_KL_DIVERGENCE, "emb_kl_divergence")                                 \
-  X(TORCHREC_MS, "torchrec_ms")                                             \
-  X(TORCHREC_FWD_COMPUTE_MS, "torchrec_fwd_compute_ms")                     \
-  X(TORCHREC_FWD_COMMS_MS, "torchrec_fwd_comms_ms")                         \
-  X(TORCHREC_BWD_COMPUTE_MS, "torchrec_bwd_compute_ms")                     \
-  X(TORCHREC_BWD_COMMS_MS, "torchrec_bwd_comms_ms")                         \
-  X(TORCHREC_HBM_GIB, "torchrec_hbm_gib")                                   \
-  X(TORCHREC_IMBALANCE, "torchrec_imbalance")                               \
-  /* issue #21: where e2e_ms goes on the critical rank (never in the     \
-   * default set; JSON lines carry them in each row's "detail") */      \
-  X(COMPUTE_MS, "compute_ms")                                               \
-  X(EXPOSED_COMM_MS, "exposed_comm_ms")                                     \
-  X(EXPOSED_HOST_MS, "exposed_host_ms")                                     \
-  X(OTHER_IDLE_MS, "other_idle_ms")
+/* ---- metrics (spec/design.md) ------------------------------------------- */
 
 /* The first metric that is not in the default column set. */
 #define DC_METRIC_FIRST_EXTRA DC_METRIC_EMB_TOTAL_VARIATION
@@ -323,7 +286,7 @@ typedef struct dc_sweep_source {
   bool torchrec;
 } dc_sweep_source;
 
-/* What one output row stands for (issue #7). */
+/* What one output row stands for. */
 typedef enum dc_rows {
   DC_ROWS_POINT,    /* one row per point (the default) */
   DC_ROWS_RANK,     /* --per-rank: one row per point and rank */

@@ -1,5 +1,5 @@
 /*
- * sweep_exec.c — the sweep executor (DESIGN.md §6): evaluates every point of a
+ * sweep_exec.c — the sweep executor (spec/design.md): evaluates every point of a
  * shard on N worker threads and streams the table out in index order.
  *
  * Shape, and why:
@@ -19,9 +19,9 @@
  * - Output goes to a sink callback: the driver decides where (stdout, or a
  *   temporary file renamed when complete).
  *
- * (About 740 lines, over the house's ~700: the workers, their caches,
- * the row modes they fill, the ring of slots and the writer share one run
- * state and one locking discipline, which read best in one place.)
+ * One file: the workers, their caches, the row modes they fill, the ring
+ * of slots and the writer share one run state and one locking
+ * discipline, which read best in one place.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>

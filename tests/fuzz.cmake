@@ -65,7 +65,7 @@ if(DC_FUZZ)
                         dc_warnings)
 endif()
 
-# The other input readers (issue #19): GPU, overhead-profile and
+# The other input readers: GPU, overhead-profile and
 # fitted-model YAML, the `fit` and `kernel --csv` CSV readers, the results
 # table `dlrmc report` reads, and the study-to-result pipeline. Each has a replay test over its corpus (and
 # the repo's own files of its kind) and, with DC_FUZZ=ON, a libFuzzer

@@ -52,7 +52,7 @@ foreach(fmt md jsonl)
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endforeach()
 
-# --format, then output.format, then -o's extension (issue #21: the
+# --format, then output.format, then -o's extension (the
 # study's output.format was parsed and never used).
 add_test(NAME golden_format_precedence
   COMMAND sh ${_dc_golden_dir}/check_format.sh $<TARGET_FILE:dlrmc>

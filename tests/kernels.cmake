@@ -1,5 +1,5 @@
 # tests/kernels.cmake — the kernel models' real-data validation (a ctest
-# test that skips without ../shared/data) and the pricing-speed benchmark
+# test on tests/data/deepbench) and the pricing-speed benchmark
 # (built with everything, so it cannot go stale; run by hand, not a timed
 # test: `B/tests/bench_kernels [iterations]`).
 add_executable(validate_gemm_deepbench
@@ -9,17 +9,17 @@ target_link_libraries(validate_gemm_deepbench PRIVATE dc_kernels dc_support
 add_test(NAME validation_kernels_gemm_deepbench
          COMMAND validate_gemm_deepbench)
 set_tests_properties(validation_kernels_gemm_deepbench PROPERTIES
-  ENVIRONMENT "DC_SOURCE_DIR=${PROJECT_SOURCE_DIR};DC_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data"
+  ENVIRONMENT "DC_SOURCE_DIR=${PROJECT_SOURCE_DIR};DC_TEST_DATA=${PROJECT_SOURCE_DIR}/tests/data"
   SKIP_RETURN_CODE 77)
 
 # The analytic GEMM on the held-back GEMMs of the A100 recsys trace
-# (tests/validation/trace_gemm_check.py; skips without ../shared/data).
+# (tests/validation/trace_gemm_check.py on tests/data/traces).
 find_program(DC_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(DC_PYTHON3)
   add_test(NAME validation_gemm_trace
     COMMAND ${DC_PYTHON3}
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_gemm_check.py
-            $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/../shared/data)
+            $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/data)
   set_tests_properties(validation_gemm_trace PROPERTIES SKIP_RETURN_CODE 77)
   # dlrmc against the H200 it was measured on: recomputes the H200 tables
   # of spec/accuracy.md from the committed measurements

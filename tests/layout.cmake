@@ -1,8 +1,10 @@
-# The repository's layout rules (spec/development.md, "Layout"; the rules and the
+# The repository's layout rules (spec/design.md; the rules and the
 # definition of a cycle are in tests/layout/check_layout.py): no include
 # or call cycle between files, each folder uses only the folders below it
-# (compiler/support/ none), no two source files share a name, a .c over
-# 700 lines says why.
+# (compiler/support/ none), no two source files share a name, no source
+# file over 1,000 lines, every repository path a comment or document names
+# exists, no document outside the repository cited, at most three issue
+# numbers.
 #  - layout: the check on this tree;
 #  - layout_selftest: the check on synthetic trees it writes to a
 #    temporary directory, one per planted violation, each of which must be

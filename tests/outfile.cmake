@@ -1,4 +1,4 @@
-# tests/outfile/: output-file safety end to end (issue #19): temporaries
+# tests/outfile/: output-file safety end to end: temporaries
 # removed on SIGINT/SIGTERM/SIGHUP (table and timelines), a SIGKILLed
 # run's temporary removed by the next run, mode/owner kept, symlink
 # targets written, stdout write errors exit 1, empty output names exit 2.

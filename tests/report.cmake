@@ -1,4 +1,4 @@
-# The HTML report (issue #21, spec/report.md), checked with python3's
+# The HTML report (spec/report.md), checked with python3's
 # standard library (tests/report/check_report.py):
 #  - report_html: `run --format html` of six studies is well-formed (HTML
 #    and XML parsers), self-contained, its SVG numbers finite; the main

@@ -1,4 +1,4 @@
-# Sharding outputs (issue #7): the per-rank and per-shard tables of the
+# Sharding outputs: the per-rank and per-shard tables of the
 # sharding studies compared with their goldens byte for byte, with one
 # thread and with three (rows must not depend on --jobs). Regenerate like
 # the other goldens (DC_REGEN_GOLDEN=1 ctest -R golden_).

@@ -1,4 +1,4 @@
-# Checked against real TorchRec (issue #15), over committed recordings,
+# Checked against real TorchRec, over committed recordings,
 # with python3 (standard library only; no torch):
 #  - torchrec_graph: the graph dlrmc synthesizes in the torchrec style for
 #    each recorded TorchRec training step (tests/fixtures/torchrec: DLRM

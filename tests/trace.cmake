@@ -1,10 +1,9 @@
-# Trace import (issue #6): end-to-end tests of `dlrmc overheads extract`
-# and `dlrmc trace stats` on every real trace in ../shared/data/traces
-# (skipped, exit 77, when that folder is absent), the test that a profile
+# Trace import: end-to-end tests of `dlrmc overheads extract` and `dlrmc
+# trace stats` on every real trace in tests/data/traces, the test that a profile
 # extracted from a trace drives `dlrmc run`, and the benchmark target
 # `bench_trace` (a generated 200 MB trace; time and peak RSS from
 # /usr/bin/time -v). Unit tests are tests/unit/test_runtime_trace*.c.
-set(DC_TRACE_DATA ${PROJECT_SOURCE_DIR}/../shared/data)
+set(DC_TRACE_DATA ${PROJECT_SOURCE_DIR}/tests/data)
 
 add_test(NAME trace_real_extract
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/real_traces.sh
@@ -34,18 +33,17 @@ add_custom_target(bench_trace
   USES_TERMINAL
   COMMENT "Trace benchmark: a generated 200 MB Kineto trace")
 
-# `dlrmc trace kernels` (issue #17): the hand-written fixture's rows, and
-# the real A100 trace's 1,776 GEMM rows (exit 77 when ../shared/data is
-# absent).
+# `dlrmc trace kernels`: the hand-written fixture's rows, and the real A100
+# trace's 1,776 GEMM rows (tests/data/traces).
 add_test(NAME trace_kernels
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/trace_kernels.sh
                  $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA})
 set_tests_properties(trace_kernels PROPERTIES SKIP_RETURN_CODE 77)
 
-# Execution-trace import and `dlrmc replay` (issue #16): the op mapping on
-# two hand-written traces, the export -> import -> export round trip of
-# every single-GPU study, replay on the repo's recorded CPU pairs and on
-# ../shared/data's GPU pairs (skipped, exit 77, when absent).
+# Execution-trace import and `dlrmc replay`: the op mapping on two
+# hand-written traces, the export -> import -> export round trip of every
+# single-GPU study, replay on the repo's recorded CPU pairs and on the GPU
+# pairs in tests/data/traces.
 foreach(_mode mapping roundtrip fixtures shared)
   add_test(NAME replay_${_mode}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/replay.sh

@@ -1,5 +1,5 @@
 # Unit tests: tests/unit/test_<module>_<name>.c. Each links only the
-# libraries its module may depend on (DESIGN §1), so a test proves the
+# libraries its module may depend on (spec/design.md), so a test proves the
 # dependency direction as well as the behaviour.
 file(GLOB DC_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_*.c)
 foreach(f ${DC_UNIT_TESTS})
@@ -32,5 +32,4 @@ foreach(lib dc_support dc_compiler dc_graphgen dc_kernels dc_runtime dc_trace
   target_link_libraries(test_linkage_${lib} PRIVATE
                         "$<LINK_LIBRARY:WHOLE_ARCHIVE,${lib}>" dc_warnings)
   add_test(NAME linkage_${lib} COMMAND test_linkage_${lib})
-  set_tests_properties(linkage_${lib} PROPERTIES LABELS unit)
 endforeach()

@@ -18,25 +18,21 @@ int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
                       const char **study, dc_override **ov, size_t *n_ov);
 int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
                       const char **study, dc_override **ov, size_t *n_ov) {
+  static const dc_cli_opt opts[] = {{"-D", NULL, true, true}, {0}};
   *study = NULL;
   *ov = dc_xcalloc((size_t)argc + 1, sizeof **ov);
   *n_ov = 0;
-  bool opts = true;
-  for (int i = 1; i < argc; i++) {
-    char *a = argv[i];
-    if (opts && strcmp(a, "--") == 0) {
-      opts = false;
-      continue;
-    }
-    if (opts && strncmp(a, "-D", 2) == 0) {
-      int rc = dc_cli_define(cmd, argc, argv, &i, *ov, n_ov);
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
+    if (k == 0) {
+      int rc = dc_cli_define_value(cmd, v, *ov, n_ov);
       if (rc) return rc;
       continue;
     }
-    if (opts && a[0] == '-' && a[1])
-      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
     if (*study) return dc_cli_usage_error(cmd, "more than one study file");
-    *study = a;
+    *study = v;
   }
   if (!*study) return dc_cli_usage_error(cmd, "missing the study file");
   return 0;

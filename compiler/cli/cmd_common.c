@@ -1,6 +1,7 @@
 /*
  * cmd_common.c — what every subcommand shares: diagnostics to stderr,
- * usage errors, --help handling, -D overrides, and atomic output files
+ * usage errors, --help handling, the option reader (dc_cli_next: one
+ * table per command), -D overrides, and atomic output files
  * (the mechanics are dc_outfile in compiler/support/outfile.c; here the
  * error is printed).
  */
@@ -78,21 +79,6 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
   return ok;
 }
 
-int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
-                  dc_override *ov, size_t *n_ov) {
-  char *a = argv[*i];
-  char *def = a[2] ? a + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
-  if (!def) return dc_cli_usage_error(cmd, "-D needs path=value");
-  char *eq = strchr(def, '=');
-  if (!eq || eq == def)
-    return dc_cli_usage_error(cmd, "-D '%s': expected path=value", def);
-  *eq = '\0';
-  ov[*n_ov].path = def;
-  ov[*n_ov].value = eq + 1;
-  (*n_ov)++;
-  return 0;
-}
-
 int dc_cli_subcommand(const dc_command *cmd, int argc, char **argv,
                       const char *word) {
   if (argc < 2)
@@ -154,4 +140,76 @@ bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   if (errno || end == s || *end || v < lo || v > hi) return false;
   *out = v;
   return true;
+}
+
+dc_cli_iter dc_cli_args(int argc, char **argv, int first) {
+  return (dc_cli_iter){.argc = argc, .argv = argv, .i = first};
+}
+
+int dc_cli_next(const dc_command *cmd, const dc_cli_opt *opts,
+                dc_cli_iter *it, char **val) {
+  *val = NULL;
+  if (it->i >= it->argc) return DC_CLI_END;
+  char *a = it->argv[it->i++];
+  it->arg = a;
+  if (!it->dashdash && strcmp(a, "--") == 0) {
+    it->dashdash = true;
+    return dc_cli_next(cmd, opts, it, val);
+  }
+  if (it->dashdash || a[0] != '-' || a[1] == '\0') {
+    *val = a;
+    return DC_CLI_ARG;
+  }
+  /* the option's name: "--name" or "--name=value"; "-x"; "-Dpath=value" */
+  size_t len = strlen(a);
+  char *eq = NULL;
+  if (a[1] == '-') {
+    eq = strchr(a, '=');
+    if (eq) len = (size_t)(eq - a);
+  } else if (a[1] == 'D' && a[2]) {
+    len = 2;
+    eq = a + 1; /* the value follows "-D" */
+  }
+  for (int k = 0; opts[k].name || opts[k].brief; k++) {
+    const char *n = opts[k].name, *b = opts[k].brief;
+    bool hit = (n && strlen(n) == len && strncmp(a, n, len) == 0) ||
+               (b && strlen(b) == len && strncmp(a, b, len) == 0);
+    if (!hit) continue;
+    if (!opts[k].value) {
+      if (!eq) return k;
+      dc_cli_usage_error(cmd, "option '%.*s' takes no value", (int)len, a);
+      return DC_CLI_FAIL;
+    }
+    if (eq) {
+      *val = eq + 1;
+    } else if (it->i < it->argc) {
+      *val = it->argv[it->i++];
+    } else {
+      dc_cli_usage_error(cmd, "option '%s' needs a value", a);
+      return DC_CLI_FAIL;
+    }
+    if (!opts[k].many && k < 64) {
+      if (it->given[k]) {
+        dc_cli_usage_error(cmd, "%.*s given twice ('%s', then '%s')",
+                           (int)len, a, it->given[k], *val);
+        return DC_CLI_FAIL;
+      }
+      it->given[k] = *val;
+    }
+    return k;
+  }
+  dc_cli_usage_error(cmd, "unknown option '%s'", a);
+  return DC_CLI_FAIL;
+}
+
+int dc_cli_define_value(const dc_command *cmd, char *def, dc_override *ov,
+                        size_t *n_ov) {
+  char *eq = strchr(def, '=');
+  if (!eq || eq == def)
+    return dc_cli_usage_error(cmd, "-D '%s': expected path=value", def);
+  *eq = '\0'; /* split in place: argv outlives the overrides */
+  ov[*n_ov].path = def;
+  ov[*n_ov].value = eq + 1;
+  (*n_ov)++;
+  return 0;
 }

@@ -23,42 +23,42 @@ static int cmd_explain(int argc, char **argv) {
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    bool has_val = i + 1 < argc;
-    if (strcmp(a, "--point") == 0 || strcmp(a, "-p") == 0) {
-      if (!has_val) goto missing;
-      if (!dc_cli_parse_int(argv[++i], 0, INT64_MAX, &point)) {
-        rc = dc_cli_usage_error(cmd, "--point wants a point index >= 0, not "
-                                     "'%s'", argv[i]);
-        goto done;
-      }
-    } else if (strcmp(a, "--rank") == 0) {
-      if (!has_val) goto missing;
-      if (!dc_cli_parse_int(argv[++i], 0, INT32_MAX, &rank)) {
-        rc = dc_cli_usage_error(cmd, "--rank wants a rank >= 0, not '%s'",
-                                argv[i]);
-        goto done;
-      }
-    } else if (strcmp(a, "-o") == 0) {
-      if (!has_val) goto missing;
-      out_path = argv[++i];
-    } else if (strncmp(a, "-D", 2) == 0) {
-      rc = dc_cli_define(cmd, argc, argv, &i, ov, &n_ov);
-      if (rc) goto done;
-    } else if (a[0] == '-' && a[1]) {
-      rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
+  enum { O_D, O_POINT, O_RANK, O_OUT };
+  static const dc_cli_opt opts[] = {[O_D] = {"-D", NULL, true, true},
+                                    [O_POINT] = {"--point", "-p", true},
+                                    [O_RANK] = {"--rank", NULL, true},
+                                    [O_OUT] = {NULL, "-o", true},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    if (k == DC_CLI_FAIL) {
+      rc = DC_EXIT_USAGE;
       goto done;
+    }
+    if (k == O_POINT) {
+      if (!dc_cli_parse_int(v, 0, INT64_MAX, &point)) {
+        rc = dc_cli_usage_error(cmd, "--point wants a point index >= 0, not "
+                                     "'%s'", v);
+        goto done;
+      }
+    } else if (k == O_RANK) {
+      if (!dc_cli_parse_int(v, 0, INT32_MAX, &rank)) {
+        rc = dc_cli_usage_error(cmd, "--rank wants a rank >= 0, not '%s'",
+                                v);
+        goto done;
+      }
+    } else if (k == O_OUT) {
+      out_path = v;
+    } else if (k == O_D) {
+      rc = dc_cli_define_value(cmd, v, ov, &n_ov);
+      if (rc) goto done;
     } else if (!study_path) {
-      study_path = a;
+      study_path = v;
     } else {
       rc = dc_cli_usage_error(cmd, "more than one study");
       goto done;
     }
-    continue;
-  missing:
-    rc = dc_cli_usage_error(cmd, "option '%s' needs a value", a);
-    goto done;
   }
   if (!study_path) {
     rc = dc_cli_usage_error(cmd, "no study file given");

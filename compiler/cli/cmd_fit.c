@@ -21,43 +21,56 @@ static int cmd_fit(int argc, char **argv) {
   const char *kind = NULL, *out = NULL;
   const char *files[64];
   int nfiles = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
+  enum { O_OUT, O_GRID, O_EPOCHS, O_LAYERS, O_NEURONS, O_SEED, O_VERBOSE };
+  static const dc_cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
+                                    [O_GRID] = {"--grid", NULL, true},
+                                    [O_EPOCHS] = {"--epochs", NULL, true},
+                                    [O_LAYERS] = {"--layers", NULL, true},
+                                    [O_NEURONS] = {"--neurons", NULL, true},
+                                    [O_SEED] = {"--seed", NULL, true},
+                                    [O_VERBOSE] = {"--verbose", "-v", false},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *arg;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &arg)) != DC_CLI_END;) {
     int64_t v;
-    bool has = i + 1 < argc;
-    if (strcmp(s, "-o") == 0 && has) {
-      out = argv[++i];
-    } else if (strcmp(s, "--grid") == 0 && has) {
-      o.grid = argv[++i];
+    switch (k) {
+    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case O_OUT: out = arg; break;
+    case O_GRID:
+      o.grid = arg;
       if (strcmp(o.grid, "small") != 0 && strcmp(o.grid, "full") != 0)
         return dc_cli_usage_error(cmd, "--grid must be small or full");
-    } else if (strcmp(s, "--epochs") == 0 && has) {
-      if (!dc_cli_parse_int(argv[++i], 1, 1000000, &v))
+      break;
+    case O_EPOCHS:
+      if (!dc_cli_parse_int(arg, 1, 1000000, &v))
         return dc_cli_usage_error(cmd, "--epochs needs 1..1000000");
       o.epochs = (int32_t)v;
-    } else if (strcmp(s, "--layers") == 0 && has) {
-      if (!dc_cli_parse_int(argv[++i], 1, DC_MLP_MAX_LAYERS - 1, &v))
+      break;
+    case O_LAYERS:
+      if (!dc_cli_parse_int(arg, 1, DC_MLP_MAX_LAYERS - 1, &v))
         return dc_cli_usage_error(cmd, "--layers needs 1..8");
       o.layers = (int32_t)v;
-    } else if (strcmp(s, "--neurons") == 0 && has) {
-      if (!dc_cli_parse_int(argv[++i], 1, DC_MLP_MAX_WIDTH, &v))
+      break;
+    case O_NEURONS:
+      if (!dc_cli_parse_int(arg, 1, DC_MLP_MAX_WIDTH, &v))
         return dc_cli_usage_error(cmd, "--neurons needs 1..1024");
       o.neurons = (int32_t)v;
-    } else if (strcmp(s, "--seed") == 0 && has) {
-      if (!dc_cli_parse_int(argv[++i], 1, 2147483647L, &v))
+      break;
+    case O_SEED:
+      if (!dc_cli_parse_int(arg, 1, 2147483647L, &v))
         return dc_cli_usage_error(cmd, "--seed needs a positive integer");
       o.seed = (uint64_t)v;
-    } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0) {
-      o.verbose = true;
-    } else if (s[0] == '-' && s[1] != 0) {
-      return dc_cli_usage_error(cmd, "unknown option '%s' (or a missing value)",
-                                s);
-    } else if (!kind) {
-      kind = s;
-    } else if (nfiles < (int)DC_COUNTOF(files)) {
-      files[nfiles++] = s;
-    } else {
-      return dc_cli_usage_error(cmd, "too many CSV files");
+      break;
+    case O_VERBOSE: o.verbose = true; break;
+    default:
+      if (!kind) {
+        kind = arg;
+      } else if (nfiles < (int)DC_COUNTOF(files)) {
+        files[nfiles++] = arg;
+      } else {
+        return dc_cli_usage_error(cmd, "too many CSV files");
+      }
     }
   }
   if (!kind || nfiles == 0)

@@ -77,16 +77,25 @@ static void show_one(const dc_device *v, const dc_kmodels *km, dc_buf *o) {
 
 static int cmd_gpus(int argc, char **argv) {
   if (dc_cli_wants_help(&dc_cmd_gpus_def, argc, argv)) return DC_EXIT_OK;
-  if (argc > 2)
-    return dc_cli_usage_error(&dc_cmd_gpus_def, "expected at most one NAME");
+  static const dc_cli_opt opts[] = {{0}};
+  const char *name = NULL;
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *arg;
+  for (int k; (k = dc_cli_next(&dc_cmd_gpus_def, opts, &it, &arg)) !=
+              DC_CLI_END;) {
+    if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
+    if (name)
+      return dc_cli_usage_error(&dc_cmd_gpus_def, "expected at most one NAME");
+    name = arg;
+  }
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
   dc_buf o = {0};
   int rc = DC_EXIT_OK;
-  if (argc == 2) {
+  if (name) {
     dc_device v;
-    if (!dc_device_lookup(argv[1], &v, &a, &d)) {
+    if (!dc_device_lookup(name, &v, &a, &d)) {
       dc_cli_report(&d);
       rc = DC_EXIT_INPUT;
       goto done;

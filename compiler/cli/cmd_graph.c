@@ -32,51 +32,47 @@ static int parse_args(int argc, char **argv, graph_args *a) {
   memset(a, 0, sizeof *a);
   a->format = DC_GRAPH_TEXT;
   a->ov = dc_xcalloc((size_t)argc + 1, sizeof *a->ov);
-  bool opts = true;
-  for (int i = 1; i < argc; i++) {
-    char *s = argv[i];
-    if (opts && strcmp(s, "--") == 0) {
-      opts = false;
-      continue;
+  enum { O_D, O_POINT, O_FORMAT, O_OUT, O_RANK, O_FROM_ET };
+  static const dc_cli_opt opts[] = {
+      [O_D] = {"-D", NULL, true, true},
+      [O_POINT] = {"--point", NULL, true},
+      [O_FORMAT] = {"--format", NULL, true},
+      [O_OUT] = {NULL, "-o", true},
+      [O_RANK] = {"--rank", NULL, true},
+      [O_FROM_ET] = {"--from-et", NULL, true},
+      {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case O_D: {
+      int rc = dc_cli_define_value(cmd, v, a->ov, &a->n_ov);
+      if (rc) return rc;
+      break;
     }
-    if (opts && s[0] == '-' && s[1]) {
-      const char *v = NULL;
-      if (strncmp(s, "-D", 2) == 0) {
-        int rc = dc_cli_define(cmd, argc, argv, &i, a->ov, &a->n_ov);
-        if (rc) return rc;
-        continue;
-      }
-      if (strcmp(s, "--point") == 0 ||
-                 strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
-                 strcmp(s, "--rank") == 0 || strcmp(s, "--from-et") == 0) {
-        if (i + 1 >= argc)
-          return dc_cli_usage_error(cmd, "%s needs a value", s);
-        v = argv[++i];
-      } else {
-        return dc_cli_usage_error(cmd, "unknown option '%s'", s);
-      }
-      if (strcmp(s, "--point") == 0) {
-        if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->point))
-          return dc_cli_usage_error(cmd, "--point '%s': expected a point "
-                                         "index (0, 1, ...)", v);
-      } else if (strcmp(s, "--rank") == 0) {
-        if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->rank))
-          return dc_cli_usage_error(cmd, "--rank '%s': expected a rank "
-                                         "(0, 1, ...)", v);
-        a->rank_given = true;
-      } else if (strcmp(s, "--format") == 0) {
-        if (!dc_graph_format_parse(v, &a->format))
-          return dc_cli_usage_error(cmd, "--format '%s': expected et, dot "
-                                         "or text", v);
-      } else if (strcmp(s, "--from-et") == 0) {
-        a->from_et = v;
-      } else {
-        a->out = v;
-      }
-      continue;
+    case O_POINT:
+      if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->point))
+        return dc_cli_usage_error(cmd, "--point '%s': expected a point "
+                                       "index (0, 1, ...)", v);
+      break;
+    case O_RANK:
+      if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->rank))
+        return dc_cli_usage_error(cmd, "--rank '%s': expected a rank "
+                                       "(0, 1, ...)", v);
+      a->rank_given = true;
+      break;
+    case O_FORMAT:
+      if (!dc_graph_format_parse(v, &a->format))
+        return dc_cli_usage_error(cmd, "--format '%s': expected et, dot "
+                                       "or text", v);
+      break;
+    case O_FROM_ET: a->from_et = v; break;
+    case O_OUT: a->out = v; break;
+    default:
+      if (a->study) return dc_cli_usage_error(cmd, "more than one study file");
+      a->study = v;
     }
-    if (a->study) return dc_cli_usage_error(cmd, "more than one study file");
-    a->study = s;
   }
   if (a->from_et && a->study)
     return dc_cli_usage_error(cmd, "give a study or --from-et, not both");

@@ -206,31 +206,32 @@ static int cmd_kernel(int argc, char **argv) {
   kargs ka = {0};
   ka.kv = argv;
   const char *kind_name = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (strcmp(s, "--gpu") == 0 || strcmp(s, "--csv") == 0 ||
-        strcmp(s, "-o") == 0) {
-      if (i + 1 >= argc)
-        return dc_cli_usage_error(cmd, "%s needs a value", s);
-      const char **dst = s[2] == 'g' ? &ka.gpu : s[2] == 'c' ? &ka.csv
-                                                             : &ka.out;
-      if (*dst) /* the last one would win silently */
-        return dc_cli_usage_error(cmd, "%s given twice ('%s', then '%s')", s,
-                                  *dst, argv[i + 1]);
-      *dst = argv[++i];
-    } else if (strcmp(s, "--analytic") == 0) {
-      ka.analytic = true;
-    } else if (strcmp(s, "--explain") == 0) {
-      ka.explain = true;
-    } else if (s[0] == '-') {
-      return dc_cli_usage_error(cmd, "unknown option '%s'", s);
-    } else if (strchr(s, '=')) {
-      ka.kv[ka.n_kv++] = argv[i];
-    } else if (!kind_name) {
-      kind_name = s;
-    } else {
-      return dc_cli_usage_error(cmd, "unexpected argument '%s' (parameters "
-                                     "are key=value)", s);
+  enum { O_GPU, O_CSV, O_OUT, O_ANALYTIC, O_EXPLAIN };
+  static const dc_cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
+                                    [O_CSV] = {"--csv", NULL, true},
+                                    [O_OUT] = {"--output", "-o", true},
+                                    [O_ANALYTIC] = {"--analytic", NULL, false},
+                                    [O_EXPLAIN] = {"--explain", NULL, false},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *s;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &s)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case O_GPU: ka.gpu = s; break;
+    case O_CSV: ka.csv = s; break;
+    case O_OUT: ka.out = s; break;
+    case O_ANALYTIC: ka.analytic = true; break;
+    case O_EXPLAIN: ka.explain = true; break;
+    default:
+      if (strchr(s, '=')) {
+        ka.kv[ka.n_kv++] = s;
+      } else if (!kind_name) {
+        kind_name = s;
+      } else {
+        return dc_cli_usage_error(cmd, "unexpected argument '%s' (parameters "
+                                       "are key=value)", s);
+      }
     }
   }
   if (!kind_name) return dc_cli_usage_error(cmd, "expected a kernel KIND");

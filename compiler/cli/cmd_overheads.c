@@ -2,7 +2,7 @@
  * cmd_overheads.c — `dlrmc overheads extract TRACE... [-o PROFILE.yaml]
  * [--steps A:B] [--name NAME] [--profiler-correction C] [--check]`:
  * PyTorch profiler (Kineto) traces in, one
- * host-overhead profile out (DESIGN.md §5). Each trace is read, analysed
+ * host-overhead profile out (spec/design.md). Each trace is read, analysed
  * and dropped before the next one, so memory is that of the largest
  * trace; the samples of all traces are pooled into one shared profile.
  * All files are checked and every error reported before exiting 1;
@@ -103,35 +103,25 @@ static int cmd_overheads(int argc, char **argv) {
   dc_trace_steps_sel sel = {0};
   const char **traces = dc_xcalloc((size_t)argc, sizeof *traces);
   size_t n_traces = 0;
-  bool dashdash = false;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    if (!dashdash && strcmp(a, "--") == 0) {
-      dashdash = true;
-    } else if (!dashdash && strcmp(a, "--check") == 0) {
-      check = true;
-    } else if (!dashdash &&
-               (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-                strcmp(a, "--steps") == 0 || strcmp(a, "--name") == 0 ||
-                strcmp(a, "--profiler-correction") == 0)) {
-      if (i + 1 >= argc) {
-        free(traces);
-        return dc_cli_usage_error(cmd, "option '%s' needs a value", a);
-      }
-      const char *v = argv[++i];
-      if (strcmp(a, "--steps") == 0)
-        steps_text = v;
-      else if (strcmp(a, "--name") == 0)
-        name = v;
-      else if (strcmp(a, "--profiler-correction") == 0)
-        corr_text = v;
-      else
-        out_path = v;
-    } else if (!dashdash && a[0] == '-' && a[1] != '\0') {
-      free(traces);
-      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
-    } else {
-      traces[n_traces++] = a;
+  enum { O_CHECK, O_OUT, O_STEPS, O_NAME, O_CORR };
+  static const dc_cli_opt opts[] = {
+      [O_CHECK] = {"--check", NULL, false},
+      [O_OUT] = {"--output", "-o", true},
+      [O_STEPS] = {"--steps", NULL, true},
+      [O_NAME] = {"--name", NULL, true},
+      [O_CORR] = {"--profiler-correction", NULL, true},
+      {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 2); /* after the subcommand */
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: free(traces); return DC_EXIT_USAGE;
+    case O_CHECK: check = true; break;
+    case O_OUT: out_path = v; break;
+    case O_STEPS: steps_text = v; break;
+    case O_NAME: name = v; break;
+    case O_CORR: corr_text = v; break;
+    default: traces[n_traces++] = v;
     }
   }
   if (n_traces == 0) {

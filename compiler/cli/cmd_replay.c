@@ -18,42 +18,33 @@ static int cmd_replay(int argc, char **argv) {
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
   dc_replay_opts o = {0};
   const char *out_path = NULL;
-  bool dashdash = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!dashdash && strcmp(a, "--") == 0) {
-      dashdash = true;
-      continue;
-    }
-    if (dashdash || a[0] != '-' || a[1] == '\0') {
+  enum { O_CSV, O_GPU, O_OVERHEADS, O_OUT };
+  static const dc_cli_opt opts[] = {[O_CSV] = {"--csv", NULL, false},
+                                    [O_GPU] = {"--gpu", NULL, true},
+                                    [O_OVERHEADS] = {"--overheads", NULL, true},
+                                    [O_OUT] = {"--output", "-o", true},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case O_CSV: o.csv = true; break;
+    case O_GPU: o.gpu = v; break;
+    case O_OVERHEADS: o.overheads = v; break;
+    case O_OUT: out_path = v; break;
+    default:
       if (!o.et_path)
-        o.et_path = a;
+        o.et_path = v;
       else if (!o.kineto_path)
-        o.kineto_path = a;
+        o.kineto_path = v;
       else
         return dc_cli_usage_error(cmd,
                                   "unexpected argument '%s': give the "
                                   "execution trace and at most one "
                                   "Kineto trace",
-                                  a);
-      continue;
+                                  v);
     }
-    if (strcmp(a, "--csv") == 0) {
-      o.csv = true;
-      continue;
-    }
-    if (strcmp(a, "--gpu") != 0 && strcmp(a, "--overheads") != 0 &&
-        strcmp(a, "-o") != 0 && strcmp(a, "--output") != 0)
-      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
-    if (i + 1 >= argc) return dc_cli_usage_error(cmd, "%s needs a value", a);
-    const char *v = argv[++i];
-    const char **dst = strcmp(a, "--gpu") == 0         ? &o.gpu
-                       : strcmp(a, "--overheads") == 0 ? &o.overheads
-                                                       : &out_path;
-    if (*dst) /* the last one would win silently */
-      return dc_cli_usage_error(cmd, "%s given twice ('%s', then '%s')", a,
-                                *dst, v);
-    *dst = v;
   }
   if (!o.et_path) return dc_cli_usage_error(cmd, "missing the execution trace");
   if (!o.gpu)

@@ -1,6 +1,6 @@
 /*
  * cmd_report.c — `dlrmc report RESULTS.csv|.jsonl`: the HTML report of a
- * saved run (issue #21, spec/report.md), so that a big sweep, or the
+ * saved run (spec/report.md), so that a big sweep, or the
  * concatenated shards of a cluster run, is charted without re-running it.
  * `dlrmc run --format html` goes through the same function
  * (dc_cli_html_report) with the rows it has just written as JSON lines,
@@ -56,24 +56,25 @@ static int cmd_report(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_report_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
   const char *in = NULL, *out = NULL, *metric = NULL, *title = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char **dst = NULL;
-    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) dst = &out;
-    else if (strcmp(a, "--metric") == 0) dst = &metric;
-    else if (strcmp(a, "--title") == 0) dst = &title;
-    if (dst) {
-      if (i + 1 >= argc)
-        return dc_cli_usage_error(cmd, "option '%s' needs a value", a);
-      *dst = argv[++i];
-    } else if (a[0] == '-' && a[1]) {
-      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
-    } else if (!in) {
-      in = a;
-    } else {
-      return dc_cli_usage_error(cmd, "more than one results file ('%s' and "
-                                     "'%s')",
-                                in, a);
+  enum { O_OUT, O_METRIC, O_TITLE };
+  static const dc_cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
+                                    [O_METRIC] = {"--metric", NULL, true},
+                                    [O_TITLE] = {"--title", NULL, true},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case O_OUT: out = v; break;
+    case O_METRIC: metric = v; break;
+    case O_TITLE: title = v; break;
+    default:
+      if (in)
+        return dc_cli_usage_error(cmd, "more than one results file ('%s' "
+                                       "and '%s')",
+                                  in, v);
+      in = v;
     }
   }
   if (!in) return dc_cli_usage_error(cmd, "no results file given");

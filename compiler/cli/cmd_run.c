@@ -1,6 +1,6 @@
 /*
  * cmd_run.c — `dlrmc run`: predict every point of a study and write the
- * comparison table (DESIGN.md §6).
+ * comparison table (spec/design.md).
  *
  * The driver owns the pipeline's glue: it loads the study (front end),
  * hands runtime's sweep executor a callback that lowers a point and builds
@@ -25,7 +25,7 @@
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
-/* ---- the point source ---------------------------------------------------- */
+/* ---- the point source --------------------------------------------------- */
 
 static const dc_graph *build_point(void *ctx, int64_t index,
                                    dc_graph_detail detail, dc_arena *a,
@@ -40,7 +40,7 @@ static int64_t baseline_of(void *ctx, int64_t index) {
   return dc_study_baseline_of((const dc_study *)ctx, index);
 }
 
-/* ---- streaming atomic output --------------------------------------------- */
+/* ---- streaming atomic output -------------------------------------------- */
 
 static bool report(dc_buf *err) {
   fprintf(stderr, "dlrmc: error: %s\n", err->data ? err->data : "");
@@ -73,7 +73,7 @@ static bool out_close(dc_outfile *o, bool ok) {
   return ok;
 }
 
-/* ---- timelines ------------------------------------------------------------ */
+/* ---- timelines ---------------------------------------------------------- */
 
 typedef struct timeline_ctx {
   const char *dir;
@@ -161,36 +161,38 @@ static int cmd_run(int argc, char **argv) {
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
+  enum { O_D, O_OUT, O_FORMAT, O_JOBS, O_SHARD, O_PER_RANK, O_PER_SHARD,
+         O_DIGITS, O_TIMELINE };
+  static const dc_cli_opt opts[] = {
+      [O_D] = {"-D", NULL, true, true},
+      [O_OUT] = {"--output", "-o", true},
+      [O_FORMAT] = {"--format", NULL, true},
+      [O_JOBS] = {"--jobs", "-j", true},
+      [O_SHARD] = {"--shard", NULL, true},
+      [O_PER_RANK] = {"--per-rank", NULL, false},
+      [O_PER_SHARD] = {"--per-shard", NULL, false},
+      [O_DIGITS] = {"--digits", NULL, true},
+      [O_TIMELINE] = {"--timeline", NULL, true},
+      {0}};
   /* the report's command line, taken before -D's parsing splits its
    * path=value in place */
   dc_buf line = {0};
   dc_cli_command_line(argc, argv, &line);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = NULL;
-#define TAKE(opt)                                                           \
-  (strcmp(a, opt) == 0 ? (i + 1 < argc ? (val = argv[++i], true)            \
-                                       : (val = NULL, true))                \
-                       : (strncmp(a, opt "=", sizeof opt) == 0             \
-                              ? (val = a + sizeof opt, true)                \
-                              : false))
-    if (strcmp(a, "-o") == 0 || TAKE("--output")) {
-      if (strcmp(a, "-o") == 0) val = i + 1 < argc ? argv[++i] : NULL;
-      if (!val) goto missing;
-      out_path = val;
-    } else if (TAKE("--format")) {
-      if (!val) goto missing;
-      format = val;
-    } else if (TAKE("--jobs") || strcmp(a, "-j") == 0) {
-      if (strcmp(a, "-j") == 0) val = i + 1 < argc ? argv[++i] : NULL;
-      if (!val) goto missing;
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *val;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &val)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: rc = DC_EXIT_USAGE; goto done;
+    case O_OUT: out_path = val; break;
+    case O_FORMAT: format = val; break;
+    case O_JOBS:
       if (!dc_cli_parse_int(val, 1, 256, &jobs)) {
         rc = dc_cli_usage_error(cmd, "--jobs wants a number from 1 to 256, "
                                      "not '%s'", val);
         goto done;
       }
-    } else if (TAKE("--shard")) {
-      if (!val) goto missing;
+      break;
+    case O_SHARD: {
       const char *slash = strchr(val, '/');
       char kbuf[32];
       size_t kl = slash ? (size_t)(slash - val) : 0;
@@ -198,49 +200,47 @@ static int cmd_run(int argc, char **argv) {
       memcpy(kbuf, val, kl);
       kbuf[kl] = '\0';
       if (!dc_cli_parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
-          !dc_cli_parse_int(slash + 1, 1, INT64_MAX, &shard_n) || shard_k > shard_n)
+          !dc_cli_parse_int(slash + 1, 1, INT64_MAX, &shard_n) ||
+          shard_k > shard_n)
         goto bad_shard;
-    } else if (strcmp(a, "--per-rank") == 0 ||
-               strcmp(a, "--per-shard") == 0) {
-      dc_rows want = a[6] == 'r' ? DC_ROWS_RANK : DC_ROWS_SHARD;
+      break;
+    }
+    case O_PER_RANK:
+    case O_PER_SHARD: {
+      dc_rows want = k == O_PER_RANK ? DC_ROWS_RANK : DC_ROWS_SHARD;
       if (rows != DC_ROWS_POINT && rows != want) {
         rc = dc_cli_usage_error(cmd, "--per-rank and --per-shard exclude "
                                      "each other");
         goto done;
       }
       rows = want;
-    } else if (TAKE("--digits")) {
-      if (!val) goto missing;
+      break;
+    }
+    case O_DIGITS:
       if (!dc_cli_parse_int(val, 1, 17, &digits)) {
         rc = dc_cli_usage_error(cmd, "--digits wants a number from 1 to 17, "
                                      "not '%s'", val);
         goto done;
       }
-    } else if (TAKE("--timeline")) {
-      if (!val) goto missing;
-      timeline = val;
-    } else if (strncmp(a, "-D", 2) == 0) {
-      rc = dc_cli_define(cmd, argc, argv, &i, ov, &n_ov);
+      break;
+    case O_TIMELINE: timeline = val; break;
+    case O_D:
+      rc = dc_cli_define_value(cmd, val, ov, &n_ov);
       if (rc) goto done;
-    } else if (a[0] == '-' && a[1]) {
-      rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
-      goto done;
-    } else if (!study_path) {
-      study_path = a;
-    } else {
-      rc = dc_cli_usage_error(cmd, "more than one study ('%s' and '%s')",
-                              study_path, a);
-      goto done;
+      break;
+    default:
+      if (study_path) {
+        rc = dc_cli_usage_error(cmd, "more than one study ('%s' and '%s')",
+                                study_path, val);
+        goto done;
+      }
+      study_path = val;
     }
     continue;
-  missing:
-    rc = dc_cli_usage_error(cmd, "option '%s' needs a value", a);
-    goto done;
   bad_shard:
     rc = dc_cli_usage_error(cmd, "--shard wants K/N with 1 <= K <= N, not "
                                  "'%s'", val);
     goto done;
-#undef TAKE
   }
   if (!study_path) {
     rc = dc_cli_usage_error(cmd, "no study file given");

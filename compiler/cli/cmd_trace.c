@@ -53,51 +53,46 @@ static int cmd_trace(int argc, char **argv) {
   bool md = true;
   dc_trace_table table = DC_TRACE_TABLE_ALL;
   int top = 20;
-  bool dashdash = false;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    bool opt = !dashdash && a[0] == '-' && a[1] != '\0';
-    if (!dashdash && strcmp(a, "--") == 0) {
-      dashdash = true;
-      continue;
-    }
-    if (!opt) {
+  enum { O_CSV, O_FORMAT, O_STEPS, O_TABLE, O_TOP, O_KIND, O_OUT };
+  static const dc_cli_opt opts[] = {[O_CSV] = {"--csv", NULL, false},
+                                    [O_FORMAT] = {"--format", NULL, true},
+                                    [O_STEPS] = {"--steps", NULL, true},
+                                    [O_TABLE] = {"--table", NULL, true},
+                                    [O_TOP] = {"--top", NULL, true},
+                                    [O_KIND] = {"--kind", NULL, true},
+                                    [O_OUT] = {"--output", "-o", true},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 2); /* after the subcommand */
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
+    if (k == DC_CLI_ARG) {
       if (path)
         return dc_cli_usage_error(cmd,
                                   "one trace at a time (got '%s' and "
                                   "'%s')",
-                                  path, a);
-      path = a;
+                                  path, v);
+      path = v;
       continue;
     }
-    if (krows && strcmp(a, "--csv") == 0) {
-      md = false; /* rows are always CSV; accepted for symmetry */
-      continue;
-    }
-    if (krows && (strcmp(a, "--table") == 0 || strcmp(a, "--top") == 0 ||
-                  strcmp(a, "--format") == 0))
+    if (krows && (k == O_TABLE || k == O_TOP || k == O_FORMAT))
       return dc_cli_usage_error(cmd, "'%s' is for 'trace stats'; 'trace "
-                                     "kernels' writes CSV rows", a);
-    if (!krows && (strcmp(a, "--kind") == 0 || strcmp(a, "--csv") == 0))
-      return dc_cli_usage_error(cmd, "'%s' is for 'trace kernels'", a);
-    if (strcmp(a, "--format") != 0 && strcmp(a, "--steps") != 0 &&
-        strcmp(a, "--table") != 0 && strcmp(a, "--top") != 0 &&
-        strcmp(a, "--kind") != 0 && strcmp(a, "-o") != 0 &&
-        strcmp(a, "--output") != 0)
-      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
-    if (i + 1 >= argc)
-      return dc_cli_usage_error(cmd, "option '%s' needs a value", a);
-    const char *v = argv[++i];
-    if (strcmp(a, "--format") == 0) {
+                                     "kernels' writes CSV rows", opts[k].name);
+    if (!krows && (k == O_KIND || k == O_CSV))
+      return dc_cli_usage_error(cmd, "'%s' is for 'trace kernels'",
+                                opts[k].name);
+    switch (k) {
+    case O_CSV: md = false; break; /* rows are always CSV; for symmetry */
+    case O_FORMAT:
       if (strcmp(v, "md") == 0)
         md = true;
       else if (strcmp(v, "csv") == 0)
         md = false;
       else
         return dc_cli_usage_error(cmd, "unknown format '%s' (csv or md)", v);
-    } else if (strcmp(a, "--steps") == 0) {
-      steps_text = v;
-    } else if (strcmp(a, "--kind") == 0) {
+      break;
+    case O_STEPS: steps_text = v; break;
+    case O_KIND:
       if (strcmp(v, "gemm") == 0)
         kind = DC_TRACE_ROWS_GEMM;
       else if (strcmp(v, "elementwise") == 0)
@@ -105,7 +100,8 @@ static int cmd_trace(int argc, char **argv) {
       else
         return dc_cli_usage_error(cmd, "unknown --kind '%s' (gemm or "
                                        "elementwise)", v);
-    } else if (strcmp(a, "--table") == 0) {
+      break;
+    case O_TABLE: {
       static const struct {
         const char *n;
         dc_trace_table t;
@@ -114,22 +110,25 @@ static int cmd_trace(int argc, char **argv) {
                   {"kinds", DC_TRACE_TABLE_KINDS},
                   {"ops", DC_TRACE_TABLE_OPS},
                   {"kernels", DC_TRACE_TABLE_KERNELS}};
-      size_t k = 0;
-      while (k < DC_COUNTOF(tabs) && strcmp(tabs[k].n, v) != 0)
-        k++;
-      if (k == DC_COUNTOF(tabs))
+      size_t j = 0;
+      while (j < DC_COUNTOF(tabs) && strcmp(tabs[j].n, v) != 0)
+        j++;
+      if (j == DC_COUNTOF(tabs))
         return dc_cli_usage_error(cmd,
                                   "unknown table '%s' (all, steps, "
                                   "kinds, ops or kernels)",
                                   v);
-      table = tabs[k].t;
-    } else if (strcmp(a, "--top") == 0) {
+      table = tabs[j].t;
+      break;
+    }
+    case O_TOP: {
       int64_t n;
       if (!dc_cli_parse_int(v, 1, 1000000, &n))
         return dc_cli_usage_error(cmd, "bad --top '%s' (a count >= 1)", v);
       top = (int)n;
-    } else {
-      out_path = v;
+      break;
+    }
+    default: out_path = v;
     }
   }
   if (!path) return dc_cli_usage_error(cmd, "no trace given");

@@ -1,6 +1,6 @@
 /*
  * arena.c — bump allocation in chained blocks. One arena per compilation
- * and one per study point (STYLE.md, Memory): freeing or resetting the
+ * and one per study point (spec/design.md): freeing or resetting the
  * arena releases everything built from it, so no stage frees piecemeal.
  * Blocks grow geometrically; an allocation larger than a block gets a
  * block of its own so that big arrays never waste a block's tail.

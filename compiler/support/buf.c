@@ -171,15 +171,6 @@ struct dc_map_entry {
   void *value;
 };
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 void dc_map_free(dc_map *m) {
   for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
   free(m->slots);
@@ -189,7 +180,7 @@ void dc_map_free(dc_map *m) {
 
 static dc_map_entry *map_find(const dc_map *m, const char *key) {
   size_t mask = m->cap - 1;
-  size_t i = (size_t)hash_str(key) & mask;
+  size_t i = (size_t)dc_fnv1a_str(DC_FNV1A_INIT, key) & mask;
   for (;;) {
     dc_map_entry *e = &m->slots[i];
     if (!e->key || strcmp(e->key, key) == 0) return e;

@@ -39,7 +39,7 @@ void dc_diags_free(dc_diags *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* Messages are clipped (issue #19: a 5 MB key must not echo 10 MB): a
+/* Messages are clipped (a 5 MB key must not echo 10 MB): a
  * message or help past MAX_TEXT bytes ends in "..." (diag_render.c clips
  * the echoed source line the same way). */
 enum { MAX_TEXT = 512 };

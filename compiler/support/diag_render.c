@@ -18,7 +18,7 @@
 #include "compiler/support/support.h"
 
 /* A source line past MAX_ECHO bytes (a 5 MB key) is echoed as a window of
- * that many bytes from ECHO_BEFORE before the caret (issue #19). */
+ * that many bytes from ECHO_BEFORE before the caret. */
 enum { MAX_ECHO = 512, ECHO_BEFORE = 128 };
 
 /* Appends the echoed source line and computes the display column of byte

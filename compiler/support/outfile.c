@@ -1,5 +1,5 @@
 /*
- * outfile.c — output files that never exist half-written (DESIGN §6). The
+ * outfile.c — output files that never exist half-written (spec/design.md). The
  * bytes go to a temporary sibling, .NAME.tmp-PID-XXXXXX in the same
  * directory (so the rename cannot cross file systems; the leading dot
  * keeps it out of `*.csv` globs), which is fsynced, given the mode and
@@ -219,7 +219,7 @@ static void remove_stale(const char *dir) {
   pthread_mutex_unlock(&swept_lock);
 }
 
-/* ---- the file ------------------------------------------------------------ */
+/* ---- the file ----------------------------------------------------------- */
 
 static bool write_all(int fd, const char *data, size_t len) {
   while (len > 0) {

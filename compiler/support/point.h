@@ -170,7 +170,7 @@ typedef struct dc_point {
   /* kernel models */
   dc_embedding_model embedding_model;
 
-  /* sharding estimator (issue #7): sharding.estimator: torchrec reports
+  /* sharding estimator: sharding.estimator: torchrec reports
    * TorchRec's planner estimate beside dlrmc's; sharding.torchrec
    * overrides its bandwidth constants, in TorchRec's GB/s (1024³ bytes
    * per s); 0 keeps TorchRec's default. */
@@ -178,7 +178,7 @@ typedef struct dc_point {
   double torchrec_hbm_bw, torchrec_ddr_bw, torchrec_hbm_to_ddr_bw;
   double torchrec_intra_host_bw, torchrec_cross_host_bw;
 
-  /* capacity inversion (issue #7): with capacity_target_ms > 0, `run`
+  /* capacity inversion: with capacity_target_ms > 0, `run`
    * searches, per GPU type, the smallest GPU count that fits and meets
    * the target step time (spec/study.md, "Capacity"). */
   double capacity_target_ms;

@@ -84,6 +84,33 @@ void dc_buf_put_csv_field(dc_buf *b, const char *s);
 /* A JSON string literal with its quotes; control bytes escaped. */
 void dc_buf_put_json_string(dc_buf *b, const char *s);
 
+/* ---- hashing and pseudo-random numbers (hash.c) ------------------------ */
+
+/* FNV-1a, 64-bit: start from DC_FNV1A_INIT and feed bytes (dc_fnv1a), a
+ * NUL-terminated string, the 8 bytes of a value low byte first
+ * (dc_fnv1a_u64, the same on any host), or whole 64-bit words, one
+ * xor-and-multiply step each (dc_fnv1a_word). */
+#define DC_FNV1A_INIT 14695981039346656037ull
+uint64_t dc_fnv1a(uint64_t h, const void *data, size_t n);
+uint64_t dc_fnv1a_str(uint64_t h, const char *s);
+uint64_t dc_fnv1a_u64(uint64_t h, uint64_t x);
+uint64_t dc_fnv1a_word(uint64_t h, uint64_t x);
+/* splitmix64: the next value of the sequence that *state seeds. */
+uint64_t dc_splitmix64(uint64_t *state);
+
+/* ---- int64 -> int32 map (intmap.c) ------------------------------------- */
+
+/* Values are >= 0 (dc_imap_get answers -1 for an absent key). A zeroed
+ * dc_imap is empty; dc_imap_put grows it; dc_imap_free releases it. */
+typedef struct dc_imap {
+  int64_t *key;
+  int32_t *val;
+  size_t cap, n;
+} dc_imap;
+void dc_imap_put(dc_imap *m, int64_t k, int32_t v);
+int32_t dc_imap_get(const dc_imap *m, int64_t k);
+void dc_imap_free(dc_imap *m);
+
 /* ---- string hash map (keys copied, values borrowed) -------------------- */
 
 typedef struct dc_map_entry dc_map_entry;

@@ -181,8 +181,7 @@ static inline const int64_t *dc_bench_sweep_at(const dc_bench_sweep *s,
   return s->v + i * (size_t)s->n_dims;
 }
 
-/* splitmix64: the one PRNG of dlrmc-bench (sampling, random indices). */
-uint64_t dc_bench_rand_next(uint64_t *state);
+/* Sampling and random indices draw from dc_splitmix64 (support.h). */
 
 /* ---- statistics ------------------------------------------------------------ */
 

@@ -5,7 +5,7 @@
  * CSV writer and `help KIND` can never disagree about a kind.
  *
  * Default shape sets (the paper §III-B and its authors' code, see
- * ../shared/reference/anchor-notes.md): GEMM sizes are drawn from
+ * owensgroup/ml_perf_model): GEMM sizes are drawn from
  * {32, 64, ..., 4096} ∪ {40, 72, ..., 4104} (multiples of 32 and those + 8),
  * batch 1 for addmm and 512...4096 for bmm. The other kinds sweep the
  * shapes DLRM produces: batch 512...4096, feature counts around the

@@ -40,7 +40,7 @@ static void bufs_free(bufs *b) {
 
 /* ---- embedding ------------------------------------------------------------
  * rows_per_block = max(256 / D, 1) WARPs per CTA, the launch the paper's
- * L2 model assumes (anchor-notes.md), capped at 32 WARPs (1024 threads). */
+ * L2 model assumes (owensgroup/ml_perf_model), capped at 32 WARPs (1024 threads). */
 
 typedef struct emb_state {
   bufs b;

@@ -19,14 +19,6 @@
 /* Longest list one dimension may hold. */
 #define MAX_LIST 1000000
 
-uint64_t dc_bench_rand_next(uint64_t *state) {
-  /* splitmix64 (Steele, Lea and Flood, OOPSLA 2014). */
-  uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return z ^ (z >> 31);
-}
-
 /* ---- a set of int64 keys (open addressing), for de-duplication -------- */
 
 typedef struct keyset {
@@ -36,7 +28,7 @@ typedef struct keyset {
 
 static uint64_t mix(uint64_t x) {
   uint64_t s = x;
-  return dc_bench_rand_next(&s);
+  return dc_splitmix64(&s);
 }
 
 /* Inserts key (≥ 0); false when it was already there. */
@@ -269,7 +261,7 @@ static bool draw(const dc_bench_opts *o, const grid *g, int64_t samples,
       /* Partial Fisher–Yates: the first `samples` slots are the draw. */
       uint64_t st = seed;
       for (size_t i = 0; i < (size_t)samples; i++) {
-        size_t j = i + (size_t)(dc_bench_rand_next(&st) % (n - i));
+        size_t j = i + (size_t)(dc_splitmix64(&st) % (n - i));
         int64_t t = idx[i];
         idx[i] = idx[j];
         idx[j] = t;
@@ -290,7 +282,7 @@ static bool draw(const dc_bench_opts *o, const grid *g, int64_t samples,
     int64_t tries = 0, limit = 1000 * samples + 100000;
     idx = dc_xmalloc((size_t)samples * sizeof *idx);
     while ((int64_t)n < samples && tries++ < limit) {
-      int64_t i = (int64_t)(dc_bench_rand_next(&st) % (uint64_t)g->total);
+      int64_t i = (int64_t)(dc_splitmix64(&st) % (uint64_t)g->total);
       grid_decode(g, i, v);
       if (keep(o, v) && keyset_add(&seen, (uint64_t)i))
         idx[n++] = i;
@@ -305,12 +297,9 @@ static bool draw(const dc_bench_opts *o, const grid *g, int64_t samples,
 
 /* FNV-1a over a configuration's values. */
 static uint64_t config_hash(const int64_t *v, int n) {
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  uint64_t h = DC_FNV1A_INIT;
   for (int d = 0; d < n; d++)
-    for (int b = 0; b < 8; b++) {
-      h ^= ((uint64_t)v[d] >> (8 * b)) & 0xff;
-      h *= UINT64_C(0x100000001b3);
-    }
+    h = dc_fnv1a_u64(h, (uint64_t)v[d]);
   return h;
 }
 

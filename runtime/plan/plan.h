@@ -71,6 +71,15 @@ typedef struct dc_plan_cost {
 uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
                              int32_t t);
 
+/* The order both planners place tables in: by decreasing `w`, then
+ * decreasing `size`, then increasing table index. */
+typedef struct dc_plan_order {
+  int32_t t;
+  double w;
+  double size;
+} dc_plan_order;
+void dc_plan_sort_order(dc_plan_order *o, int32_t n);
+
 /* ---- the planner (planner.c, candidates.c) ----------------------------- */
 
 /* Prices a plan with the planner's model (the point's objective). */

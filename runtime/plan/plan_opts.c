@@ -1,9 +1,11 @@
 /*
- * plan_opts.c — the types a table may take in a planner run (plan.h):
- * the one both planners (planner.c, planner_torchrec.c) ask, so that a
- * table's fixed type and the per-table and global `allowed` sets mean the
- * same to both.
+ * plan_opts.c — what both planners (planner.c, planner_torchrec.c) ask
+ * (plan.h): the types a table may take, so that a table's fixed type and
+ * the per-table and global `allowed` sets mean the same to both, and the
+ * order they place tables in.
  */
+#include <stdlib.h>
+
 #include "runtime/plan/plan.h"
 
 uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
@@ -15,4 +17,15 @@ uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
   uint32_t m = o->allowed ? o->allowed : DC_PLAN_ALL_TYPES;
   if (o->table_allowed && o->table_allowed[t]) m = o->table_allowed[t];
   return m;
+}
+
+static int cmp_order(const void *a, const void *b) {
+  const dc_plan_order *x = a, *y = b;
+  if (x->w != y->w) return x->w > y->w ? -1 : 1;
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return x->t < y->t ? -1 : x->t > y->t;
+}
+
+void dc_plan_sort_order(dc_plan_order *o, int32_t n) {
+  if (n > 1) qsort(o, (size_t)n, sizeof *o, cmp_order);
 }

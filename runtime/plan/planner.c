@@ -49,9 +49,9 @@
  * state's maxima kept, the dim added to the all-to-all; the cost is
  * monotone in the maxima) is not better than the best found, which
  * leaves the choice as it was. The reported cost (dc_plan_cost_of and
- * the planner's `cost`) is still the table-by-table sum. (About 790
- * lines, over the house's ~700: the incremental state, its trees, caches
- * and bounds are the search's own and share its context.)
+ * the planner's `cost`) is still the table-by-table sum. The incremental
+ * state, its trees, caches and bounds are the search's own and share its
+ * context, so they stay in this file.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -601,19 +601,6 @@ static void local_search(pctx *c, dc_plan_cost *cost) {
   cost_now(c, cost);
 }
 
-typedef struct worder {
-  int32_t t;
-  double w;
-  int64_t size;
-} worder;
-
-static int cmp_worder(const void *a, const void *b) {
-  const worder *x = a, *y = b;
-  if (x->w != y->w) return x->w > y->w ? -1 : 1;
-  if (x->size != y->size) return x->size > y->size ? -1 : 1;
-  return x->t < y->t ? -1 : x->t > y->t;
-}
-
 static void materialize(pctx *c, dc_shard_plan *out) {
   for (int32_t t = 0; t < c->T; t++) out->tables[t] = pl_cand_plan(c, t, c->cur[t]);
 }
@@ -680,15 +667,17 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     }
   }
   /* (1) greedy, heaviest first */
-  worder *ord = dc_arena_array(a, (size_t)(c.T > 0 ? c.T : 1), sizeof *ord);
+  dc_plan_order *ord =
+      dc_arena_array(a, (size_t)(c.T > 0 ? c.T : 1), sizeof *ord);
   for (int32_t t = 0; t < c.T; t++) {
     const tmpl *x = &c.tm[t][0];
     double w = 0;
     for (int32_t i = 0; i < x->tp.n_shards; i++)
       w += x->fwd_us[vix(x, i)] + x->bwd_us[vix(x, i)];
-    ord[t] = (worder){t, w, p->tables[t].rows * (int64_t)p->tables[t].dim};
+    ord[t] = (dc_plan_order){
+        t, w, (double)(p->tables[t].rows * (int64_t)p->tables[t].dim)};
   }
-  qsort(ord, (size_t)c.T, sizeof *ord, cmp_worder);
+  dc_plan_sort_order(ord, c.T);
   for (int32_t i = 0; i < c.T; i++) {
     int32_t t = ord[i].t;
     dc_plan_cost best = {0};

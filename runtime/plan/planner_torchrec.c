@@ -1,9 +1,9 @@
 /*
  * planner_torchrec.c — `plan: auto` under `sharding.objective: torchrec`
  * (plan.h): the plan TorchRec's own planner cost calls cheapest.
- * (About 980 lines, over the house's ~700: the options, the seeds, the
- * local search and the restarts share one state and one step budget, and
- * reading the search means reading them together.)
+ * One file: the options, the seeds, the local search and the restarts
+ * share one state and one step budget, and reading the search means
+ * reading them together.
  *
  * Objective. TorchRec's planner prices every shard alone — its Perf:
  * forward and backward compute and comms — and calls a plan's cost the
@@ -693,28 +693,15 @@ static void keep_restore(tctx *c, const keep *k) {
   }
 }
 
-typedef struct tord {
-  int32_t t;
-  double w;
-  double size;
-} tord;
-
-static int cmp_tord(const void *a, const void *b) {
-  const tord *x = a, *y = b;
-  if (x->w != y->w) return x->w > y->w ? -1 : 1;
-  if (x->size != y->size) return x->size > y->size ? -1 : 1;
-  return x->t < y->t ? -1 : x->t > y->t;
-}
-
 static int32_t *order_by(const tctx *c, bool by_size) {
   size_t T = (size_t)(c->T > 0 ? c->T : 1);
-  tord *o = dc_arena_array(c->a, T, sizeof *o);
+  dc_plan_order *o = dc_arena_array(c->a, T, sizeof *o);
   for (int32_t t = 0; t < c->T; t++) {
     double sz = (double)c->p->tables[t].rows * c->p->tables[t].dim;
     double w = cheapest(c, t, types_of(c, t));
-    o[t] = by_size ? (tord){t, sz, w} : (tord){t, w, sz};
+    o[t] = by_size ? (dc_plan_order){t, sz, w} : (dc_plan_order){t, w, sz};
   }
-  qsort(o, (size_t)c->T, sizeof *o, cmp_tord);
+  dc_plan_sort_order(o, c->T);
   int32_t *out = dc_arena_array(c->a, T, sizeof(int32_t));
   for (int32_t t = 0; t < c->T; t++)
     out[t] = o[t].t;

@@ -1,7 +1,7 @@
 /*
- * torchrec_estimate.c — TorchRec's planner estimate of a sharding plan (see
- * plan.h and reference/torchrec-estimator.md, which restates
- * torchrec/distributed/planner/shard_estimators.py as of 2025).
+ * torchrec_estimate.c — TorchRec's planner estimate of a sharding plan
+ * (plan.h), restating TorchRec's
+ * torchrec/distributed/planner/shard_estimators.py as of 2025.
  *
  * Per shard of a table, with I = L·B the indices per rank (L the pooling
  * factor, B the per-rank batch), O = min(1, L)·B the pooled outputs per

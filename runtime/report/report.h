@@ -1,5 +1,5 @@
 /*
- * report.h — the HTML report of a study's results (issue #21), the
+ * report.h — the HTML report of a study's results, the
  * component in runtime/report/ (library dc_report): a reader of the
  * tables `dlrmc run` writes (CSV and JSON lines, report_read.c) into one
  * in-memory model, and one renderer of that model into a self-contained

@@ -28,9 +28,9 @@
  * not) is marked unpriced. A trace with no tensor on a GPU (recorded on
  * the CPU) is priced as if every tensor were on the device.
  *
- * (About 710 lines, over the house's ~700: the structure walk, the tensor
- * table and the kernel mapping all fill one build context (bctx) in one
- * pass; the id map at the top is the piece to move out if it grows.)
+ * One file: the structure walk, the tensor table and the kernel mapping
+ * all fill one build context (bctx) in one pass; the id map at the top is
+ * the piece to move out if it grows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,51 +38,6 @@
 #include "runtime/trace/et_int.h"
 
 #define ET_EVAL "autograd::engine::evaluate_function: "
-
-/* ---- an int64 → int32 map (open addressing) --------------------------- */
-
-typedef struct imap {
-  int64_t *key;
-  int32_t *val;
-  size_t cap, n;
-} imap;
-
-static void imap_put(imap *m, int64_t k, int32_t v) {
-  if ((m->n + 1) * 2 > m->cap) {
-    imap old = *m;
-    m->cap = old.cap ? old.cap * 2 : 1024;
-    m->key = dc_xmalloc(m->cap * sizeof *m->key);
-    m->val = dc_xmalloc(m->cap * sizeof *m->val);
-    for (size_t i = 0; i < m->cap; i++)
-      m->val[i] = -1;
-    m->n = 0;
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.val[i] >= 0) imap_put(m, old.key[i], old.val[i]);
-    free(old.key);
-    free(old.val);
-  }
-  size_t i = ((uint64_t)k * 11400714819323198485ull) & (m->cap - 1);
-  while (m->val[i] >= 0 && m->key[i] != k)
-    i = (i + 1) & (m->cap - 1);
-  if (m->val[i] < 0) m->n++;
-  m->key[i] = k;
-  m->val[i] = v;
-}
-
-static int32_t imap_get(const imap *m, int64_t k) {
-  if (!m->cap) return -1;
-  size_t i = ((uint64_t)k * 11400714819323198485ull) & (m->cap - 1);
-  while (m->val[i] >= 0) {
-    if (m->key[i] == k) return m->val[i];
-    i = (i + 1) & (m->cap - 1);
-  }
-  return -1;
-}
-
-static void imap_free(imap *m) {
-  free(m->key);
-  free(m->val);
-}
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -98,7 +53,7 @@ typedef struct bctx {
   const et_file *f;
   dc_arena *a;
   dc_diags *d;
-  imap byid;          /* node id -> node index */
+  dc_imap byid;       /* node id -> node index */
   int32_t *kid, *sib; /* children lists by node index, in id order */
   int64_t main_tid;
   bool cpu_only;
@@ -122,23 +77,23 @@ static const et_node *node_at(const bctx *c, int32_t i) {
  * a view writes a plain tensor, and each input takes its id's state at
  * that moment (1.0.1 reuses ids as memory is reused). */
 static void find_transposes(bctx *c, et_file *f, const int32_t *order) {
-  imap st = {0};
+  dc_imap st = {0};
   for (int64_t r = 0; r < f->n_nodes; r++) {
     et_node *n = &f->nodes[order[r]];
     for (int32_t i = 0; i < n->n_in; i++)
       if (n->in[i].kind == ET_TENSOR && !n->in[i].strided)
-        n->in[i].tposed = imap_get(&st, n->in[i].tid) == 1;
+        n->in[i].tposed = dc_imap_get(&st, n->in[i].tid) == 1;
     bool flip = strcmp(n->name, "aten::t") == 0 ||
                 strcmp(n->name, "aten::transpose") == 0 ||
                 strcmp(n->name, "aten::numpy_T") == 0;
     const et_val *in = et_tensor_in(n, 0), *out = et_tensor_out(n, 0);
     if (flip && in && out && out->tid != in->tid)
-      imap_put(&st, out->tid, in->tposed ? 0 : 1);
+      dc_imap_put(&st, out->tid, in->tposed ? 0 : 1);
     else if (!flip && !et_no_kernel(n->name))
       for (int32_t i = 0; i < n->n_out; i++)
-        if (n->out[i].kind == ET_TENSOR) imap_put(&st, n->out[i].tid, 0);
+        if (n->out[i].kind == ET_TENSOR) dc_imap_put(&st, n->out[i].tid, 0);
   }
-  imap_free(&st);
+  dc_imap_free(&st);
   (void)c;
 }
 
@@ -245,30 +200,28 @@ static void gather(const bctx *c, int32_t ni, int32_t skip, nlist *l,
   }
 }
 
-/* Sorts node indices v[0..n) by node id: a bottom-up merge sort,
- * O(n log n) whatever the input order (a trace's ids may come in any
- * order, descending included), with no global state (qsort has no
- * context argument, and replays import ranks on several threads). */
-static void sort_by_id(int32_t *v, size_t n, const et_node *nodes) {
+/* A node index with its sort key: qsort's comparator sees only the two
+ * elements, so the key travels with the index (no global, so two threads
+ * may import at once). Equal ids keep their order (pos). */
+typedef struct id_ix {
+  int64_t id;
+  int32_t ix, pos;
+} id_ix;
+
+static int cmp_id(const void *pa, const void *pb) {
+  const id_ix *a = pa, *b = pb;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Sorts node indices v[0..n) by their nodes' ids. */
+static void sort_by_id(const et_node *nodes, int32_t *v, int32_t n) {
   if (n < 2) return;
-  int32_t *tmp = dc_xmalloc(n * sizeof *tmp), *src = v, *dst = tmp;
-  for (size_t w = 1; w < n; w *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * w) {
-      size_t mid = lo + w < n ? lo + w : n;
-      size_t hi = mid + w < n ? mid + w : n;
-      size_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi)
-        dst[k++] = nodes[src[j]].id < nodes[src[i]].id ? src[j++] : src[i++];
-      while (i < mid)
-        dst[k++] = src[i++];
-      while (j < hi)
-        dst[k++] = src[j++];
-    }
-    int32_t *t = src;
-    src = dst, dst = t;
-  }
-  if (src != v) memcpy(v, src, n * sizeof *v);
-  free(tmp);
+  id_ix *k = dc_xmalloc((size_t)n * sizeof *k);
+  for (int32_t i = 0; i < n; i++) k[i] = (id_ix){nodes[v[i]].id, v[i], i};
+  qsort(k, (size_t)n, sizeof *k, cmp_id);
+  for (int32_t i = 0; i < n; i++) v[i] = k[i].ix;
+  free(k);
 }
 
 /* Emits ni's children (but `skip`) in id order: across threads and
@@ -277,7 +230,7 @@ static void emit_kids(bctx *c, int32_t ni, int32_t parent, int depth,
                       int32_t skip) {
   nlist l = {0};
   gather(c, ni, skip, &l, depth);
-  sort_by_id(l.v, (size_t)l.n, c->f->nodes);
+  sort_by_id(c->f->nodes, l.v, l.n);
   for (int32_t i = 0; i < l.n; i++)
     emit(c, l.v[i], parent, depth + 1);
   free(l.v);
@@ -350,23 +303,21 @@ static void emit(bctx *c, int32_t ni, int32_t parent, int depth) {
  * reuses ids with the memory); a dc_tensor is one (id, shape, element
  * size), keyed by their hash. */
 static int64_t tkey(const et_val *v) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = DC_FNV1A_INIT;
   uint64_t x[2 + ET_MAX_DIMS] = {(uint64_t)v->tid,
                                  (uint64_t)v->ndim << 8 | v->esize};
   for (int32_t d = 0; d < v->ndim; d++)
     x[2 + d] = (uint64_t)v->shape[d];
-  for (int32_t i = 0; i < 2 + v->ndim; i++) {
-    h ^= x[i];
-    h *= 1099511628211ull;
-  }
+  for (int32_t i = 0; i < 2 + v->ndim; i++)
+    h = dc_fnv1a_word(h, x[i]);
   return (int64_t)(h >> 1);
 }
 
 typedef struct tctx {
-  imap produced; /* tensor ids some op outputs */
-  imap by_tid;   /* tensor id -> its first value (index into vals) */
-  imap by_key;   /* tkey -> its first value */
-  imap by_store; /* skey (storage, shape, size) -> its first value */
+  dc_imap produced; /* tensor ids some op outputs */
+  dc_imap by_tid;   /* tensor id -> its first value (index into vals) */
+  dc_imap by_key;   /* tkey -> its first value */
+  dc_imap by_store; /* skey (storage, shape, size) -> its first value */
   const et_val **vals;
   int32_t n_vals, cap_vals;
   int64_t max_plain; /* the largest id of a tensor that is no view */
@@ -381,17 +332,19 @@ static int64_t skey(int64_t sid, const int64_t *shape, int32_t nd, int esize) {
 
 static void see(tctx *t, const et_val *v, bool out) {
   if (v->kind != ET_TENSOR) return;
-  if (out) imap_put(&t->produced, v->tid, 1);
+  if (out) dc_imap_put(&t->produced, v->tid, 1);
   int64_t k = tkey(v);
-  if (imap_get(&t->by_key, k) >= 0) return;
+  if (dc_imap_get(&t->by_key, k) >= 0) return;
   if (t->n_vals == t->cap_vals) {
     t->cap_vals = t->cap_vals ? t->cap_vals * 2 : 1024;
     t->vals = dc_xrealloc(t->vals, (size_t)t->cap_vals * sizeof *t->vals);
   }
-  imap_put(&t->by_key, k, t->n_vals);
-  if (imap_get(&t->by_tid, v->tid) < 0) imap_put(&t->by_tid, v->tid, t->n_vals);
+  dc_imap_put(&t->by_key, k, t->n_vals);
+  if (dc_imap_get(&t->by_tid, v->tid) < 0)
+    dc_imap_put(&t->by_tid, v->tid, t->n_vals);
   int64_t sk = skey(v->sid, v->shape, v->ndim, v->esize);
-  if (imap_get(&t->by_store, sk) < 0) imap_put(&t->by_store, sk, t->n_vals);
+  if (dc_imap_get(&t->by_store, sk) < 0)
+    dc_imap_put(&t->by_store, sk, t->n_vals);
   t->vals[t->n_vals++] = v;
 }
 
@@ -401,13 +354,13 @@ static void see(tctx *t, const et_val *v, bool out) {
 static const et_val *view_base(const tctx *t, const et_val *v) {
   int32_t nd = v->ndim;
   if (nd < 2 || !v->strided || v->tid == v->sid ||
-      imap_get(&t->produced, v->tid) >= 0)
+      dc_imap_get(&t->produced, v->tid) >= 0)
     return NULL;
   int64_t sh[ET_MAX_DIMS];
   memcpy(sh, v->shape, sizeof sh);
   sh[nd - 1] = v->shape[nd - 2];
   sh[nd - 2] = v->shape[nd - 1];
-  int32_t b = imap_get(&t->by_store, skey(v->sid, sh, nd, v->esize));
+  int32_t b = dc_imap_get(&t->by_store, skey(v->sid, sh, nd, v->esize));
   if (b < 0) return NULL;
   const et_val *w = t->vals[b];
   if (w == v || !w->strided || w->stride[nd - 1] != v->stride[nd - 2] ||
@@ -452,7 +405,7 @@ static void build_tensors(bctx *c, dc_graph *g) {
     for (int32_t i = 0; i < n->n_in; i++)
       see(&t, &n->in[i], false);
   }
-  imap idx = {0}, ids = {0};
+  dc_imap idx = {0}, ids = {0};
   /* A transposed view no op produces is the export's: its `.t()` of an
    * operand (ids above every tensor's: the same tensor) or a tensor of the
    * graph (gg_t_view: a tensor of its own, view_of its base). */
@@ -467,8 +420,8 @@ static void build_tensors(bctx *c, dc_graph *g) {
     const et_val *v = t.vals[i];
     if (resolve(&t, v) != v) continue;
     n_keys++;
-    if (imap_get(&ids, v->tid) >= 0) unique = false;
-    imap_put(&ids, v->tid, 1);
+    if (dc_imap_get(&ids, v->tid) >= 0) unique = false;
+    dc_imap_put(&ids, v->tid, 1);
     if (v->tid > max_id) max_id = v->tid;
     if (v->tid < min_id) min_id = v->tid;
   }
@@ -486,13 +439,14 @@ static void build_tensors(bctx *c, dc_graph *g) {
     const et_val *v = t.vals[i];
     if (resolve(&t, v) != v) continue;
     int32_t k = dense ? (int32_t)(v->tid - 1) : next++;
-    imap_put(&idx, tkey(v), k);
+    dc_imap_put(&idx, tkey(v), k);
     fill_tensor(c, &g->tensors[k], k, v);
   }
   for (int32_t i = 0; i < t.n_vals; i++) { /* the views' bases */
     const et_val *v = t.vals[i];
     const et_val *w = view_base(&t, v);
-    int32_t k = imap_get(&idx, tkey(v)), b = w ? imap_get(&idx, tkey(w)) : -1;
+    int32_t k = dc_imap_get(&idx, tkey(v));
+    int32_t b = w ? dc_imap_get(&idx, tkey(w)) : -1;
     if (w && k >= 0 && b >= 0) g->tensors[k].view_of = b + 1;
   }
   for (int32_t j = 0; j < c->n_ops; j++) {
@@ -522,17 +476,17 @@ static void build_tensors(bctx *c, dc_graph *g) {
           a++;
         while (n->in[b].kind != ET_TENSOR || n->in[b].arg != l1)
           b++;
-        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[a++])));
-        ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[b++])));
+        ins[o->n_inputs++] = dc_imap_get(&idx, tkey(resolve(&t, &n->in[a++])));
+        ins[o->n_inputs++] = dc_imap_get(&idx, tkey(resolve(&t, &n->in[b++])));
       }
     } else {
       for (int32_t i = 0; i < n->n_in; i++)
         if (n->in[i].kind == ET_TENSOR)
-          ins[o->n_inputs++] = imap_get(&idx, tkey(resolve(&t, &n->in[i])));
+          ins[o->n_inputs++] = dc_imap_get(&idx, tkey(resolve(&t, &n->in[i])));
     }
     for (int32_t i = 0; i < n->n_out; i++)
       if (n->out[i].kind == ET_TENSOR)
-        outs[o->n_outputs++] = imap_get(&idx, tkey(resolve(&t, &n->out[i])));
+        outs[o->n_outputs++] = dc_imap_get(&idx, tkey(resolve(&t, &n->out[i])));
     o->inputs = ins;
     o->outputs = outs;
   }
@@ -545,12 +499,12 @@ static void build_tensors(bctx *c, dc_graph *g) {
       int32_t p = g->tensors[x].producer;
       if (p < 0 || (p < j && j < c->ops[p].end)) g->tensors[x].producer = j;
     }
-  imap_free(&idx);
-  imap_free(&ids);
-  imap_free(&t.produced);
-  imap_free(&t.by_tid);
-  imap_free(&t.by_key);
-  imap_free(&t.by_store);
+  dc_imap_free(&idx);
+  dc_imap_free(&ids);
+  dc_imap_free(&t.produced);
+  dc_imap_free(&t.by_tid);
+  dc_imap_free(&t.by_key);
+  dc_imap_free(&t.by_store);
   free(t.vals);
 }
 
@@ -690,7 +644,7 @@ static bool check_cycles(bctx *c, const int32_t *roots, int32_t n_roots,
     /* walk up until a node repeats (2: on this walk): the loop's start */
     while (seen[i] != 2) {
       seen[i] = 2;
-      i = imap_get(&c->byid, c->f->nodes[i].parent);
+      i = dc_imap_get(&c->byid, c->f->nodes[i].parent);
     }
     dc_buf loop = {0};
     int32_t j = i, len = 0;
@@ -699,7 +653,7 @@ static bool check_cycles(bctx *c, const int32_t *roots, int32_t n_roots,
         dc_buf_printf(&loop, "%lld (line %d) -> ",
                       (long long)c->f->nodes[j].id, (int)c->f->nodes[j].line);
       len++;
-      j = imap_get(&c->byid, c->f->nodes[j].parent);
+      j = dc_imap_get(&c->byid, c->f->nodes[j].parent);
     } while (j != i);
     dc_buf_printf(&loop, len > 6 ? "... -> %lld" : "%lld",
                   (long long)c->f->nodes[i].id);
@@ -728,7 +682,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   for (size_t i = 0; i < nn; i++) {
     c.kid[i] = c.sib[i] = last[i] = -1;
     order[i] = (int32_t)i;
-    if (imap_get(&c.byid, f->nodes[i].id) >= 0) {
+    if (dc_imap_get(&c.byid, f->nodes[i].id) >= 0) {
       dc_source *src = dc_arena_alloc(a, sizeof *src);
       src->path = f->path;
       src->text = "";
@@ -736,9 +690,9 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
                     "two nodes have id %lld", (long long)f->nodes[i].id);
       goto done;
     }
-    imap_put(&c.byid, f->nodes[i].id, (int32_t)i);
+    dc_imap_put(&c.byid, f->nodes[i].id, (int32_t)i);
   }
-  sort_by_id(order, nn, f->nodes); /* nodes in id order */
+  sort_by_id(f->nodes, order, (int32_t)nn); /* nodes in id order */
   c.main_tid = INT64_MAX;
   for (size_t i = 0; i < nn; i++) {
     const et_node *n = &f->nodes[i];
@@ -752,7 +706,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   for (size_t r = 0; r < nn; r++) {
     int32_t i = order[r];
     const et_node *n = &f->nodes[i];
-    int32_t p = n->parent == n->id ? -1 : imap_get(&c.byid, n->parent);
+    int32_t p = n->parent == n->id ? -1 : dc_imap_get(&c.byid, n->parent);
     if (p < 0) {
       roots[n_roots++] = i;
       continue;
@@ -781,7 +735,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
       }
       l.v[l.n++] = roots[r];
     }
-    sort_by_id(l.v, (size_t)l.n, f->nodes);
+    sort_by_id(f->nodes, l.v, l.n);
     for (int32_t i = 0; i < l.n; i++)
       emit(&c, l.v[i], -1, 0);
     free(l.v);
@@ -826,7 +780,7 @@ done:
   free(c.sib);
   free(order);
   free(last);
-  imap_free(&c.byid);
+  dc_imap_free(&c.byid);
   return ok;
 }
 

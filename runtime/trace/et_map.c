@@ -3,9 +3,8 @@
  * ET op launches, from its name and recorded arguments (found by name in
  * its op_schema where one is recorded). spec/replay.md has the table;
  * et_graph.c applies the composite rule (et_is_composite) and marks the
- * unpriced ops. (About 730 lines, over the house's ~700: a third of them
- * are the op-name tables, one name per line as clang-format lays them
- * out, kept beside the rules that read them.)
+ * unpriced ops. The op-name tables, one name per line as clang-format
+ * lays them out, are kept beside the rules that read them.
  */
 #include <stdlib.h>
 #include <string.h>

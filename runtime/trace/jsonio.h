@@ -4,7 +4,7 @@
  * 256 KiB chunks and pushed through yajl's SAX parser with the reader's
  * callbacks, and diagnostics (E0801) that point at the file's line:col,
  * echoing the offending line when it is short. load.c (Kineto) and
- * et_import.c (execution traces) keep their own SAX state; each embeds a
+ * et_graph.c (execution traces) keep their own SAX state; each embeds a
  * dc_json_in and passes itself as the callbacks' context.
  *
  * A callback that returns 0 stops the parse: after dc_json_error_* (the

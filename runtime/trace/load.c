@@ -27,9 +27,9 @@
  * Errors are reported as E0801 with the file's line:col where yajl or our
  * type checks stop, and the offending line echoed when it is short.
  *
- * (About 1000 lines, over the house's ~700: yajl's callbacks are one
- * state machine over one load_ctx, which the CPU ops' args stream through
- * too, and the error reporting reads that state.)
+ * One file: yajl's callbacks are one state machine over one load_ctx,
+ * which the CPU ops' args stream through too, and the error reporting
+ * reads that state.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -48,15 +48,6 @@ _Static_assert(sizeof(dc_trace_event) == 40, "dc_trace_event grew");
 /* ---- interning ------------------------------------------------------------
  */
 
-static uint64_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 /* Interns s[0..n) into (strs, n_strs) with an open-addressing table of
  * indices + 1 (0 = empty). Returns the index. */
 static uint32_t intern(const char ***strs, size_t *n_strs, size_t *cap_strs,
@@ -67,7 +58,7 @@ static uint32_t intern(const char ***strs, size_t *n_strs, size_t *cap_strs,
     uint32_t *ns = dc_xcalloc(cap, sizeof *ns);
     for (size_t i = 0; i < *n_strs; i++) {
       const char *x = (*strs)[i];
-      size_t j = hash_bytes(x, strlen(x)) & (cap - 1);
+      size_t j = dc_fnv1a(DC_FNV1A_INIT, x, strlen(x)) & (cap - 1);
       while (ns[j])
         j = (j + 1) & (cap - 1);
       ns[j] = (uint32_t)i + 1;
@@ -76,7 +67,7 @@ static uint32_t intern(const char ***strs, size_t *n_strs, size_t *cap_strs,
     *slots = ns;
     *slot_cap = cap;
   }
-  size_t j = hash_bytes(s, n) & (*slot_cap - 1);
+  size_t j = dc_fnv1a(DC_FNV1A_INIT, s, n) & (*slot_cap - 1);
   while ((*slots)[j]) {
     const char *x = (*strs)[(*slots)[j] - 1];
     if (strncmp(x, s, n) == 0 && x[n] == '\0') return (*slots)[j] - 1;

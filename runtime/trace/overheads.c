@@ -1,7 +1,7 @@
 /*
  * overheads.c — host overheads T1–T5 from the event tree (the
  * paper's §III-C and Fig. 6; the extraction rules the authors used are
- * restated in reference/anchor-notes.md).
+ * in owensgroup/ml_perf_model).
  *
  * For each top-level op O with descendants D (same thread, by time
  * containment) and launches L1..Lk (descendant runtime calls that launched

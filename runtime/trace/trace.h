@@ -357,7 +357,7 @@ typedef struct dc_ovh_correction {
  * cannot tell a launch's CUPTI record from the launch itself). */
 dc_ovh_correction dc_ovh_measure_correction(const dc_trace_model *m);
 
-/* T1 gaps are kept when 2 < gap < 200 µs (anchor-notes.md). */
+/* T1 gaps are kept when 2 < gap < 200 µs (owensgroup/ml_perf_model). */
 #define DC_TRACE_T1_MIN_US 2.0
 #define DC_TRACE_T1_MAX_US 200.0
 /* kernel_gap when no back-to-back kernels were seen (the paper's +1). */

@@ -8,7 +8,7 @@
  * event's External id is its own correlation, not its op's.
  *
  * Top-level ops are the first non-container op on each path from a root
- * (anchor-notes.md): containers are ProfilerStep#N, record_function
+ * (owensgroup/ml_perf_model): containers are ProfilerStep#N, record_function
  * scopes named "## x ##", "__x", "module::", "DLRM ",
  * "DistributedDataParallel", and bracketed tool annotations ("[param|x]");
  * python_function events are transparent. Other user annotations
@@ -50,22 +50,40 @@ bool dc_trace_is_sync_call(const char *name) {
 /* ---- sorting ---------------------------------------------------------------
  */
 
-static const dc_trace_event *sort_ev; /* qsort has no context argument */
+/* An event index with its sort keys: qsort's comparator sees only the two
+ * elements, so the keys travel with the index (no global, so two threads
+ * may read traces at once). */
+typedef struct ev_key {
+  int64_t ts_ns, dur_ns; /* cmp_end: the end in ts_ns */
+  uint32_t thread, ix;
+  int rank; /* equal spans: annotation 0, op 1, runtime call 2 */
+} ev_key;
 
 static int cmp_cpu(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  const dc_trace_event *x = &sort_ev[a], *y = &sort_ev[b];
+  const ev_key *x = pa, *y = pb;
   if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
   if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
   if (x->dur_ns != y->dur_ns) return x->dur_ns > y->dur_ns ? -1 : 1;
   /* Equal spans: a runtime call nests inside an op, an op inside an
    * annotation. */
-  if (x->kind != y->kind) {
-    int rx = x->kind == DC_TRACE_RUNTIME ? 2 : x->kind == DC_TRACE_OP ? 1 : 0;
-    int ry = y->kind == DC_TRACE_RUNTIME ? 2 : y->kind == DC_TRACE_OP ? 1 : 0;
-    if (rx != ry) return rx < ry ? -1 : 1;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+/* Sorts event indices v[0..n) of t with cmp (cmp_cpu or cmp_end). */
+static void sort_events(const dc_trace_event *ev, uint32_t *v, size_t n,
+                        bool by_end, int (*cmp)(const void *, const void *)) {
+  if (n < 2) return;
+  ev_key *k = dc_xmalloc(n * sizeof *k);
+  for (size_t i = 0; i < n; i++) {
+    const dc_trace_event *e = &ev[v[i]];
+    int rank = e->kind == DC_TRACE_RUNTIME ? 2 : e->kind == DC_TRACE_OP ? 1 : 0;
+    k[i] = (ev_key){by_end ? e->ts_ns + e->dur_ns : e->ts_ns, e->dur_ns,
+                    e->thread, v[i], rank};
   }
-  return a < b ? -1 : a > b;
+  qsort(k, n, sizeof *k, cmp);
+  for (size_t i = 0; i < n; i++) v[i] = k[i].ix;
+  free(k);
 }
 
 static int cmp_step(const void *pa, const void *pb) {
@@ -74,44 +92,12 @@ static int cmp_step(const void *pa, const void *pb) {
   return a->number < b->number ? -1 : a->number > b->number;
 }
 
-/* ---- correlation map ----------------------------------------------------- */
-
-typedef struct corr_map {
-  int64_t *keys;
-  int32_t *vals;
-  size_t cap;
-} corr_map;
-
-static size_t corr_hash(int64_t k, size_t cap) {
-  uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ull;
-  return (size_t)(x >> 17) & (cap - 1);
-}
-
-static void corr_put(corr_map *m, int64_t k, int32_t v) {
-  size_t j = corr_hash(k, m->cap);
-  while (m->vals[j] >= 0 && m->keys[j] != k)
-    j = (j + 1) & (m->cap - 1);
-  m->keys[j] = k;
-  m->vals[j] = v;
-}
-
-static int32_t corr_get(const corr_map *m, int64_t k) {
-  size_t j = corr_hash(k, m->cap);
-  while (m->vals[j] >= 0) {
-    if (m->keys[j] == k) return m->vals[j];
-    j = (j + 1) & (m->cap - 1);
-  }
-  return -1;
-}
-
 /* ---- blocking-call waits ------------------------------------------------ */
 
 static int cmp_end(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  int64_t x = sort_ev[a].ts_ns + sort_ev[a].dur_ns;
-  int64_t y = sort_ev[b].ts_ns + sort_ev[b].dur_ns;
-  if (x != y) return x < y ? -1 : 1;
-  return a < b ? -1 : a > b;
+  const ev_key *x = pa, *y = pb; /* ts_ns holds the end */
+  if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+  return x->ix < y->ix ? -1 : x->ix > y->ix;
 }
 
 /* Fills m->wait_ns (the rule is in trace.h). Needs m->launcher. */
@@ -137,8 +123,7 @@ static void block_waits(dc_trace_model *m) {
     else if (copy_end[r] != INT64_MAX && end > copy_end[r])
       copy_end[r] = end;
   }
-  sort_ev = t->ev;
-  qsort(by_end, n_linked, sizeof *by_end, cmp_end);
+  sort_events(t->ev, by_end, n_linked, true, cmp_end);
   for (size_t r = 0; r < n; r++) {
     const dc_trace_event *c = &t->ev[r];
     if (c->kind != DC_TRACE_RUNTIME) continue;
@@ -246,8 +231,7 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   m->cpu = dc_xmalloc((n ? n : 1) * sizeof *m->cpu);
   for (size_t i = 0; i < n; i++)
     if (!dc_trace_kind_is_gpu(t->ev[i].kind)) m->cpu[m->n_cpu++] = (uint32_t)i;
-  sort_ev = t->ev;
-  qsort(m->cpu, m->n_cpu, sizeof *m->cpu, cmp_cpu);
+  sort_events(t->ev, m->cpu, m->n_cpu, false, cmp_cpu);
   m->n_threads = t->n_threads;
   m->thread_start = dc_xcalloc(t->n_threads + 1, sizeof *m->thread_start);
   for (size_t i = 0, th = 0; th <= t->n_threads; th++) {
@@ -279,29 +263,22 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   m->launcher = dc_xmalloc((n ? n : 1) * sizeof *m->launcher);
   m->n_gpu = dc_xcalloc(n ? n : 1, sizeof *m->n_gpu);
   m->gpu_us = dc_xcalloc(n ? n : 1, sizeof *m->gpu_us);
-  corr_map cm = {0};
-  cm.cap = 1024;
-  while (cm.cap < 2 * n + 2)
-    cm.cap *= 2;
-  cm.keys = dc_xmalloc(cm.cap * sizeof *cm.keys);
-  cm.vals = dc_xmalloc(cm.cap * sizeof *cm.vals);
-  memset(cm.vals, 0xff, cm.cap * sizeof *cm.vals);
+  dc_imap cm = {0};
   for (size_t i = 0; i < n; i++) {
     m->launcher[i] = -1;
     if (t->ev[i].kind == DC_TRACE_RUNTIME && t->ev[i].corr >= 0)
-      corr_put(&cm, t->ev[i].corr, (int32_t)i);
+      dc_imap_put(&cm, t->ev[i].corr, (int32_t)i);
   }
   for (size_t i = 0; i < n; i++) {
     const dc_trace_event *e = &t->ev[i];
     if (!dc_trace_kind_is_gpu(e->kind) || e->corr < 0) continue;
-    int32_t r = corr_get(&cm, e->corr);
+    int32_t r = dc_imap_get(&cm, e->corr);
     if (r < 0) continue;
     m->launcher[i] = r;
     m->n_gpu[r]++;
     m->gpu_us[r] += (double)e->dur_ns / 1000.0;
   }
-  free(cm.keys);
-  free(cm.vals);
+  dc_imap_free(&cm);
   block_waits(m);
 
   /* Steps. */

@@ -7,7 +7,7 @@ byte for byte.
 
 `dlrmc run --shard K/N` evaluates the K-th of N contiguous blocks of
 points and only shard 1 carries the header, so the merge is the parts in
-K order. Before issue #19 made shards contiguous, shard K held points
+K order. When shards were strided (older dlrmc), shard K held points
 K-1, K-1+N, K-1+2N, ... (shard 1 with the header); --strided
 merges such parts (one row per point: not --per-rank or --per-shard
 output) by taking rows round-robin, which restores the point order.

@@ -1,7 +1,7 @@
 /*
  * bench_kernels.c — how fast a kernel is priced (a benchmark, not a timed
  * test): the analytic models must cost under 100 ns per kernel and an
- * MLP-priced GEMM under 20 µs (issue #4). Prices each kind many times on
+ * MLP-priced GEMM under 20 µs. Prices each kind many times on
  * the catalog's V100 (which has a fitted GEMM model) and prints ns per call.
  *   <build dir>/tests/bench_kernels [iterations [only]]
  * With `only`, just the lines whose name contains it: so that valgrind

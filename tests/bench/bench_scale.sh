@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmark of production-scale points (issue #20; not a test: prints
+# Benchmark of production-scale points (not a test: prints
 # figures, asserts nothing). For each TABLESxGPUS a one-point study from
 # tests/bench/gen_scale.py (random rows 1k-50M and pooling 1-80 per table,
 # seed 20, bf16, row-wise Adagrad, H100, plan: auto), timed with

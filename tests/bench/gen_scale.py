@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gen_scale.py — writes the production-scale benchmark study (issue #20).
+"""gen_scale.py — writes the production-scale benchmark study.
 
 A DLRM with many embedding tables on many H100s: bottom MLP 13-512-256-128,
 top MLP 1024-1024-512-256-1, dim 128, each table with its own row count

@@ -61,7 +61,7 @@ static int64_t baseline(void *ctx, int64_t index) {
   return b < f->n ? b : -1;
 }
 
-/* No number leaves dlrmc as inf or nan (issue #19): a bare inf or nan
+/* No number leaves dlrmc as inf or nan: a bare inf or nan
  * token where JSON has a number (after ':', ',' or '[', or their '-').
  * (No memcmp: libFuzzer hooks every call.) */
 static void no_nonfinite(const char *text, size_t len) {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# system.links reaches the prices through the command line (issue #14):
+# system.links reaches the prices through the command line:
 # each key, given two values with -D (a comma list is a sweep), must move
 # the named column the way a user expects, in `dlrmc run` and, for nvlink,
 # in `dlrmc explain`. No golden: only the direction is checked, so the

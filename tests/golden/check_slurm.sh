@@ -21,7 +21,7 @@ for n in 1 2 3 7 $((points + 2)); do
   done
   python3 studies/slurm/merge_shards.py "$out/parts$n" "$n" "$out/merged$n.csv"
   cmp "$out/single.csv" "$out/merged$n.csv"
-  # strided parts, as --shard K/N wrote them before issue #19
+  # strided parts, as older --shard K/N wrote them
   mkdir -p "$out/strided$n"
   awk -v n="$n" -v d="$out/strided$n" 'NR == 1 { print > (d "/part-1-of-" n ".csv"); next }
     { k = (NR - 2) % n + 1; print > (d "/part-" k "-of-" n ".csv") }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_outfile.sh — output-file safety (issue #19), end to end through
+# check_outfile.sh — output-file safety, end to end through
 # dlrmc: no temporary survives SIGINT, SIGTERM or SIGHUP, the table's nor
 # any timeline's; a SIGKILLed run's temporary names its process and the
 # next run to the same path removes it (and keeps one whose process

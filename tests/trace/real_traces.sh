@@ -1,23 +1,23 @@
 #!/bin/sh
 # real_traces.sh DLRMC DATA_DIR MODE — runs `dlrmc overheads extract`
 # (MODE=extract) or `dlrmc trace stats` (MODE=stats) on every file of
-# DATA_DIR/traces (../shared/data/traces). Kineto traces must succeed with
+# DATA_DIR/traces (tests/data/traces). Kineto traces must succeed with
 # a plausible result; execution traces (*_et*) must be refused with exit 1
 # and a message saying they are execution traces. Extract also runs the
 # profile's self-consistency check (--check) and, on traces with
 # ProfilerStep iterations, fails when the profile's host time per step is
-# more than MAX_CHECK_PCT (10 %, issue #16's bound) off the measured one.
+# more than MAX_CHECK_PCT (10 %) off the measured one.
 # Without the blocking-call wait separated from T4 (runtime/trace/tree.c)
 # the A100 trace is -25.6 % off and this fails.
-# Skips (exit 77) when the shared data is absent.
+# Fails when the data folder is absent.
 set -u
 dlrmc=$1
 dir=$2/traces
 mode=$3
 MAX_CHECK_PCT=10
 if [ ! -d "$dir" ]; then
-  echo "skipped: $dir not found (the real traces live in ../shared/data)"
-  exit 77
+  echo "FAIL: $dir not found (the real traces live in tests/data)"
+  exit 1
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

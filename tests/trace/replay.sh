@@ -12,7 +12,7 @@
 #              the matching (record-function id, op order) and the plain
 #              "cannot compare" of a CPU run; a float GEMM priced as TF32
 #              when its recorded kernel ran on TF32 tensor cores
-#   shared     replay of ../shared/data's GPU pairs (simple_add, the
+#   shared     replay of tests/data's GPU pairs (simple_add, the
 #              stacked Linear layers): every op matched, per-family rows
 #              (skipped, exit 77, when the data is absent)
 set -u
@@ -110,8 +110,8 @@ fixtures)
 shared)
   d=$data/traces
   if [ ! -d "$d" ]; then
-    echo "skipped: $d not found (the real traces live in ../shared/data)"
-    exit 77
+    echo "FAIL: $d not found (the real traces live in tests/data)"
+    exit 1
   fi
   "$dlrmc" replay "$d/a100_simple_add_et.json.gz" \
     "$d/a100_simple_add_kineto.json.gz" --gpu A100-SXM4-80GB >"$tmp/md" 2>&1 ||

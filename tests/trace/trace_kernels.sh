@@ -5,9 +5,9 @@
 #     GEMM and element-wise CSV and the stderr report must equal
 #     tests/trace/expected/ byte for byte, and the GEMM rows must price
 #     with `dlrmc kernel gemm --csv` (the columns it reads);
-# (2) on the real A100 trace (../shared/data/traces, skipped with exit 77
-#     when absent) it must give the 1,776 GEMM rows of issue #17 — every
-#     aten::mm/addmm/bmm recorded with shapes — and they must price too.
+# (2) on the real A100 trace (tests/data/traces) it must give its 1,776
+#     GEMM rows — every aten::mm/addmm/bmm recorded with shapes — and they
+#     must price too.
 set -u
 dlrmc=$1
 src=$2
@@ -52,8 +52,8 @@ echo "ok: fixture rows as expected"
 
 real=$data/traces/a100_recsys_rank3_kineto.json.gz
 if [ ! -f "$real" ]; then
-  echo "skipped: $real not found (the real traces live in ../shared/data)"
-  exit 77
+  echo "FAIL: $real not found (the real traces live in tests/data)"
+  exit 1
 fi
 "$dlrmc" trace kernels "$real" --csv >"$tmp/a.csv" 2>"$tmp/a.err" || {
   echo "FAIL: trace kernels on the A100 trace"; cat "$tmp/a.err"; exit 1; }

@@ -158,7 +158,7 @@ static void crossed_and_zipped(void **st) {
            NULL, 0);
   check_all(s);
   dc_study_free(s);
-  /* the modern keys (issue #14) through templates and batch patching */
+  /* the modern keys through templates and batch patching */
   s = load("study: t\n"
            "model: {preset: dlrm_dcnv2}\n"
            "system: {gpu: H100, gpus: 8}\n"

@@ -96,7 +96,7 @@ static void test_presets_mlperf(void **state) {
     if (p.tables[i].rows > maxr) maxr = p.tables[i].rows;
   }
   assert_int_equal(p.n_tables, 26);
-  assert_int_equal(sum, 187767399); /* anchor-notes: Terabyte, 40M cap */
+  assert_int_equal(sum, 187767399); /* ml_perf_model: Terabyte, 40M cap */
   assert_true(maxr <= 40000000);
   assert_string_equal(p.tables[0].name, "C1");
   assert_int_equal(p.tables[0].dim, 128);

@@ -1,5 +1,5 @@
 /*
- * test_graphgen_build.c — the DLRM builder against reference/dlrm-op-graph.md:
+ * test_graphgen_build.c — the DLRM builder against spec/frameworks.md:
  * the top-level sequence of a small configuration written out by hand, the
  * op counts of the "quick check" for several (k, m, T), the batched
  * variant, autocast, legacy zero_grad, optimizers, losses, the cat

@@ -1,5 +1,5 @@
 /*
- * test_kernels_bounds.c — physical bounds, always (issue #17): over a
+ * test_kernels_bounds.c — physical bounds, always: over a
  * million random kernels (every kind, random shapes and dtypes, every
  * catalog GPU with its fitted models) every price is finite and at least
  * the kernel's floor (FLOP, DRAM, link and launch bounds, kernels/
@@ -24,13 +24,8 @@
 
 #include "kernels/kernels.h"
 
-/* splitmix64 */
-static uint64_t next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
+/* splitmix64 (compiler/support/hash.c) */
+static uint64_t next(uint64_t *s) { return dc_splitmix64(s); }
 
 static double unit(uint64_t *s) { return (double)(next(s) >> 11) * 0x1p-53; }
 

@@ -1,7 +1,7 @@
 /*
  * test_kernels_catalog.c — the built-in GPU catalog (spec/gpus/) as the
  * models read it: every GPU of the issue is there, the aliases of
- * reference/gpus.md resolve, every entry carries sources and sane figures,
+ * spec/gpus/README.md resolve, every entry carries sources and sane figures,
  * unknown names get a suggestion, and the shipped fitted models load.
  */
 #include <setjmp.h>
@@ -69,7 +69,7 @@ static void aliases(void **st) {
   dc_arena_free(&a);
 }
 
-/* Datasheet facts the models depend on (reference/gpus.md). */
+/* Datasheet facts the models depend on (spec/gpus/README.md). */
 static void figures(void **st) {
   (void)st;
   dc_arena a;
@@ -132,7 +132,7 @@ static void shipped_models(void **st) {
       assert_true(ta >= v.kernel_floor_us);
     }
   }
-  /* The H200's models (fitted on the lent H200, issue #22) price bf16
+  /* The H200's models (fitted on the lent H200) price bf16
    * GEMMs; the H100-SXM5, the same GH100 at the same clocks, names them as
    * its kernel_models. */
   assert_true(dc_device_lookup("H200", &v, &a, &d));

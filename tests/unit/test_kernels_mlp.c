@@ -164,7 +164,7 @@ static void domain(void **st) {
   for (size_t i = 0; i < sizeof broken / sizeof *broken; i++)
     assert_refused(broken[i], "{in: 1, out: 1, w: [1], b: [0]}");
   /* numbers out of the ±1e6 range of spec/numbers.md (a weight of 1e308
-   * priced NaN, issue #19 item 3) */
+   * priced NaN) */
   assert_refused("", "{in: 1, out: 1, w: [1e308], b: [0]}");
   assert_refused("", "{in: 1, out: 1, w: [1], b: [-2e6]}");
   assert_refused("feature_min: [0]\nfeature_max: [1e300]\n",

@@ -463,7 +463,7 @@ static void gemm_bounds(void **st) {
   assert_true(tc > dc_kernel_time(&b, &v, NULL) * 4);
 }
 
-/* Sizes at the edge of int64 (issue #19 item 2): the tile counts are
+/* Sizes at the edge of int64: the tile counts are
  * checked arithmetic, so the price keeps its DRAM floor instead of
  * wrapping to a few µs, and a GEMM whose tile count cannot be represented
  * has no finite price (the callers' finite checks report it). */

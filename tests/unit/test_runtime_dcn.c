@@ -1,5 +1,5 @@
 /*
- * test_runtime_dcn.c — the modern-DLRM keys of issue #14 reach the graph
+ * test_runtime_dcn.c — the modern-DLRM keys reach the graph
  * and the answer: the DCNv2 cross network's GEMMs, parameters and memory
  * (checked by hand from the formulas in graphgen/crossnet.c), and each of
  * training.embedding_precision, comm_precision and sparse_optimizer

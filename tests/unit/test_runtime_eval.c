@@ -303,7 +303,7 @@ static void test_two_ranks_collective(void **state) {
   dc_arena_free(&b.a);
 }
 
-/* Communication beside compute (issue #21's breakdown): a (100 µs) on
+/* Communication beside compute (the breakdown of e2e_ms): a (100 µs) on
  * stream 0, a collective c (150 µs, one rank) on stream 1:
  *   a: 2, 5; start 10, end 110; cpu 15; T3 19
  *   c: 21, 24; start max(0+1, 24+5) = 29, end 179; cpu 34; T3 38
@@ -412,7 +412,7 @@ static void test_emit_row(void **state) {
   dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 17, 1, &b, &s);
   assert_string_equal(b.data,
                       "\"A,\"\"B\"\"\",2048,0.30000000000000004,true\r\n");
-  /* output.precision 1 (issue #19 item 4: it was parsed and unused):
+  /* output.precision 1 (it was parsed and unused):
    * one decimal for every metric, fits still a word */
   dc_buf_clear(&b);
   m.v[DC_METRIC_E2E_MS] = 1.26;

@@ -1,5 +1,5 @@
 /*
- * test_runtime_links.c — `system.links` reaches the prices (issue #14):
+ * test_runtime_links.c — `system.links` reaches the prices:
  * dc_device_apply_links maps each key onto the device fields the kernel
  * models read, and each key moves the evaluated iteration the way a user
  * expects — less NVLink bandwidth or more latency: longer collectives

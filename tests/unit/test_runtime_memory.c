@@ -3,7 +3,10 @@
  * the graph walk): a tensor counts once however many ops list it (an
  * aten::linear and its aten::addmm name the same output), activations grow
  * with the batch and parameters do not, and the parameter bytes are those
- * worked out from the model by hand.
+ * worked out from the model by hand; and the walk and graphgen's per-rank
+ * formula (dc_shard_plan_memory, what the columns report on more than one
+ * GPU) agree on parameters and optimizer state and differ on workspace by
+ * the embedding gradients alone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,8 +80,41 @@ static void params_and_batch(void **state) {
   assert_true(b.activations_bytes <= 2 * a.activations_bytes);
 }
 
+/* The two memory models (spec/design.md) on one GPU, for each optimizer:
+ * the formula's parameters and optimizer state are the walk's; its
+ * workspace is the walk's plus the embedding gradients; activations
+ * differ by design (the walk counts views' outputs). */
+static void walk_and_formula_agree(void **state) {
+  (void)state;
+  static const dc_optimizer opts[] = {DC_OPTIMIZER_SGD, DC_OPTIMIZER_ADAGRAD,
+                                      DC_OPTIMIZER_ROWWISE_ADAGRAD,
+                                      DC_OPTIMIZER_ADAM};
+  for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+    tp_cfg c;
+    small(&c, 64);
+    c.p.optimizer = c.p.sparse_optimizer = opts[k];
+    dc_graph *g = build(&c);
+    dc_memory walk;
+    dc_memory_estimate(g, (int64_t)16 << 30, &walk);
+    dc_diags d = {0};
+    dc_shard_plan *s = dc_shard_plan_default(&c.p, &arena, &d);
+    assert_non_null(s);
+    dc_diags_free(&d);
+    dc_rank_memory f;
+    dc_shard_plan_memory(&c.p, s, 0, &f);
+    assert_int_equal(walk.params_bytes, f.emb_weights + f.dense_weights);
+    assert_int_equal(walk.optimizer_bytes,
+                     f.emb_optimizer + f.dense_optimizer);
+    /* the walk's workspace leaves out the embedding gradients the
+     * formula keeps (the lookups' backward writes them in place) */
+    assert_int_equal(walk.workspace_bytes, f.dense_grad + f.workspace);
+    assert_true(f.emb_grad > 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(walk_and_formula_agree, setup, teardown),
       cmocka_unit_test_setup_teardown(tensor_counts_once, setup, teardown),
       cmocka_unit_test_setup_teardown(params_and_batch, setup, teardown),
   };

@@ -1,5 +1,5 @@
 /*
- * test_runtime_sharding.c — issue #7's outputs: the sharding metrics
+ * test_runtime_sharding.c — the sharding outputs: the sharding metrics
  * (TorchRec's columns and the imbalance statistics) against values worked
  * out by hand, the per-rank/per-shard row emitter in every format, the
  * capacity inversion on an in-memory study, and, on the shipped sharding

@@ -1,6 +1,6 @@
 /*
  * test_runtime_torchrec.c — every formula of TorchRec's estimator against
- * rows worked out by hand (reference/torchrec-estimator.md), with its
+ * rows worked out by hand (torchrec's shard_estimators.py), with its
  * default constants. Bandwidths in bytes/ms (GiB/s · 1024³ / 1000):
  *
  *   HBM 897      → 963 146 416.128      (fused kernel bw)

@@ -1,5 +1,5 @@
 /*
- * test_support_diag.c — diagnostic rendering as STYLE.md shows it (file,
+ * test_support_diag.c — diagnostic rendering as spec/diagnostics.md shows it (file,
  * line, column, the source line, a caret underline, help), positions
  * without a source line (the command line), the error cap, and the code
  * table.

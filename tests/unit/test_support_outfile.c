@@ -5,7 +5,7 @@
  * in place and stays a device (renaming over it once replaced the node);
  * a replaced file keeps its mode; a symbolic link's target is written;
  * the temporary is .NAME.tmp-PID-XXXXXX and a dead process's is removed
- * by the next open (issue #19). Hidden files count: temporaries are.
+ * by the next open. Hidden files count: temporaries are.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>

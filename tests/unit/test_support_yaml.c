@@ -52,7 +52,7 @@ static void test_spans(void **state) {
   done(&f);
 }
 
-/* A UTF-8 byte-order mark before the first key (issue #19 item 4: "did
+/* A UTF-8 byte-order mark before the first key ("did
  * not find expected <document start>") is no part of the text: the key is
  * 'study' at 1:1. */
 static void test_bom(void **state) {

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """trace_gemm_check.py — holds the analytic GEMM's error on the held-back
-GEMMs of a real trace (issue #17), run by ctest (validation_gemm_trace).
+GEMMs of a real trace, run by ctest (validation_gemm_trace).
 
-Runs the pipeline of spec/accuracy.md on ../shared/data's A100 recsys trace:
+Runs the pipeline of spec/accuracy.md on the A100 recsys trace
+in tests/data/traces:
   dlrmc trace kernels TRACE --csv -o ROWS.csv
   dlrmc kernel gemm --csv ROWS.csv --gpu A100-SXM4-40GB --analytic -o PRICED.csv
 and scores PRICED.csv with trace_gemm_report.gmae_by_class on the odd
 (held-back) distinct shapes, which no constant of kernels/gemm.c was
 chosen on. Fails (exit 1) when the GMAE of all held-back rows, or of one
 shape class, exceeds what the model reached when the limit was set plus
-one point; skips (exit 77) without the trace.
-Usage: trace_gemm_check.py DLRMC SHARED_DATA_DIR
+one point, or when the trace is missing.
+Usage: trace_gemm_check.py DLRMC TEST_DATA_DIR
 """
 import os
 import subprocess
@@ -34,8 +35,8 @@ def main(argv):
     dlrmc, data = argv
     trace = os.path.join(data, 'traces', 'a100_recsys_rank3_kineto.json.gz')
     if not os.path.exists(trace):
-        print(f'SKIP: {trace} not found (the trace lives in ../shared/data)')
-        return 77
+        print(f'FAIL: {trace} not found (the trace lives in tests/data)')
+        return 1
     with tempfile.TemporaryDirectory() as tmp:
         rows = os.path.join(tmp, 'rows.csv')
         priced = os.path.join(tmp, 'priced.csv')

@@ -1,7 +1,7 @@
 /*
  * points.h — dc_point values built by hand for graphgen's tests, golden
  * files and benchmark, so that they do not depend on the study front end.
- * The three paper configurations follow reference/anchor-notes.md
+ * The three paper configurations follow owensgroup/ml_perf_model
  * ("The paper's three DLRM configurations, as run"); DLRM_MLPerf uses the
  * 26 Criteo Kaggle row counts the paper trained on, with dim 128.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """compare.py — dlrmc's predictions against the training steps measured on
-a real GPU (issue #22), recomputed from the committed data alone.
+a real GPU, recomputed from the committed data alone.
 
 Usage: compare.py DLRMC DATA_DIR GPU [--check DOC.md | --update DOC.md]
 

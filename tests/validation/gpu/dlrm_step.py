@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time real DLRM training steps on a GPU and record one step's traces.
 
-The ground truth that dlrmc's predictions are compared with (issue #22):
+The ground truth that dlrmc's predictions are compared with:
 each config is one of dlrmc's model presets (read from spec/models/, so the
 network trained here is the one dlrmc prices), built in plain PyTorch in the
 style of facebookresearch/dlrm (dlrm_s_pytorch.py) — what dlrmc calls the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run_device.sh BENCH OUT — the one device call of issue #22: runs on a lent
+# run_device.sh BENCH OUT — the one device call of the H200 validation: runs on a lent
 # GPU machine and writes everything it measures under OUT, stage by stage,
 # each stage bounded by `timeout` so that a slow or failing stage leaves the
 # others' results. BENCH is a dlrmc-bench built on the development machine
