@@ -73,6 +73,7 @@ typedef struct et_file {
   et_node *nodes; /* in file order */
   int64_t n_nodes;
   bool any_cuda; /* some tensor is on a GPU */
+  int64_t pid;   /* the recording process ("pid" at the top), -1: none */
 } et_file;
 
 static inline bool et_starts(const char *s, const char *prefix) {

@@ -17,8 +17,8 @@
  * complete ("ph": "X") event, one 40-byte record; names and thread ids
  * are interned once. Memory is therefore proportional to the number of
  * events, never to the size of the JSON text (no DOM is ever built).
- * CPU ops recorded with shapes (record_shapes=True) also keep their
- * args — Input Dims, Input type, Input Strides, External id, Record
+ * CPU ops recorded with shapes (record_shapes=True) and annotations
+ * (record_function scopes) also keep their args — Input Dims, Input type, Input Strides, External id, Record
  * function id, Sequence number, Fwd thread id — in side tables the
  * record points into (dc_trace_args, dc_trace_input, dc_trace_shape,
  * one pool of int64 dims, interned type names): proportional to the
@@ -125,6 +125,8 @@ typedef struct dc_trace {
   const char **types; /* interned Input type names */
   size_t n_types, cap_types;
   int64_t n_args_dropped; /* ops whose args did not fit 32-bit indices */
+  /* "distributedInfo": the recording rank and world size, -1: absent */
+  int32_t dist_rank, dist_world;
   /* interning tables (open addressing on indices) */
   uint32_t *name_slots, *thread_slots, *type_slots;
   size_t name_cap, thread_cap, type_cap;
@@ -143,6 +145,11 @@ typedef enum dc_trace_format {
  * `t` is then freed. Strings are allocated in `a`. */
 bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d);
 void dc_trace_free(dc_trace *t);
+/* Which format `path` holds, from its first top-level key that only one
+ * format has (the stream stops there). False with E0801 when the file
+ * cannot be read or is neither. */
+bool dc_trace_classify(const char *path, dc_trace_format *fmt, dc_arena *a,
+                       dc_diags *d);
 
 /* The args of event `ev` (NULL: not a CPU op, or none recorded). */
 static inline const dc_trace_args *dc_trace_args_of(const dc_trace *t,
@@ -425,6 +432,7 @@ typedef struct dc_et_graph {
   int32_t n_unpriced;
   int32_t pg_size;    /* the default process group's size, 1 when none */
   int64_t n_nodes;    /* nodes read */
+  int64_t pid;        /* the recording process (top-level "pid"), -1 */
 } dc_et_graph;
 
 /* Reads the trace at `path` into `out` (everything in `a`). Errors (I/O,

@@ -12,6 +12,10 @@
 #              the matching (record-function id, op order) and the plain
 #              "cannot compare" of a CPU run; a float GEMM priced as TF32
 #              when its recorded kernel ran on TF32 tensor cores
+#   hostile    inputs sized to exhaust the matcher: a record-function id
+#              near 2^31 (memory follows the events, not the id's
+#              value) and 10,000 ProfilerSteps each with one op, no ids
+#              (linear step choice): each within 20 s and 2 GB
 #   shared     replay of ../shared/data's GPU pairs (simple_add, the
 #              stacked Linear layers): every op matched, per-family rows
 #              (skipped, exit 77, when the data is absent)
@@ -80,7 +84,7 @@ fixtures)
   "$dlrmc" replay "$tr/torchrec/dot_w2_r0.et.json.gz" \
     "$tr/torchrec/dot_w2_r0.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1 ||
     { echo "FAIL dot_w2_r0: exit $?"; fail=1; }
-  check "$tmp/md" "788 of 824 ops matched by record-function id" dot_w2_r0
+  check "$tmp/md" "824 of 824 ops matched by record-function id" dot_w2_r0
   check "$tmp/md" "no GPU activity (a run on the CPU)" dot_w2_r0
   check "$tmp/md" "| E2E | " dot_w2_r0
   "$dlrmc" replay "$tr/traces/dcn_lowrank.et.json.gz" \
@@ -106,6 +110,30 @@ fixtures)
   "$dlrmc" replay "$tr/traces/dcn_lowrank.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1
   [ $? -eq 1 ] || { echo "FAIL: a Kineto trace as the ET was not refused"; fail=1; }
   check "$tmp/md" "not an execution trace" "kineto as et"
+  ;;
+hostile)
+  et=$repo/tests/fixtures/traces/tf32_pair.et.json
+  # one op whose record-function id is 2^31 - 2 (300 bytes)
+  printf '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5,"args":{"Record function id":2147483646}}]}' \
+    >"$tmp/rf.json"
+  # 10,000 steps, each holding one aten::mm, no record-function ids
+  awk 'BEGIN { printf "{\"traceEvents\":["
+    for (i = 0; i < 10000; i++)
+      printf "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":10},{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5}", i ? "," : "", i, 20 * i, 20 * i + 1
+    printf "]}" }' >"$tmp/steps.json"
+  # 2 GB of address space, where the binary runs under such a limit at
+  # all (a sanitized build reserves terabytes of shadow memory: there the
+  # time limit alone holds)
+  lim=2000000
+  sh -c 'ulimit -v "$1"; "$2" --help' sh $lim "$dlrmc" >/dev/null 2>&1 ||
+    lim=unlimited
+  for k in rf steps; do
+    ( ulimit -v $lim; timeout 20 "$dlrmc" replay "$et" "$tmp/$k.json" \
+        --gpu A100 >"$tmp/md" 2>&1 )
+    rc=$?
+    [ $rc -eq 0 ] || { echo "FAIL hostile $k: exit $rc"; cat "$tmp/md"; fail=1; }
+  done
+  check "$tmp/md" "ops matched by op order" "hostile steps"
   ;;
 shared)
   d=$data/traces
