@@ -46,7 +46,7 @@ set_tests_properties(trace_kernels PROPERTIES SKIP_RETURN_CODE 77)
 # two hand-written traces, the export -> import -> export round trip of
 # every single-GPU study, replay on the repo's recorded CPU pairs and on
 # ../shared/data's GPU pairs (skipped, exit 77, when absent).
-foreach(_mode mapping roundtrip fixtures hostile shared)
+foreach(_mode mapping roundtrip fixtures ranks hostile shared)
   add_test(NAME replay_${_mode}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/replay.sh
                    $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA}

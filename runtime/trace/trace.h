@@ -450,8 +450,11 @@ void dc_et_unpriced_write(const dc_et_graph *e, dc_buf *out);
  * kernels). The report is Markdown, or CSV rows (e2e, gpu_active,
  * gpu_idle, cpu, then one per kernel family). */
 typedef struct dc_replay_opts {
-  const char *et_path;
-  const char *kineto_path; /* NULL: predictions only */
+  /* execution traces and Kineto traces in any order: one ET (with at
+   * most one Kineto trace) is the one-rank replay; several, every rank
+   * together (paired by process, numbered by rank: spec/replay.md) */
+  const char *const *paths;
+  int32_t n_paths;
   const char *gpu;         /* catalog name or path */
   const char *overheads;   /* profile, "self", or NULL: self with a Kineto
                               trace, else paper-v100 */
