@@ -403,9 +403,13 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
  * first waits, as the evaluator's host sync does, until the GPU work it
  * waited on ended: the op's clock becomes max(clock, that end measured
  * from the op's start), so the wait is modelled, not charged as T4.
- * Both in µs, summed. */
+ * The measured side is corrected as the samples were (`c`: the
+ * profiler's cost per CPU event inside an op or a gap, at most half of
+ * it), so both sides are the host time without the profiler. Both in
+ * µs, summed. */
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
-                       double *measured_us, double *predicted_us);
+                       dc_ovh_correction c, double *measured_us,
+                       double *predicted_us);
 
 /* ---- execution traces (et_read.c, et_graph.c, et_map.c) --------------
  *

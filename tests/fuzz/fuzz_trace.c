@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       dc_buf out = {0};
       dc_profile_write(&p, &out);
       double meas, pred;
-      dc_ovh_host_check(&m, &p, &meas, &pred);
+      dc_ovh_host_check(&m, &p, c, &meas, &pred);
       finite_or_abort(meas + pred);
       dc_trace_stats_write(&m, true, DC_TRACE_TABLE_ALL, 20, &out);
       dc_buf_free(&out);
