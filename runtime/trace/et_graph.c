@@ -539,6 +539,34 @@ static void build_tensors(bctx *c, dc_graph *g) {
 
 /* ---- kernels ------------------------------------------------------------- */
 
+/* The embedding backward as newer PyTorch records it: the autograd node
+ * `CppNode<SplitLookupFunction_<optimizer>_Op...>` (folded into its
+ * evaluate_function op) with no FBGEMM backward op beneath it. Its
+ * kernel is the backward of the lookup it differentiates — the forward
+ * FBGEMM lookup with its sequence number — with the fused optimizer of
+ * its name. */
+static void tbe_backward(bctx *c, et_mapped *m) {
+  imap fwd = {0}; /* sequence number -> its forward lookup op */
+  for (int32_t j = 0; j < c->n_ops; j++) {
+    const et_node *x = c->src[j];
+    if (m[j].n > 0 && m[j].k.kind == DC_KERNEL_EMBEDDING_FWD &&
+        et_is_tbe_composite(c->ops[j].name) && x->seq_id >= 0)
+      imap_put(&fwd, x->seq_id, j);
+    int32_t p = c->ops[j].parent;
+    if (m[j].n > 0 || x->seq_id < 0 ||
+        !strstr(c->ops[j].name, "CppNode<SplitLookupFunction_") ||
+        (p >= 0 && strstr(c->ops[p].name, "CppNode<SplitLookupFunction_")))
+      continue;
+    int64_t f = imap_get(&fwd, x->seq_id);
+    if (f < 0) continue;
+    m[j] = m[f];
+    m[j].k.kind = DC_KERNEL_EMBEDDING_BWD;
+    m[j].k.u.emb.optimizer = et_tbe_optimizer(c->ops[j].name);
+    m[j].k.u.emb.fused_optimizer = true;
+  }
+  imap_free(&fwd);
+}
+
 /* Maps every op, then keeps a composite op's launch only when no
  * descendant launches (is_composite), and marks an op unpriced only when
  * nothing beneath it launches or is unpriced. */
@@ -551,11 +579,16 @@ static void build_kernels(bctx *c, dc_et_graph *out) {
   for (int32_t j = 0; j < n; j++)
     m[j] = et_map_op(&mc, c->ops[j].name, c->ops[j].annotation, c->src[j],
                      c->comm[j]);
+  tbe_backward(c, m);
+  bool *below_emb = dc_xcalloc((size_t)n + 1, sizeof *below_emb);
   bool comm = false;
   for (int32_t j = n - 1; j >= 0; j--) {
     dc_op *o = &c->ops[j];
+    /* an FBGEMM lookup counts only an embedding kernel beneath it: a
+     * 1-element zero_ or fill_ its children launch is not its kernel */
+    bool under = et_is_tbe_composite(o->name) ? below_emb[j] : below[j];
     bool here = (m[j].n > 0 && !et_is_composite(o->name, m[j].k.kind)) ||
-                (!below[j] && (m[j].n > 0 || m[j].unknown));
+                (!under && (m[j].n > 0 || m[j].unknown));
     if (here && m[j].n > 0) {
       o->n_launches = 1;
       o->launches = dc_arena_alloc(c->a, sizeof *o->launches);
@@ -575,7 +608,14 @@ static void build_kernels(bctx *c, dc_et_graph *out) {
       out->n_unpriced++;
     }
     if (o->parent >= 0 && (below[j] || here)) below[o->parent] = true;
+    if (o->parent >= 0 &&
+        (below_emb[j] ||
+         (here && m[j].n > 0 &&
+          (m[j].k.kind == DC_KERNEL_EMBEDDING_FWD ||
+           m[j].k.kind == DC_KERNEL_EMBEDDING_BWD))))
+      below_emb[o->parent] = true;
   }
+  free(below_emb);
   /* the collectives' ids in launch order */
   int32_t id = 0;
   for (int32_t j = 0; j < n; j++)

@@ -1,11 +1,14 @@
 #!/bin/sh
 # replay.sh DLRMC REPO DATA_DIR MODE — the execution-trace import and
 # `dlrmc replay` (spec/replay.md):
-#   mapping    `graph --from-et` of two hand-written traces (1.1.1 and
+#   mapping    `graph --from-et` of three hand-written traces (1.1.1 and
 #              1.0.1 layouts: GEMMs with transposes from strides and from
 #              aten::t history with reused ids, lookups, copies, concat, a
 #              collective with record_param_comms, the autograd fold, an
-#              unpriced op) against tests/trace/expected/
+#              unpriced op; FBGEMM lookups and aten::index /
+#              _index_put_impl_ beside a child's 1-element fill_, the
+#              CppNode<SplitLookupFunction_*> backward priced from its
+#              forward) against tests/trace/expected/
 #   roundtrip  `graph --format et` of every study (multi-GPU: ranks 0, 1
 #              and the last), imported and exported again: byte for byte
 #   fixtures   replay of the repo's recorded CPU pairs (TorchRec, DCN):
@@ -43,7 +46,7 @@ check() { # check FILE PATTERN WHAT
 }
 case "$mode" in
 mapping)
-  for f in et_mapping et_mapping_101; do
+  for f in et_mapping et_mapping_101 et_mapping_fbgemm; do
     "$dlrmc" graph --from-et "$repo/tests/fixtures/traces/$f.json" \
       >"$tmp/out" 2>"$tmp/err_$f" || { echo "FAIL $f: exit $?"; cat "$tmp/err_$f"; fail=1; }
     if ! cmp -s "$tmp/out" "$repo/tests/trace/expected/$f.txt"; then
