@@ -64,6 +64,7 @@ typedef struct et_node {
   /* record_param_comms attributes (0 / NULL when absent) */
   const char *coll_name;
   int64_t in_msg_nelems, pg_size;
+  int32_t split_n; /* elements of in_split_size / out_split_size */
   int32_t line; /* where the node starts in the file, for diagnostics */
 } et_node;
 

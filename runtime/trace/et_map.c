@@ -639,7 +639,13 @@ static void coll_of(const et_map_ctx *c, et_mapped *m, const et_node *n,
     if (n->in[j].kind == ET_TENSOR)
       bytes = dc_sat_add_i64(bytes, bytes_of(&n->in[j]));
   if (bytes <= 0) return;
-  int64_t ranks = comm && comm->pg_size > 0 ? comm->pg_size : c->pg_size;
+  /* the group: its pg_size, else the process group's, else the split
+   * lists' length (an all-to-all's), else one rank (a multi-rank replay
+   * then takes the job's size) */
+  int64_t ranks = comm && comm->pg_size > 0 ? comm->pg_size
+                  : c->pg_size > 1          ? c->pg_size
+                  : comm && comm->split_n > 1 ? comm->split_n
+                                              : c->pg_size;
   m->n = 1;
   m->k.kind = kind;
   m->k.u.coll.bytes = bytes;

@@ -307,6 +307,9 @@ static bool node_done(read_ctx *c, jv *o) {
       n->in_msg_nelems = int_or(av, 0);
     else if (IS("pg_size"))
       n->pg_size = int_or(av, 0);
+    else if ((IS("in_split_size") || IS("out_split_size")) && av->t == 'a' &&
+             av->n_kids > n->split_n)
+      n->split_n = av->n_kids; /* one split per rank of the group */
 #undef IS
   }
   const jv *in = get(o, "inputs"), *out = get(o, "outputs");
