@@ -163,7 +163,7 @@ static int32_t group_size(const et_node *n) {
 
 /* The rank that recorded the trace: record_param_comms lists (tensors,
  * seq, process group, rank, collective name, ...), so the Int argument
- * right before its first String; 0 when no collective says. */
+ * right before its first String; -1 when no collective says. */
 static int32_t recording_rank(const et_file *f, int32_t world) {
   for (int64_t i = 0; i < f->n_nodes; i++) {
     const et_node *n = &f->nodes[i];
@@ -176,7 +176,7 @@ static int32_t recording_rank(const et_file *f, int32_t world) {
         break;
       }
   }
-  return 0;
+  return -1;
 }
 
 static int32_t new_op(bctx *c, const et_node *n, int32_t parent) {
@@ -715,7 +715,9 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   g->n_ranks = 1;
   if (c.pg_size > 1) {
     g->world_ranks = c.pg_size;
-    g->rank_base = recording_rank(f, c.pg_size);
+    int32_t rank = recording_rank(f, c.pg_size);
+    g->rank_base = rank >= 0 ? rank : 0;
+    out->rank = rank;
   }
   g->n_ops = c.n_ops;
   g->ops = dc_arena_array(a, (size_t)c.n_ops + 1, sizeof *g->ops);
@@ -728,6 +730,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   out->pg_size = c.pg_size;
   out->n_nodes = f->n_nodes;
   out->pid = f->pid;
+  if (c.pg_size <= 1) out->rank = -1;
   free(c.ops); /* the build works on the graph's copy from here */
   c.ops = g->ops;
   build_tensors(&c, g);

@@ -133,7 +133,7 @@ static bool pair_files(job *J) {
   for (int32_t i = 0; i < n_et && n_k && ok; i++) {
     replay *r = &J->r[i];
     int64_t pid = r->e.pid;
-    int32_t et_rank = r->g->world_ranks > 1 ? r->g->rank_base : -1;
+    int32_t et_rank = r->e.rank;
     int32_t pick = -1, n_cand = 0;
     for (int32_t k = 0; k < n_k; k++) {
       bool same = n_et == 1 && n_k == 1; /* one pair: as given */
@@ -202,9 +202,7 @@ static bool pair_files(job *J) {
   int32_t known = 0;
   for (int32_t i = 0; i < n_et; i++) {
     replay *r = &J->r[i];
-    r->rank = r->k_path && r->t.dist_rank >= 0 ? r->t.dist_rank
-              : r->g->world_ranks > 1         ? r->g->rank_base
-                                              : -1;
+    r->rank = r->k_path && r->t.dist_rank >= 0 ? r->t.dist_rank : r->e.rank;
     known += r->rank >= 0;
   }
   J->ranks_given = known == 0;

@@ -164,7 +164,11 @@ ranks)
   "$dlrmc" replay "$m/dot_w4_r0.et.json.gz" "$m/dot_w4_r0.kineto.json.gz" \
     "$m/dot_w4_r0.et.json.gz" "$m/dot_w4_r0.kineto.json.gz" --gpu A100 >"$tmp/md" 2>&1
   [ $? -eq 1 ] || { echo "FAIL: one rank given twice was accepted"; fail=1; }
-  check "$tmp/md" "are both of the process of" "rank twice"
+  check "$tmp/md" "2 Kineto traces are of this execution trace's process" "rank twice"
+  # ETs alone, no rank recorded in them: the ranks follow the order given
+  "$dlrmc" replay "$m/dot_w4_r1.et.json.gz" "$m/dot_w4_r0.et.json.gz" \
+    --gpu A100 >"$tmp/md" 2>&1 || { echo "FAIL ETs alone: exit $?"; cat "$tmp/md"; fail=1; }
+  check "$tmp/md" "no file records its rank: ranks follow the order given" "ETs alone"
   "$dlrmc" replay "$m/dot_w4_r0.kineto.json.gz" "$m/dot_w4_r1.kineto.json.gz" \
     --gpu A100 >"$tmp/md" 2>&1
   [ $? -eq 1 ] || { echo "FAIL: Kineto traces alone were accepted"; fail=1; }
