@@ -417,6 +417,8 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       if (!cg->resolved) return progress;
       rs->blocked = false;
       rs->wait = NULL;
+      /* what this rank waited for the group's latest arrival */
+      rs->out->comm_wait_us += cg->start - start;
       start = cg->start;
       shadow_start = cg->shadow_start;
       kt = cg->ktime;

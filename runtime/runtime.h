@@ -131,6 +131,8 @@ typedef struct dc_eval_rank {
   double kernel_sum_us;  /* plain sum of kernel times */
   double emb_us;         /* embedding forward + backward kernels */
   double comm_us;        /* collective kernels (their own duration) */
+  double comm_wait_us;   /* its collectives' waits for the group's latest
+                            arrival (start on it less its own ready time) */
   int64_t comm_bytes;    /* collective payload bytes */
 } dc_eval_rank;
 

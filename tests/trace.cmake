@@ -40,11 +40,18 @@ add_test(NAME trace_kernels
                  $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA})
 set_tests_properties(trace_kernels PROPERTIES SKIP_RETURN_CODE 77)
 
+# `overheads extract --check` on the repo's traces with iterations: the
+# host time per step each trace's own profile gives back (10 %).
+add_test(NAME trace_host_check
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/host_check.sh
+                 $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR})
+set_tests_properties(trace_host_check PROPERTIES LABELS unit)
+
 # Execution-trace import and `dlrmc replay`: the op mapping on two
 # hand-written traces, the export -> import -> export round trip of every
-# single-GPU study, replay on the repo's recorded CPU pairs and on the GPU
-# pairs in tests/data/traces.
-foreach(_mode mapping roundtrip fixtures shared)
+# single-GPU study, replay on the repo's recorded CPU pairs, several ranks
+# at once, hostile inputs, and the GPU pairs in tests/data/traces.
+foreach(_mode mapping roundtrip fixtures ranks hostile shared)
   add_test(NAME replay_${_mode}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/replay.sh
                    $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR} ${DC_TRACE_DATA}

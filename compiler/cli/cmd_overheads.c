@@ -65,7 +65,8 @@ static bool parse_correction(const char *v, bool *measured,
 /* --check: the profile against each trace's own host time per step. */
 static bool check_traces(const char *const *traces, size_t n,
                          const dc_trace_steps_sel *sel, const dc_profile *p,
-                         dc_arena *a, dc_diags *d) {
+                         bool measured, dc_ovh_correction corr, dc_arena *a,
+                         dc_diags *d) {
   for (size_t i = 0; i < n; i++) {
     dc_trace t;
     dc_trace_model m;
@@ -75,7 +76,9 @@ static bool check_traces(const char *const *traces, size_t n,
       return false;
     }
     double meas, pred;
-    dc_ovh_host_check(&m, p, &meas, &pred);
+    /* the correction the samples had */
+    dc_ovh_correction c = measured ? dc_ovh_measure_correction(&m) : corr;
+    dc_ovh_host_check(&m, p, c, &meas, &pred);
     size_t steps = 0;
     for (size_t s = 0; s < m.n_steps; s++) steps += m.step_selected[s];
     double per = steps ? (double)steps : 1.0;
@@ -205,7 +208,7 @@ static int cmd_overheads(int argc, char **argv) {
                   corr_used.data ? corr_used.data : "-", corr_text);
     dc_profile p;
     dc_ovh_acc_profile(acc, nm, source.data, &p, &a);
-    if (check && !check_traces(traces, n_traces, &sel, &p, &a, &d)) {
+    if (check && !check_traces(traces, n_traces, &sel, &p, measured, corr, &a, &d)) {
       dc_cli_report(&d);
       rc = DC_EXIT_INPUT;
       dc_buf_free(&source);

@@ -1,5 +1,5 @@
 /*
- * cmd_replay.c — `dlrmc replay RUN.et.json [KINETO.json] --gpu NAME
+ * cmd_replay.c — `dlrmc replay ET... [KINETO...] --gpu NAME
  * [--overheads PROFILE|self] [--csv] [-o FILE]`: predicts the iteration a
  * PyTorch execution trace recorded and, given the Kineto trace of the same
  * run, compares the prediction with the measurement (runtime/trace/
@@ -8,6 +8,7 @@
  * Exit status: 0 written; 1 a trace, the GPU or the profile cannot be
  * read (diagnostics on stderr, nothing written); 2 usage errors.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/cli/cmd.h"
@@ -24,32 +25,29 @@ static int cmd_replay(int argc, char **argv) {
                                     [O_OVERHEADS] = {"--overheads", NULL, true},
                                     [O_OUT] = {"--output", "-o", true},
                                     {0}};
+  const char **paths = dc_xmalloc((size_t)argc * sizeof *paths);
+  int32_t n_paths = 0;
   dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
   for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case DC_CLI_FAIL: free(paths); return DC_EXIT_USAGE;
     case O_CSV: o.csv = true; break;
     case O_GPU: o.gpu = v; break;
     case O_OVERHEADS: o.overheads = v; break;
     case O_OUT: out_path = v; break;
-    default:
-      if (!o.et_path)
-        o.et_path = v;
-      else if (!o.kineto_path)
-        o.kineto_path = v;
-      else
-        return dc_cli_usage_error(cmd,
-                                  "unexpected argument '%s': give the "
-                                  "execution trace and at most one "
-                                  "Kineto trace",
-                                  v);
+    default: paths[n_paths++] = v; /* traces, classified by content */
     }
   }
-  if (!o.et_path) return dc_cli_usage_error(cmd, "missing the execution trace");
-  if (!o.gpu)
-    return dc_cli_usage_error(cmd, "--gpu NAME is required (`dlrmc gpus` "
-                                   "lists the catalog)");
+  if (n_paths == 0 || !o.gpu) {
+    free(paths);
+    return n_paths == 0
+               ? dc_cli_usage_error(cmd, "missing the execution trace")
+               : dc_cli_usage_error(cmd, "--gpu NAME is required (`dlrmc "
+                                         "gpus` lists the catalog)");
+  }
+  o.paths = paths;
+  o.n_paths = n_paths;
   dc_diags d = {0};
   d.max_errors = 100;
   dc_arena arena;
@@ -64,36 +62,53 @@ static int cmd_replay(int argc, char **argv) {
   dc_buf_free(&out);
   dc_arena_free(&arena);
   dc_diags_free(&d);
+  free(paths);
   return rc;
 }
 
 const dc_command dc_cmd_replay_def = {
     "replay", cmd_replay,
-    "dlrmc replay RUN.et.json [KINETO.json] --gpu NAME "
+    "dlrmc replay ET... [KINETO...] --gpu NAME "
     "[--overheads PROFILE|self] [--csv] [-o FILE]",
-    "Predict a recorded iteration from its execution trace; compare with "
-    "its Kineto trace.",
-    "Reads a PyTorch execution trace (ExecutionTraceObserver JSON, plain or\n"
-    "gzip), prices its ops on GPU NAME with dlrmc's kernel models and the\n"
-    "overhead profile, and evaluates the iteration. Given the Kineto trace\n"
-    "of the same run it compares, per iteration, E2E, GPU active, GPU idle\n"
-    "and CPU time; per kernel family (GEMM, embedding, element-wise,\n"
-    "copies, collectives) the GMAE and the signed mean error over matched\n"
-    "kernels; and lists the 20 worst kernels with their shapes. Ops are\n"
-    "matched by record-function id when both traces carry it, else by op\n"
-    "order (spec/replay.md). Ops no model prices are listed, and priced by\n"
+    "Predict a recorded iteration (one rank or every rank) from its "
+    "execution traces; compare with their Kineto traces.",
+    "Reads PyTorch execution traces (ExecutionTraceObserver JSON, plain or\n"
+    "gzip) and Kineto traces, in any order (told apart by content), prices\n"
+    "the ops on GPU NAME with dlrmc's kernel models and the overhead\n"
+    "profile, and evaluates the iteration. Ops are matched by\n"
+    "record-function id when both traces carry it, else by op order, per\n"
+    "thread (spec/replay.md). Ops no model prices are listed, and priced by\n"
     "their measured GPU time when the Kineto trace has it.\n"
+    "\n"
+    "One execution trace: per iteration E2E, GPU active, GPU idle and CPU\n"
+    "time; per kernel family the GMAE and signed mean error over matched\n"
+    "kernels; the 20 worst kernels with their shapes.\n"
+    "\n"
+    "Several (one per rank): each is paired with the Kineto trace of its\n"
+    "process and numbered by its rank (Kineto distributedInfo); all ranks\n"
+    "are evaluated together, a collective ending at its latest arrival\n"
+    "plus its transfer. The clocks are aligned on the first collective\n"
+    "every trace holds and the profiler's start skew reported; per rank\n"
+    "predicted and measured E2E, GPU active, the wait at collectives and\n"
+    "the transfer, ops matched; the slowest rank and why; per collective\n"
+    "its bytes, group, transfer and each rank's wait.\n"
     "\n"
     "options:\n"
     "  --gpu NAME           the device (catalog name or GPU YAML path)\n"
     "  --overheads PROFILE  a host-overhead profile (catalog name or path),\n"
-    "                       or `self`: extracted from KINETO.json. Default:\n"
-    "                       `self` when KINETO.json holds GPU activity;\n"
-    "                       paper-v100 with no Kineto trace or one recorded\n"
-    "                       on the CPU only (it times the work inside each\n"
-    "                       op, not the host's launch overhead). The report\n"
-    "                       names the profile used\n"
-    "  --csv                CSV rows instead of Markdown: e2e, gpu_active,\n"
-    "                       gpu_idle, cpu, then one per kernel family\n"
+    "                       or `self`: extracted from the Kineto traces.\n"
+    "                       Default: `self` when the Kineto traces hold GPU\n"
+    "                       activity; paper-v100 with no Kineto trace or\n"
+    "                       ones recorded on the CPU only (they time the\n"
+    "                       work inside each op, not the host's launch\n"
+    "                       overhead). The report names the profile used\n"
+    "  --csv                CSV instead of Markdown: one rank, rows e2e,\n"
+    "                       gpu_active, gpu_idle, cpu, then one per kernel\n"
+    "                       family; several ranks, one row per rank (rank,\n"
+    "                       e2e_pred_ms, e2e_meas_ms, gpu_active_pred_ms,\n"
+    "                       gpu_active_meas_ms, comm_wait_pred_ms,\n"
+    "                       comm_wait_meas_ms, comm_transfer_meas_ms,\n"
+    "                       skew_ms, ops_matched, ops)\n"
     "  -o, --output FILE    write there (atomically) instead of stdout\n"
-    "Exit status: 0 ok, 1 unreadable input, 2 usage errors.\n"};
+    "Exit status: 0 ok, 1 unreadable input or files that do not pair,\n"
+    "2 usage errors.\n"};

@@ -118,7 +118,7 @@ static int32_t group_size(const et_node *n) {
 
 /* The rank that recorded the trace: record_param_comms lists (tensors,
  * seq, process group, rank, collective name, ...), so the Int argument
- * right before its first String; 0 when no collective says. */
+ * right before its first String; -1 when no collective says. */
 static int32_t recording_rank(const et_file *f, int32_t world) {
   for (int64_t i = 0; i < f->n_nodes; i++) {
     const et_node *n = &f->nodes[i];
@@ -131,7 +131,7 @@ static int32_t recording_rank(const et_file *f, int32_t world) {
         break;
       }
   }
-  return 0;
+  return -1;
 }
 
 static int32_t new_op(bctx *c, const et_node *n, int32_t parent) {
@@ -555,6 +555,34 @@ static bool op_sizes_ok(bctx *c, int32_t j) {
   return false;
 }
 
+/* The embedding backward as newer PyTorch records it: the autograd node
+ * `CppNode<SplitLookupFunction_<optimizer>_Op...>` (folded into its
+ * evaluate_function op) with no FBGEMM backward op beneath it. Its
+ * kernel is the backward of the lookup it differentiates — the forward
+ * FBGEMM lookup with its sequence number — with the fused optimizer of
+ * its name. */
+static void tbe_backward(bctx *c, et_mapped *m) {
+  dc_imap fwd = {0}; /* sequence number -> its forward lookup op */
+  for (int32_t j = 0; j < c->n_ops; j++) {
+    const et_node *x = c->src[j];
+    if (m[j].n > 0 && m[j].k.kind == DC_KERNEL_EMBEDDING_FWD &&
+        et_is_tbe_composite(c->ops[j].name) && x->seq_id >= 0)
+      dc_imap_put(&fwd, x->seq_id, j);
+    int32_t p = c->ops[j].parent;
+    if (m[j].n > 0 || x->seq_id < 0 ||
+        !strstr(c->ops[j].name, "CppNode<SplitLookupFunction_") ||
+        (p >= 0 && strstr(c->ops[p].name, "CppNode<SplitLookupFunction_")))
+      continue;
+    int64_t f = dc_imap_get(&fwd, x->seq_id);
+    if (f < 0) continue;
+    m[j] = m[f];
+    m[j].k.kind = DC_KERNEL_EMBEDDING_BWD;
+    m[j].k.u.emb.optimizer = et_tbe_optimizer(c->ops[j].name);
+    m[j].k.u.emb.fused_optimizer = true;
+  }
+  dc_imap_free(&fwd);
+}
+
 /* Maps every op, then keeps a composite op's launch only when no
  * descendant launches (is_composite), and marks an op unpriced only when
  * nothing beneath it launches or is unpriced. False after E0703 (an op's
@@ -574,11 +602,16 @@ static bool build_kernels(bctx *c, dc_et_graph *out) {
     m[j] = et_map_op(&mc, c->ops[j].name, c->ops[j].annotation, c->src[j],
                      c->comm[j]);
   }
+  tbe_backward(c, m);
+  bool *below_emb = dc_xcalloc((size_t)n + 1, sizeof *below_emb);
   bool comm = false;
   for (int32_t j = n - 1; j >= 0; j--) {
     dc_op *o = &c->ops[j];
+    /* an FBGEMM lookup counts only an embedding kernel beneath it: a
+     * 1-element zero_ or fill_ its children launch is not its kernel */
+    bool under = et_is_tbe_composite(o->name) ? below_emb[j] : below[j];
     bool here = (m[j].n > 0 && !et_is_composite(o->name, m[j].k.kind)) ||
-                (!below[j] && (m[j].n > 0 || m[j].unknown));
+                (!under && (m[j].n > 0 || m[j].unknown));
     if (here && m[j].n > 0) {
       o->n_launches = 1;
       o->launches = dc_arena_alloc(c->a, sizeof *o->launches);
@@ -598,7 +631,14 @@ static bool build_kernels(bctx *c, dc_et_graph *out) {
       out->n_unpriced++;
     }
     if (o->parent >= 0 && (below[j] || here)) below[o->parent] = true;
+    if (o->parent >= 0 &&
+        (below_emb[j] ||
+         (here && m[j].n > 0 &&
+          (m[j].k.kind == DC_KERNEL_EMBEDDING_FWD ||
+           m[j].k.kind == DC_KERNEL_EMBEDDING_BWD))))
+      below_emb[o->parent] = true;
   }
+  free(below_emb);
   /* the collectives' ids in launch order */
   int32_t id = 0;
   for (int32_t j = 0; j < n; j++)
@@ -749,7 +789,9 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   g->n_ranks = 1;
   if (c.pg_size > 1) {
     g->world_ranks = c.pg_size;
-    g->rank_base = recording_rank(f, c.pg_size);
+    int32_t rank = recording_rank(f, c.pg_size);
+    g->rank_base = rank >= 0 ? rank : 0;
+    out->rank = rank;
   }
   g->n_ops = c.n_ops;
   g->ops = dc_arena_array(a, (size_t)c.n_ops + 1, sizeof *g->ops);
@@ -761,6 +803,8 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   out->cpu_only = c.cpu_only;
   out->pg_size = c.pg_size;
   out->n_nodes = f->n_nodes;
+  out->pid = f->pid;
+  if (c.pg_size <= 1) out->rank = -1;
   free(c.ops); /* the build works on the graph's copy from here */
   c.ops = g->ops;
   build_tensors(&c, g);

@@ -70,6 +70,7 @@ typedef struct et_node {
   /* record_param_comms attributes (0 / NULL when absent) */
   const char *coll_name;
   int64_t in_msg_nelems, pg_size;
+  int32_t split_n; /* elements of in_split_size / out_split_size */
   int32_t line; /* where the node starts in the file, for diagnostics */
 } et_node;
 
@@ -79,6 +80,7 @@ typedef struct et_file {
   et_node *nodes; /* in file order */
   int64_t n_nodes;
   bool any_cuda; /* some tensor is on a GPU */
+  int64_t pid;   /* the recording process ("pid" at the top), -1: none */
 } et_file;
 
 static inline bool et_starts(const char *s, const char *prefix) {
@@ -105,6 +107,14 @@ et_mapped et_map_op(const et_map_ctx *c, const char *name, bool annotation,
 bool et_no_kernel(const char *name);
 /* Ops that launch only when nothing beneath them does. */
 bool et_is_composite(const char *name, dc_kernel_kind k);
+/* FBGEMM's composite lookups (the autograd function, the *_wrapper ops):
+ * only an embedding kernel beneath them stands for theirs. */
+static inline bool et_is_tbe_composite(const char *n) {
+  return et_starts(n, "fbgemm::split_embedding_codegen_lookup_") ||
+         (et_starts(n, "fbgemm::split_embedding") && strstr(n, "_wrapper"));
+}
+/* The optimizer a TBE name says is fused (rowwise_adagrad, ...; SGD). */
+dc_optimizer et_tbe_optimizer(const char *name);
 /* Tensor k (0-based, tensors only) of the inputs / outputs; NULL. */
 const et_val *et_tensor_in(const et_node *n, int32_t k);
 const et_val *et_tensor_out(const et_node *n, int32_t k);

@@ -163,7 +163,6 @@ static bool is_elementwise(const char *n) {
                                       "aten::cos",
                                       "aten::erf",
                                       "aten::nll_loss_backward",
-                                      "aten::index",
                                       "aten::index_select",
                                       "aten::gather",
                                       "aten::arange",
@@ -237,6 +236,10 @@ static bool is_reduce(const char *n) {
  * collectives and copy_ launch whatever their children do (aten::addmm
  * on the CPU records the bias copy_ beside its GEMM). */
 bool et_is_composite(const char *n, dc_kernel_kind k) {
+  /* the kernels of their own that PyTorch launches beside the small ones
+   * (an empty, a 1-element fill_) their children record */
+  if (strcmp(n, "aten::index") == 0 || strcmp(n, "aten::_index_put_impl_") == 0)
+    return false;
   static const char *const names[] = {"aten::linear",
                                       "aten::matmul",
                                       "aten::embedding_bag",
@@ -462,6 +465,23 @@ static void scatter_of(et_mapped *m, const et_node *n) {
   set_ew(m, DC_KERNEL_ELEMENTWISE, elems, bytes);
 }
 
+/* aten::index (a gather of rows of `self`, argument 0): the kernel reads
+ * the rows the output holds, not the whole of `self`: elements of the
+ * output, bytes the output written and read from `self` plus the index
+ * tensors. */
+static void gather_of(et_mapped *m, const et_node *n) {
+  const et_val *o = et_tensor_out(n, 0);
+  if (!o || o->numel <= 0) {
+    m->unknown = true;
+    return;
+  }
+  int64_t bytes = dc_sat_mul_i64(bytes_of(o), 2);
+  for (int32_t i = 0; i < n->n_in; i++)
+    if (n->in[i].kind == ET_TENSOR && n->in[i].arg != 0)
+      bytes = dc_sat_add_i64(bytes, bytes_of(&n->in[i]));
+  set_ew(m, DC_KERNEL_ELEMENTWISE, o->numel, bytes);
+}
+
 /* A copy from `s` to `d` (their devices decide the kind). */
 static void copy_of(const et_map_ctx *c, et_mapped *m, const et_val *s,
                     const et_val *d, bool non_blocking) {
@@ -553,7 +573,7 @@ static void emb_aten(const et_map_ctx *c, et_mapped *m, const et_node *n,
             DC_OPTIMIZER_SGD, false);
 }
 
-static dc_optimizer tbe_optimizer(const char *name) {
+dc_optimizer et_tbe_optimizer(const char *name) {
   if (strstr(name, "rowwise_adagrad")) return DC_OPTIMIZER_ROWWISE_ADAGRAD;
   if (strstr(name, "adagrad")) return DC_OPTIMIZER_ADAGRAD;
   if (strstr(name, "adam")) return DC_OPTIMIZER_ADAM;
@@ -596,7 +616,7 @@ static void emb_tbe(const et_map_ctx *c, et_mapped *m, const et_node *n,
   emb_group(c, m, bwd ? DC_KERNEL_EMBEDDING_BWD : DC_KERNEL_EMBEDDING_FWD, B,
             (int32_t)T, rows > 0 ? rows : 1, D,
             (double)idx->numel / ((double)B * (double)T), w->dtype,
-            tbe_optimizer(n->name), bwd);
+            et_tbe_optimizer(n->name), bwd);
 }
 
 static void coll_of(const et_map_ctx *c, et_mapped *m, const et_node *n,
@@ -618,7 +638,13 @@ static void coll_of(const et_map_ctx *c, et_mapped *m, const et_node *n,
     if (n->in[j].kind == ET_TENSOR)
       bytes = dc_sat_add_i64(bytes, bytes_of(&n->in[j]));
   if (bytes <= 0) return;
-  int64_t ranks = comm && comm->pg_size > 0 ? comm->pg_size : c->pg_size;
+  /* the group: its pg_size, else the process group's, else the split
+   * lists' length (an all-to-all's), else one rank (a multi-rank replay
+   * then takes the job's size) */
+  int64_t ranks = comm && comm->pg_size > 0 ? comm->pg_size
+                  : c->pg_size > 1          ? c->pg_size
+                  : comm && comm->split_n > 1 ? comm->split_n
+                                              : c->pg_size;
   m->n = 1;
   m->k.kind = kind;
   m->k.u.coll.bytes = bytes;
@@ -709,6 +735,8 @@ et_mapped et_map_op(const et_map_ctx *c, const char *name, bool annotation,
     }
   } else if (is_scatter(name)) {
     scatter_of(&m, n);
+  } else if (strcmp(name, "aten::index") == 0) {
+    gather_of(&m, n);
   } else if (is_elementwise(name)) {
     ew_of(&m, n, DC_KERNEL_ELEMENTWISE);
   } else if (is_reduce(name)) {

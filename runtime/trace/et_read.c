@@ -375,6 +375,9 @@ static bool node_done(read_ctx *c, jv *o) {
       }
       if (n->pg_size < 0) n->pg_size = 0;
     }
+    else if ((IS("in_split_size") || IS("out_split_size")) && av->t == 'a' &&
+             av->n_kids > n->split_n)
+      n->split_n = av->n_kids; /* one split per rank of the group */
 #undef IS
   }
   const jv *in = get(o, "inputs"), *out = get(o, "outputs");
@@ -432,6 +435,9 @@ static int on_value(read_ctx *c, char t, const char *s, size_t n, bool opens) {
       return 0;
     }
     c->f->schema = dc_arena_strndup(c->a, s, n);
+  } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "pid") == 0) {
+    int64_t v;
+    if (t == 'n' && dc_json_int(s, n, &v) && v >= 0) c->f->pid = v;
   } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "nodes") == 0 &&
              t != 'a') {
     dc_json_error_here(&c->in, "'nodes' must be an array");
@@ -557,6 +563,7 @@ static const yajl_callbacks callbacks = {
 
 bool et_read_file(const char *path, et_file *f, dc_arena *a, dc_diags *d) {
   memset(f, 0, sizeof *f);
+  f->pid = -1;
   read_ctx c = {0};
   c.a = a;
   c.f = f;

@@ -138,6 +138,7 @@ typedef struct load_ctx {
   int ev_d; /* depth of the traceEvents elements, or NO_EVENTS */
   bool top_map, saw_events, saw_nodes;
   char top_key[32];
+  char dist_key[16]; /* the key just read inside "distributedInfo" */
   /* the current event */
   bool in_event, in_args;
   enum field field;
@@ -442,7 +443,9 @@ static bool event_end(load_ctx *c) {
   e->dur_ns = c->dur_ns;
   e->corr = c->corr;
   e->kind = (uint8_t)c->kind;
-  e->args = c->kind == DC_TRACE_OP ? keep_args(c) : DC_TRACE_NONE;
+  e->args = c->kind == DC_TRACE_OP || c->kind == DC_TRACE_ANNOT
+                ? keep_args(c)
+                : DC_TRACE_NONE;
   if (dc_printable(c->name.s, c->name.n)) {
     e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
                      &t->name_cap, c->name.s, c->name.n, c->a);
@@ -475,6 +478,19 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
       error_here(c, "'traceEvents' must be an array, not %s", type);
       return 0;
     }
+    return 1;
+  }
+  if (c->depth == 2 && c->top_map &&
+      strcmp(c->top_key, "distributedInfo") == 0) {
+    /* the recording rank and the job's size (torch.distributed) */
+    int64_t v;
+    if (is_num && dc_json_int((const char *)s, n, &v) && v >= 0 &&
+        v < INT32_MAX) {
+      if (strcmp(c->dist_key, "rank") == 0) c->t->dist_rank = (int32_t)v;
+      if (strcmp(c->dist_key, "world_size") == 0)
+        c->t->dist_world = (int32_t)v;
+    }
+    c->dist_key[0] = '\0';
     return 1;
   }
   if (c->depth == c->ev_d) {
@@ -725,6 +741,12 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     memcpy(c->top_key, s, k);
     c->top_key[k] = '\0';
     if (n != k) c->top_key[0] = '\0';
+  } else if (c->depth == 2 && c->top_map &&
+             strcmp(c->top_key, "distributedInfo") == 0) {
+    size_t k = n < sizeof c->dist_key - 1 ? n : sizeof c->dist_key - 1;
+    memcpy(c->dist_key, s, k);
+    c->dist_key[k] = '\0';
+    if (n != k) c->dist_key[0] = '\0';
   } else if (c->in_event && c->depth == c->ev_d + 1) {
     static const struct {
       const char *k;
@@ -783,6 +805,7 @@ static const yajl_callbacks callbacks = {
 
 bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d) {
   memset(t, 0, sizeof *t);
+  t->dist_rank = t->dist_world = -1;
   t->path = dc_arena_strdup(a, path);
   dc_source *src = dc_arena_alloc(a, sizeof *src);
   src->path = t->path;
@@ -838,4 +861,91 @@ void dc_trace_free(dc_trace *t) {
   memset(t, 0, sizeof *t);
   t->path = path;
   t->src = src;
+  t->dist_rank = t->dist_world = -1;
+}
+
+/* ---- which kind of trace a file is -------------------------------------
+ * The first top-level key that only one format has decides; the stream
+ * stops there, so classifying a 200 MB trace reads a few bytes. */
+typedef struct sniff_ctx {
+  dc_json_in in;
+  int depth;
+  dc_trace_format fmt;
+} sniff_ctx;
+
+static int sn_scalar(void *ctx) {
+  (void)ctx;
+  return 1;
+}
+static int sn_bool(void *ctx, int b) {
+  (void)b;
+  return sn_scalar(ctx);
+}
+static int sn_number(void *ctx, const char *s, size_t n) {
+  (void)s;
+  (void)n;
+  return sn_scalar(ctx);
+}
+static int sn_string(void *ctx, const unsigned char *s, size_t n) {
+  (void)s;
+  (void)n;
+  return sn_scalar(ctx);
+}
+static int sn_open(void *ctx) {
+  sniff_ctx *c = ctx;
+  c->depth++;
+  return 1;
+}
+static int sn_open_array(void *ctx) {
+  sniff_ctx *c = ctx;
+  if (c->depth == 0) { /* the bare-array form of a Chrome trace */
+    c->fmt = DC_TRACE_FMT_KINETO;
+    return 0;
+  }
+  c->depth++;
+  return 1;
+}
+static int sn_close(void *ctx) {
+  ((sniff_ctx *)ctx)->depth--;
+  return 1;
+}
+static int sn_key(void *ctx, const unsigned char *s, size_t n) {
+  sniff_ctx *c = ctx;
+  if (c->depth != 1) return 1;
+  static const struct {
+    const char *k;
+    dc_trace_format f;
+  } keys[] = {{"nodes", DC_TRACE_FMT_EXECUTION_TRACE},
+              {"schema", DC_TRACE_FMT_EXECUTION_TRACE},
+              {"traceEvents", DC_TRACE_FMT_KINETO},
+              {"schemaVersion", DC_TRACE_FMT_KINETO},
+              {"distributedInfo", DC_TRACE_FMT_KINETO},
+              {"deviceProperties", DC_TRACE_FMT_KINETO}};
+  for (size_t i = 0; i < DC_COUNTOF(keys); i++)
+    if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
+      c->fmt = keys[i].f;
+      return 0;
+    }
+  return 1;
+}
+
+static const yajl_callbacks sniff_callbacks = {
+    sn_scalar, sn_bool,  NULL,   NULL,          sn_number, sn_string,
+    sn_open,   sn_key,   sn_close, sn_open_array, sn_close};
+
+bool dc_trace_classify(const char *path, dc_trace_format *fmt, dc_arena *a,
+                       dc_diags *d) {
+  sniff_ctx c = {0};
+  c.fmt = DC_TRACE_FMT_UNKNOWN;
+  dc_json_status st = dc_json_stream(&c.in, path, &sniff_callbacks, &c, a, d);
+  *fmt = c.fmt;
+  if (st == DC_JSON_FAILED) return false;
+  if (c.fmt != DC_TRACE_FMT_UNKNOWN) return true;
+  dc_json_error_file(&c.in,
+                     "give the execution traces (ExecutionTraceObserver "
+                     "JSON) and the Kineto traces (torch.profiler) of the "
+                     "run",
+                     "neither an execution trace ('nodes') nor a Kineto "
+                     "trace ('traceEvents')");
+  return false;
 }

@@ -377,17 +377,23 @@ dc_ovh_correction dc_ovh_measure_correction(const dc_trace_model *m) {
 }
 
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
-                       double *measured_us, double *predicted_us) {
+                       dc_ovh_correction c, double *measured_us,
+                       double *predicted_us) {
   const dc_trace *t = m->t;
   double meas = 0, pred = 0;
   for (size_t i = 0; i < m->n_tops; i++) {
     const dc_trace_top *tp = &m->tops[i];
     const dc_trace_event *o = &t->ev[tp->ev];
     dc_op_cost oc = dc_profile_op(p, t->names[o->name]);
-    meas += us(o->dur_ns);
+    /* the profiler's cost in the op: one CPU event per descendant, a
+     * GPU record per launch call that launched activity */
+    double prof = c.cpu_us * (double)(tp->end_desc - tp->first_desc);
+    for (uint32_t j = tp->first_desc; j < tp->end_desc && c.gpu_us > 0; j++)
+      if (m->n_gpu[m->cpu[j]] > 0) prof += c.gpu_us;
+    meas += corrected(us(o->dur_ns), prof);
     double gap = t1_gap(m, i);
     if (gap >= 0) {
-      meas += gap;
+      meas += corrected(gap, c.cpu_us);
       pred += oc.t1_us;
     }
     /* The op's host clock from its start: T2, then per launch call

@@ -5,14 +5,10 @@
  *
  * 1. The ET becomes a dc_graph (et_graph.c): ops, tensors and the kernel
  *    each op launches.
- * 2. Matching ET ops to Kineto CPU events: by record-function id (ET
- *    `rf_id` = Kineto `Record function id`) when both traces carry it,
- *    else by op order — the ET's ops in start order against the Kineto
- *    CPU events in time order, each ET op taking the next event of its
- *    name within a window of REPLAY_WINDOW events (ops the other trace
- *    lacks are skipped, not fatal). With ProfilerStep windows the order
- *    match is tried from each step's first event and the step that
- *    matches most ops is the iteration compared.
+ * 2. Matching ET ops to Kineto CPU events (replay_match.c): by
+ *    record-function id (ET `rf_id` = Kineto `Record function id`) when
+ *    both traces carry it, else by op order, per thread, by sequence
+ *    alignment within the step that shares most names with the ET.
  * 3. Each matched op that launches a kernel gets the GPU activity its
  *    Kineto event launched (attrib.c), less what its own launching
  *    descendants launched; an op no model prices is priced by that
@@ -27,15 +23,13 @@
  *    the end of the last matched top-level op); per kernel family the
  *    GMAE and the signed mean of predicted/measured − 1 over matched
  *    kernels; and the 20 worst kernels with their shapes.
+ * Several execution traces (one per rank) go to replay_ranks.c.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/trace/trace.h"
-
-#define REPLAY_WINDOW 256
-#define REPLAY_WORST  20
+#include "runtime/trace/replay_int.h"
 
 enum { FAM_GEMM, FAM_EMB, FAM_EW, FAM_COPY, FAM_COLL, FAM_N };
 static const char *const fam_name[FAM_N] = {"GEMM", "embedding", "element-wise",
@@ -58,178 +52,9 @@ static int family_of(dc_kernel_kind k) {
   }
 }
 
-typedef struct replay {
-  const dc_replay_opts *o;
-  dc_et_graph e;
-  dc_graph *g;
-  dc_arena *a;
-  dc_diags *d;
-  /* Kineto */
-  bool have_k;
-  dc_trace t;
-  dc_trace_model m;
-  dc_trace_attrib at;
-  int32_t *match; /* per op: Kineto event, -1 */
-  int32_t n_matched, n_matchable;
-  bool by_rf;
-  int32_t step; /* the step compared, -1: none */
-  /* pricing */
-  dc_device dev;
-  const dc_kmodels *km;
-  double *pred_us; /* per op: its kernel's predicted time, -1 */
-  double *meas_us; /* per op: the GPU time it launched itself, -1 */
-  int32_t n_measured_unpriced;
-  int32_t n_fp32_gemm; /* matched float GEMM ops with a recorded kernel */
-  int32_t n_tf32;      /* those priced as TF32 from their kernels */
-  dc_launch *mlaunch;  /* the unpriced ops' launches, priced as measured */
-  double *mtime_us;    /* [n_measured_unpriced] */
-  dc_profile prof;
-  const char *prof_name;
-} replay;
-
-/* ---- matching ------------------------------------------------------------ */
-
-static bool is_cpu_op(uint8_t k) {
-  return k == DC_TRACE_OP || k == DC_TRACE_ANNOT;
-}
-
-/* The Kineto CPU events (ops and annotations) in time order. */
-static uint32_t *kineto_ops(const dc_trace *t, size_t *n) {
-  uint32_t *v = dc_xmalloc((t->n_ev + 1) * sizeof *v);
-  size_t k = 0;
-  for (size_t i = 0; i < t->n_ev; i++)
-    if (is_cpu_op(t->ev[i].kind)) v[k++] = (uint32_t)i;
-  /* insertion into time order: Kineto writes CPU events nearly sorted */
-  for (size_t i = 1; i < k; i++) {
-    uint32_t x = v[i];
-    size_t j = i;
-    while (j > 0 && (t->ev[v[j - 1]].ts_ns > t->ev[x].ts_ns ||
-                     (t->ev[v[j - 1]].ts_ns == t->ev[x].ts_ns &&
-                      t->ev[v[j - 1]].dur_ns < t->ev[x].dur_ns))) {
-      v[j] = v[j - 1];
-      j--;
-    }
-    v[j] = x;
-  }
-  *n = k;
-  return v;
-}
-
-static const char *ev_name(const replay *r, int32_t ev) {
-  return r->t.names[r->t.ev[ev].name];
-}
-
-/* By record-function id: the ids must be recorded on most ops of both. */
-static int32_t match_by_rf(replay *r) {
-  const dc_trace *t = &r->t;
-  int64_t max_rf = 0;
-  int32_t with = 0;
-  for (size_t i = 0; i < t->n_ev; i++) {
-    const dc_trace_args *a = dc_trace_args_of(t, i);
-    if (a && a->record_function_id > max_rf) max_rf = a->record_function_id;
-  }
-  for (int32_t j = 0; j < r->g->n_ops; j++)
-    with += r->e.ops[j].rf_id > 0;
-  if (max_rf <= 0 || with * 2 < r->g->n_ops || max_rf > INT32_MAX - 1)
-    return -1;
-  int32_t *by = dc_xmalloc(((size_t)max_rf + 1) * sizeof *by);
-  for (int64_t i = 0; i <= max_rf; i++)
-    by[i] = -1;
-  for (size_t i = 0; i < t->n_ev; i++) {
-    const dc_trace_args *a = dc_trace_args_of(t, i);
-    if (a && a->record_function_id > 0 && is_cpu_op(t->ev[i].kind))
-      by[a->record_function_id] = (int32_t)i;
-  }
-  int32_t n = 0;
-  for (int32_t j = 0; j < r->g->n_ops; j++) {
-    int64_t rf = r->e.ops[j].rf_id;
-    r->match[j] = -1;
-    if (rf <= 0 || rf > max_rf || by[rf] < 0) continue;
-    if (strcmp(ev_name(r, by[rf]), r->g->ops[j].name) != 0) continue;
-    r->match[j] = by[rf];
-    n++;
-  }
-  free(by);
-  return n;
-}
-
-/* By op order from Kineto position `from` (see the header). */
-static int32_t match_from(replay *r, const uint32_t *k, size_t n_k, size_t from,
-                          int32_t *out) {
-  size_t p = from;
-  int32_t n = 0;
-  for (int32_t j = 0; j < r->g->n_ops; j++) {
-    out[j] = -1;
-    for (size_t q = p; q < n_k && q < p + REPLAY_WINDOW; q++)
-      if (strcmp(ev_name(r, (int32_t)k[q]), r->g->ops[j].name) == 0) {
-        out[j] = (int32_t)k[q];
-        p = q + 1;
-        n++;
-        break;
-      }
-  }
-  return n;
-}
-
-static void match_ops(replay *r) {
-  int32_t n_ops = r->g->n_ops;
-  r->match = dc_arena_array(r->a, (size_t)n_ops + 1, sizeof *r->match);
-  r->step = -1;
-  int32_t n = match_by_rf(r);
-  if (n > 0) {
-    r->by_rf = true;
-    r->n_matched = n;
-  } else {
-    size_t n_k;
-    uint32_t *k = kineto_ops(&r->t, &n_k);
-    int32_t *try = dc_xmalloc(((size_t)n_ops + 1) * sizeof *try);
-    int32_t best = -1;
-    /* where the iteration may start: each step's first event, else each
-     * event named as the ET's first op (the ET is one of the iterations
-     * the Kineto trace holds) */
-    size_t n_from = 0, cap_from = r->m.n_steps ? r->m.n_steps : 256;
-    size_t *froms = dc_xmalloc((cap_from + 1) * sizeof *froms);
-    if (r->m.n_steps) {
-      for (size_t s = 0; s < r->m.n_steps; s++) {
-        size_t from = 0;
-        while (from < n_k && r->t.ev[k[from]].ts_ns < r->m.steps[s].ts_ns)
-          from++;
-        froms[n_from++] = from;
-      }
-    } else {
-      for (size_t q = 0; q < n_k && n_from < cap_from && n_ops > 0; q++)
-        if (strcmp(ev_name(r, (int32_t)k[q]), r->g->ops[0].name) == 0)
-          froms[n_from++] = q;
-      if (n_from == 0) froms[n_from++] = 0;
-    }
-    for (size_t s = 0; s < n_from; s++) {
-      int32_t got = match_from(r, k, n_k, froms[s], try);
-      if (got > best) {
-        best = got;
-        memcpy(r->match, try, (size_t)n_ops * sizeof *try);
-      }
-    }
-    free(froms);
-    r->n_matched = best > 0 ? best : 0;
-    free(try);
-    free(k);
-  }
-  /* the step the first matched unit falls in */
-  for (int32_t j = 0; j < n_ops && r->m.n_steps; j++)
-    if (r->match[j] >= 0 && dc_op_is_unit(r->g, j)) {
-      int64_t ts = r->t.ev[r->match[j]].ts_ns;
-      for (size_t s = 0; s < r->m.n_steps; s++)
-        if (ts >= r->m.steps[s].ts_ns && ts < r->m.steps[s].end_ns)
-          r->step = (int32_t)s;
-      break;
-    }
-  for (int32_t j = 0; j < n_ops; j++)
-    r->n_matchable++;
-}
-
 /* ---- measured and predicted kernel times --------------------------------- */
 
-static double ktime(void *ctx, const dc_launch *l, int32_t rank) {
+double rp_ktime(void *ctx, const dc_launch *l, int32_t rank) {
   (void)rank;
   replay *r = ctx;
   /* an unpriced op's launch carries its measured time (add_measured) */
@@ -316,7 +141,7 @@ static bool load_profile(replay *r) {
     return dc_profile_load(name, &r->prof, r->a, r->d);
   if (!r->have_k) {
     dc_source *src = dc_arena_alloc(r->a, sizeof *src);
-    src->path = r->o->et_path;
+    src->path = r->et_path;
     src->text = "";
     dc_diag *gd =
         dc_diag_error(r->d, DC_DIAG_BAD_TRACE, (dc_span){src, 0, 0, 0},
@@ -335,22 +160,21 @@ static bool load_profile(replay *r) {
 
 /* ---- the measured iteration ---------------------------------------------- */
 
-typedef struct iter {
-  double e2e_us, active_us, idle_us, cpu_us;
-  bool gpu; /* the window holds GPU activity */
-} iter;
 
 static int cmp_iv(const void *pa, const void *pb) {
   const int64_t *a = pa, *b = pb;
   return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
-static void measure(replay *r, iter *it) {
+void rp_measure(replay *r, iter *it) {
   const dc_trace *t = &r->t;
   const dc_graph *g = r->g;
   int64_t lo = INT64_MAX, hi = INT64_MIN, cpu_end = INT64_MIN;
   for (int32_t j = 0; j < g->n_ops; j++) {
-    if (r->match[j] < 0) continue;
+    /* a record_function scope (a Kineto user_annotation, whether or not
+     * the graph prices it as an op) is not a CPU op: neither its span
+     * nor the GPU work launched directly under it is the ops' */
+    if (r->match[j] < 0 || t->ev[r->match[j]].kind != DC_TRACE_OP) continue;
     const dc_trace_event *e = &t->ev[r->match[j]];
     if (dc_op_is_unit(g, j)) {
       if (e->ts_ns < lo) lo = e->ts_ns;
@@ -367,7 +191,10 @@ static void measure(replay *r, iter *it) {
     lo = r->m.steps[r->step].ts_ns;
     hi = r->m.steps[r->step].end_ns;
   }
+  if (r->lo_override > lo && r->lo_override < hi) lo = r->lo_override;
   memset(it, 0, sizeof *it);
+  r->win_lo = lo;
+  r->win_hi = hi;
   if (lo == INT64_MAX || hi <= lo) return;
   /* the union of GPU activity inside the window */
   size_t n = 0;
@@ -462,7 +289,7 @@ static void put_shapes(const dc_graph *g, const dc_op *o, dc_buf *out) {
   if (o->n_inputs > 4) dc_buf_puts(out, " ...");
 }
 
-static void put_err(dc_buf *out, double pred, double meas) {
+void rp_put_err(dc_buf *out, double pred, double meas) {
   if (meas > 0 && isfinite(pred / meas))
     dc_buf_printf(out, "%+.1f %%", 100.0 * (pred / meas - 1));
   else
@@ -480,7 +307,7 @@ static void report_md(const replay *r, const dc_eval_result *res,
                       const iter *it, dc_buf *out) {
   const dc_graph *g = r->g;
   const dc_eval_rank *pr = &res->ranks[0];
-  dc_buf_printf(out, "# dlrmc replay: %s\n\n", r->o->et_path);
+  dc_buf_printf(out, "# dlrmc replay: %s\n\n", r->et_path);
   dc_buf_printf(out,
                 "- execution trace: schema %s, %lld nodes, %d ops, %d "
                 "kernels priced, %d ops unpriced%s\n",
@@ -526,7 +353,7 @@ static void report_md(const replay *r, const dc_eval_result *res,
     dc_buf_printf(out, "| %s | %.3f | ", names[i], pv[i] / 1000.0);
     if (cmp) {
       dc_buf_printf(out, "%.3f | ", mv[i] / 1000.0);
-      put_err(out, pv[i], mv[i]);
+      rp_put_err(out, pv[i], mv[i]);
     } else {
       dc_buf_puts(out, "- | -");
     }
@@ -570,7 +397,7 @@ static void report_md(const replay *r, const dc_eval_result *res,
                     dc_kernel_kind_name(o->launches[0].k.kind));
       put_shapes(g, o, out);
       dc_buf_printf(out, " | %.1f | %.1f | ", r->pred_us[j], r->meas_us[j]);
-      put_err(out, r->pred_us[j], r->meas_us[j]);
+      rp_put_err(out, r->pred_us[j], r->meas_us[j]);
       dc_buf_puts(out, " |\n");
     }
   }
@@ -614,59 +441,81 @@ static void report_csv(const replay *r, const dc_eval_result *res,
   }
 }
 
-/* ---- the run --------------------------------------------------------------
- */
+/* ---- one rank: its pair loaded, matched and measured ------------------- */
 
-bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a, dc_diags *d) {
+bool rp_rank_match(replay *r) {
+  int32_t n = r->g->n_ops;
+  r->pred_us = dc_arena_array(r->a, (size_t)n + 1, sizeof *r->pred_us);
+  r->meas_us = dc_arena_array(r->a, (size_t)n + 1, sizeof *r->meas_us);
+  for (int32_t j = 0; j < n; j++)
+    r->meas_us[j] = -1;
+  if (!r->k_path) return true;
+  dc_trace_steps_sel sel = {0};
+  if (!dc_trace_model_build(&r->t, &sel, &r->m, r->d)) {
+    dc_trace_free(&r->t);
+    r->k_path = NULL;
+    return false;
+  }
+  dc_trace_attrib_build(&r->m, &r->at);
+  r->have_k = true;
+  rp_match_ops(r);
+  for (int32_t j = 0; j < n; j++)
+    if (r->g->ops[j].n_launches || r->e.ops[j].unpriced)
+      r->meas_us[j] = own_gpu_us(r, j);
+  tf32_from_kernels(r);
+  add_measured(r);
+  return true;
+}
+
+static bool rank_load(replay *r) {
+  if (!dc_et_import(r->et_path, &r->e, r->a, r->d)) return false;
+  r->g = r->e.g;
+  r->pid = -1;
+  if (r->k_path && !dc_trace_load(r->k_path, &r->t, r->a, r->d)) {
+    r->k_path = NULL;
+    return false;
+  }
+  return rp_rank_match(r);
+}
+
+void rp_rank_free(replay *r) {
+  if (!r->have_k) return;
+  dc_trace_attrib_free(&r->at);
+  dc_trace_model_free(&r->m);
+  dc_trace_free(&r->t);
+  r->have_k = false;
+}
+
+bool rp_single(const dc_replay_opts *o, const char *et, const char *k,
+                   dc_buf *out, dc_arena *a, dc_diags *d) {
   replay r = {0};
   r.o = o;
   r.a = a;
   r.d = d;
+  r.et_path = et;
+  r.k_path = k;
   bool ok = false;
   if (!dc_device_lookup(o->gpu, &r.dev, a, d)) return false;
   r.km = dc_kmodels_for(&r.dev);
-  if (!dc_et_import(o->et_path, &r.e, a, d)) return false;
-  r.g = r.e.g;
-  int32_t n = r.g->n_ops;
-  r.pred_us = dc_arena_array(a, (size_t)n + 1, sizeof *r.pred_us);
-  r.meas_us = dc_arena_array(a, (size_t)n + 1, sizeof *r.meas_us);
-  for (int32_t j = 0; j < n; j++)
-    r.meas_us[j] = -1;
-  if (o->kineto_path) {
-    if (!dc_trace_load(o->kineto_path, &r.t, a, d)) return false;
-    dc_trace_steps_sel sel = {0};
-    if (!dc_trace_model_build(&r.t, &sel, &r.m, d)) {
-      dc_trace_free(&r.t);
-      return false;
-    }
-    dc_trace_attrib_build(&r.m, &r.at);
-    r.have_k = true;
-    match_ops(&r);
-    for (int32_t j = 0; j < n; j++)
-      if (r.g->ops[j].n_launches || r.e.ops[j].unpriced)
-        r.meas_us[j] = own_gpu_us(&r, j);
-    tf32_from_kernels(&r);
-    add_measured(&r);
-  }
+  if (!rank_load(&r)) goto done;
   if (!load_profile(&r)) goto done;
+  int32_t n = r.g->n_ops;
   for (int32_t j = 0; j < n; j++)
     r.pred_us[j] =
-        r.g->ops[j].n_launches ? ktime(&r, &r.g->ops[j].launches[0], 0) : -1;
-  dc_eval_opts eo = {&r.prof, ktime, &r, false};
+        r.g->ops[j].n_launches ? rp_ktime(&r, &r.g->ops[j].launches[0], 0) : -1;
+  dc_eval_opts eo = {&r.prof, rp_ktime, &r, false};
   dc_eval_result res;
   if (!dc_eval_graph(r.g, &eo, a, &res, d)) goto done;
   iter it = {0};
-  if (r.have_k) measure(&r, &it);
+  if (r.have_k) rp_measure(&r, &it);
   if (o->csv)
     report_csv(&r, &res, &it, out);
   else
     report_md(&r, &res, &it, out);
   ok = true;
 done:
-  if (r.have_k) {
-    dc_trace_attrib_free(&r.at);
-    dc_trace_model_free(&r.m);
-    dc_trace_free(&r.t);
-  }
+  rp_rank_free(&r);
   return ok;
 }
+
+

@@ -17,8 +17,8 @@
  * complete ("ph": "X") event, one 40-byte record; names and thread ids
  * are interned once. Memory is therefore proportional to the number of
  * events, never to the size of the JSON text (no DOM is ever built).
- * CPU ops recorded with shapes (record_shapes=True) also keep their
- * args — Input Dims, Input type, Input Strides, External id, Record
+ * CPU ops recorded with shapes (record_shapes=True) and annotations
+ * (record_function scopes) also keep their args — Input Dims, Input type, Input Strides, External id, Record
  * function id, Sequence number, Fwd thread id — in side tables the
  * record points into (dc_trace_args, dc_trace_input, dc_trace_shape,
  * one pool of int64 dims, interned type names): proportional to the
@@ -125,6 +125,8 @@ typedef struct dc_trace {
   const char **types; /* interned Input type names */
   size_t n_types, cap_types;
   int64_t n_args_dropped; /* ops whose args did not fit 32-bit indices */
+  /* "distributedInfo": the recording rank and world size, -1: absent */
+  int32_t dist_rank, dist_world;
   /* interning tables (open addressing on indices) */
   uint32_t *name_slots, *thread_slots, *type_slots;
   size_t name_cap, thread_cap, type_cap;
@@ -143,6 +145,11 @@ typedef enum dc_trace_format {
  * `t` is then freed. Strings are allocated in `a`. */
 bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d);
 void dc_trace_free(dc_trace *t);
+/* Which format `path` holds, from its first top-level key that only one
+ * format has (the stream stops there). False with E0801 when the file
+ * cannot be read or is neither. */
+bool dc_trace_classify(const char *path, dc_trace_format *fmt, dc_arena *a,
+                       dc_diags *d);
 
 /* The args of event `ev` (NULL: not a CPU op, or none recorded). */
 static inline const dc_trace_args *dc_trace_args_of(const dc_trace *t,
@@ -398,9 +405,13 @@ void dc_ovh_acc_profile(const dc_ovh_acc *acc, const char *name,
  * first waits, as the evaluator's host sync does, until the GPU work it
  * waited on ended: the op's clock becomes max(clock, that end measured
  * from the op's start), so the wait is modelled, not charged as T4.
- * Both in µs, summed. */
+ * The measured side is corrected as the samples were (`c`: the
+ * profiler's cost per CPU event inside an op or a gap, at most half of
+ * it), so both sides are the host time without the profiler. Both in
+ * µs, summed. */
 void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
-                       double *measured_us, double *predicted_us);
+                       dc_ovh_correction c, double *measured_us,
+                       double *predicted_us);
 
 /* ---- execution traces (et_read.c, et_graph.c, et_map.c) --------------
  *
@@ -427,6 +438,8 @@ typedef struct dc_et_graph {
   int32_t n_unpriced;
   int32_t pg_size;    /* the default process group's size, 1 when none */
   int64_t n_nodes;    /* nodes read */
+  int64_t pid;        /* the recording process (top-level "pid"), -1 */
+  int32_t rank;       /* the rank its collectives record, -1: none */
 } dc_et_graph;
 
 /* Reads the trace at `path` into `out` (everything in `a`). Errors (I/O,
@@ -444,8 +457,11 @@ void dc_et_unpriced_write(const dc_et_graph *e, dc_buf *out);
  * kernels). The report is Markdown, or CSV rows (e2e, gpu_active,
  * gpu_idle, cpu, then one per kernel family). */
 typedef struct dc_replay_opts {
-  const char *et_path;
-  const char *kineto_path; /* NULL: predictions only */
+  /* execution traces and Kineto traces in any order: one ET (with at
+   * most one Kineto trace) is the one-rank replay; several, every rank
+   * together (paired by process, numbered by rank: spec/replay.md) */
+  const char *const *paths;
+  int32_t n_paths;
   const char *gpu;         /* catalog name or path */
   const char *overheads;   /* profile, "self", or NULL: self with a Kineto
                               trace, else paper-v100 */

@@ -1,7 +1,9 @@
 /*
  * fuzz_trace.c — libFuzzer target over the trace readers
  * (runtime/trace/): the input is written to a scratch file (the loader
- * reads paths, through zlib, plain or gzip) and loaded as a Kineto trace;
+ * reads paths, through zlib, plain or gzip), classified (execution trace
+ * or Kineto trace, as `dlrmc replay` sorts its files) and loaded as a
+ * Kineto trace;
  * when it loads, the event tree is built, the profiler correction
  * measured, a profile extracted and written, the self-consistency check
  * run and every stats table written. Any crash, hang, sanitizer report or
@@ -38,6 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dc_arena_init(&a);
   dc_diags d = {0};
   d.max_errors = 50;
+  /* the classifier `dlrmc replay` sorts its files with (a format, or a
+   * diagnostic) */
+  dc_trace_format fmt;
+  (void)dc_trace_classify(scratch, &fmt, &a, &d);
   dc_trace t;
   if (dc_trace_load(scratch, &t, &a, &d)) {
     dc_trace_steps_sel sel = {0};
@@ -54,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       dc_buf out = {0};
       dc_profile_write(&p, &out);
       double meas, pred;
-      dc_ovh_host_check(&m, &p, &meas, &pred);
+      dc_ovh_host_check(&m, &p, c, &meas, &pred);
       finite_or_abort(meas + pred);
       dc_trace_stats_write(&m, true, DC_TRACE_TABLE_ALL, 20, &out);
       dc_buf_free(&out);

@@ -268,8 +268,8 @@ def check_huge_sweep():
 def check_replay_help():
     h = run("help", "replay")
     text = " ".join(h.stdout.split())
-    for want in ("`self` when KINETO.json holds GPU activity",
-                 "paper-v100 with no Kineto trace or one recorded on the "
+    for want in ("`self` when the Kineto traces hold GPU activity",
+                 "paper-v100 with no Kineto trace or ones recorded on the "
                  "CPU only"):
         if want not in text:
             fail("replay's help says: %s" % want, h)
