@@ -127,6 +127,10 @@ int dc_cli_next(const dc_command *cmd, const dc_cli_opt *opts,
                 dc_cli_iter *it, char **val);
 /* -D's value (path=value, split in place) into ov[*n_ov]; 0, or a usage
  * error (2). */
+/* --memory-budget SIZE: sets the study memory budget (compiler.h; a size
+ * as in studies, "8GiB", at least 1 MiB); 0, or the exit status of a
+ * usage error. */
+int dc_cli_memory_budget(const dc_command *cmd, const char *v);
 int dc_cli_define_value(const dc_command *cmd, char *def,
                         struct dc_override *ov, size_t *n_ov);
 

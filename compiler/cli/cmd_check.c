@@ -18,7 +18,9 @@ int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
                       const char **study, dc_override **ov, size_t *n_ov);
 int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
                       const char **study, dc_override **ov, size_t *n_ov) {
-  static const dc_cli_opt opts[] = {{"-D", NULL, true, true}, {0}};
+  static const dc_cli_opt opts[] = {{"-D", NULL, true, true},
+                                    {"--memory-budget", NULL, true, false},
+                                    {0}};
   *study = NULL;
   *ov = dc_xcalloc((size_t)argc + 1, sizeof **ov);
   *n_ov = 0;
@@ -28,6 +30,11 @@ int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
     if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
     if (k == 0) {
       int rc = dc_cli_define_value(cmd, v, *ov, n_ov);
+      if (rc) return rc;
+      continue;
+    }
+    if (k == 1) {
+      int rc = dc_cli_memory_budget(cmd, v);
       if (rc) return rc;
       continue;
     }
@@ -62,7 +69,8 @@ static int cmd_check(int argc, char **argv) {
 }
 
 const dc_command dc_cmd_check_def = {
-    "check", cmd_check, "dlrmc check STUDY.yaml [-D path=value]...",
+    "check", cmd_check, "dlrmc check STUDY.yaml [-D path=value]... "
+                        "[--memory-budget SIZE]",
     "Check a study and print its number of points.",
     "Runs every check of the study front end without evaluating anything:\n"
     "YAML syntax, unknown keys (with 'did you mean'), types, units and\n"
@@ -73,6 +81,10 @@ const dc_command dc_cmd_check_def = {
     "options:\n"
     "  -D path=value   override a key of the study (as Hydra does); a comma\n"
     "                  list (-D training.batch_size=512,1024) sweeps it\n"
+    "  --memory-budget SIZE\n"
+    "                  the memory one point may need (default 1GiB): a\n"
+    "                  point estimated above it is an error (E0208; the\n"
+    "                  estimate is in spec/numbers.md)\n"
     "\n"
     "On success prints 'STUDY: ok, N points'. Exit status: 0 ok, 1 errors\n"
     "in the study, 2 usage errors. The language is in spec/study.md and\n"

@@ -202,6 +202,17 @@ int dc_cli_next(const dc_command *cmd, const dc_cli_opt *opts,
   return DC_CLI_FAIL;
 }
 
+int dc_cli_memory_budget(const dc_command *cmd, const char *v) {
+  int64_t bytes;
+  const char *why = NULL;
+  if (!dc_parse_size(v, true, &bytes, &why) || bytes < ((int64_t)1 << 20))
+    return dc_cli_usage_error(cmd, "--memory-budget wants a size of at least "
+                                   "1MiB (\"8GiB\"), not '%s'%s%s", v,
+                              why ? ": " : "", why ? why : "");
+  dc_study_set_memory_budget(bytes);
+  return 0;
+}
+
 int dc_cli_define_value(const dc_command *cmd, char *def, dc_override *ov,
                         size_t *n_ov) {
   char *eq = strchr(def, '=');

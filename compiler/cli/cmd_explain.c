@@ -23,11 +23,13 @@ static int cmd_explain(int argc, char **argv) {
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
-  enum { O_D, O_POINT, O_RANK, O_OUT };
+  enum { O_D, O_POINT, O_RANK, O_OUT, O_BUDGET };
   static const dc_cli_opt opts[] = {[O_D] = {"-D", NULL, true, true},
                                     [O_POINT] = {"--point", "-p", true},
                                     [O_RANK] = {"--rank", NULL, true},
                                     [O_OUT] = {NULL, "-o", true},
+                                    [O_BUDGET] = {"--memory-budget", NULL,
+                                                  true},
                                     {0}};
   dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
@@ -52,6 +54,9 @@ static int cmd_explain(int argc, char **argv) {
       out_path = v;
     } else if (k == O_D) {
       rc = dc_cli_define_value(cmd, v, ov, &n_ov);
+      if (rc) goto done;
+    } else if (k == O_BUDGET) {
+      rc = dc_cli_memory_budget(cmd, v);
       if (rc) goto done;
     } else if (!study_path) {
       study_path = v;
@@ -143,4 +148,5 @@ const dc_command dc_cmd_explain_def = {
     "  kern       kernels launched; kernel_us their predicted time\n"
     "  gpu_idle   stream idle time right before its kernels: the GPU time\n"
     "             the op's host side (or a dependency) left unused\n"
-    "followed by the point's metrics.\n"};
+    "followed by the point's metrics. --memory-budget SIZE raises the\n"
+    "memory one point may need (default 1GiB; spec/numbers.md).\n"};

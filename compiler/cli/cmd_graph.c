@@ -32,7 +32,7 @@ static int parse_args(int argc, char **argv, graph_args *a) {
   memset(a, 0, sizeof *a);
   a->format = DC_GRAPH_TEXT;
   a->ov = dc_xcalloc((size_t)argc + 1, sizeof *a->ov);
-  enum { O_D, O_POINT, O_FORMAT, O_OUT, O_RANK, O_FROM_ET };
+  enum { O_D, O_POINT, O_FORMAT, O_OUT, O_RANK, O_FROM_ET, O_BUDGET };
   static const dc_cli_opt opts[] = {
       [O_D] = {"-D", NULL, true, true},
       [O_POINT] = {"--point", NULL, true},
@@ -40,6 +40,7 @@ static int parse_args(int argc, char **argv, graph_args *a) {
       [O_OUT] = {NULL, "-o", true},
       [O_RANK] = {"--rank", NULL, true},
       [O_FROM_ET] = {"--from-et", NULL, true},
+      [O_BUDGET] = {"--memory-budget", NULL, true},
       {0}};
   dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
@@ -68,6 +69,11 @@ static int parse_args(int argc, char **argv, graph_args *a) {
                                        "or text", v);
       break;
     case O_FROM_ET: a->from_et = v; break;
+    case O_BUDGET: {
+      int rc = dc_cli_memory_budget(cmd, v);
+      if (rc) return rc;
+      break;
+    }
     case O_OUT: a->out = v; break;
     default:
       if (a->study) return dc_cli_usage_error(cmd, "more than one study file");
@@ -179,6 +185,8 @@ const dc_command dc_cmd_graph_def = {
     "  --rank R       text and dot: only rank R (default: every rank)\n"
     "  -o FILE        write FILE (atomically) instead of stdout\n"
     "  -D path=value  override a study key\n"
+    "  --memory-budget SIZE\n"
+    "                 the memory one point may need (default 1GiB)\n"
     "  --from-et RUN.et.json\n"
     "                 instead of a study: the graph of a recorded PyTorch\n"
     "                 execution trace (plain or gzip; spec/replay.md), ops\n"

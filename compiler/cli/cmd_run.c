@@ -162,7 +162,7 @@ static int cmd_run(int argc, char **argv) {
   size_t n_ov = 0;
   int rc = DC_EXIT_USAGE;
   enum { O_D, O_OUT, O_FORMAT, O_JOBS, O_SHARD, O_PER_RANK, O_PER_SHARD,
-         O_DIGITS, O_TIMELINE };
+         O_DIGITS, O_TIMELINE, O_BUDGET };
   static const dc_cli_opt opts[] = {
       [O_D] = {"-D", NULL, true, true},
       [O_OUT] = {"--output", "-o", true},
@@ -173,6 +173,7 @@ static int cmd_run(int argc, char **argv) {
       [O_PER_SHARD] = {"--per-shard", NULL, false},
       [O_DIGITS] = {"--digits", NULL, true},
       [O_TIMELINE] = {"--timeline", NULL, true},
+      [O_BUDGET] = {"--memory-budget", NULL, true},
       {0}};
   /* the report's command line, taken before -D's parsing splits its
    * path=value in place */
@@ -184,6 +185,10 @@ static int cmd_run(int argc, char **argv) {
     switch (k) {
     case DC_CLI_FAIL: rc = DC_EXIT_USAGE; goto done;
     case O_OUT: out_path = val; break;
+    case O_BUDGET:
+      rc = dc_cli_memory_budget(cmd, val);
+      if (rc) goto done;
+      break;
     case O_FORMAT: format = val; break;
     case O_JOBS:
       if (!dc_cli_parse_int(val, 1, 256, &jobs)) {
@@ -404,6 +409,9 @@ const dc_command dc_cmd_run_def = {
     "                     contained page: charts and the table, as `dlrmc\n"
     "                     report` draws it; spec/report.md); inferred from\n"
     "                     OUT's extension (.md, .jsonl, .html) when not given\n"
+    "  --memory-budget SIZE\n"
+    "                     the memory one point may need (default 1GiB; E0208\n"
+    "                     above it, estimated before anything is built)\n"
     "  -D path=value      override any key of the study; a comma list sweeps\n"
     "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
     "                     byte-identical for any N\n"

@@ -10,37 +10,6 @@
 
 #include "compiler/support/support.h"
 
-/* UTF-8: the length of the well-formed sequence at s (0 when it is not
- * one), and the largest n' <= n that does not split a sequence. The
- * lowest layer that needs them is the buffer's escaping writers. */
-size_t dc_utf8_floor(const char *s, size_t n) {
-  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-  return n;
-}
-
-size_t dc_utf8_len(const unsigned char *s, size_t n) {
-  size_t len;
-  if (n == 0) return 0;
-  if (s[0] < 0x80) return 1;
-  if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2)
-    len = 2;
-  else if ((s[0] & 0xF0) == 0xE0)
-    len = 3;
-  else if ((s[0] & 0xF8) == 0xF0 && s[0] <= 0xF4)
-    len = 4;
-  else
-    return 0;
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  /* overlong three- and four-byte forms, UTF-16 surrogates, past U+10FFFF */
-  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0;
-  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0;
-  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;
-  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0;
-  return len;
-}
-
 static void buf_reserve(dc_buf *b, size_t extra) {
   size_t need = b->len + extra + 1;
   if (need <= b->cap) return;
@@ -88,6 +57,36 @@ void dc_buf_printf(dc_buf *b, const char *fmt, ...) {
   va_start(ap, fmt);
   dc_buf_vprintf(b, fmt, ap);
   va_end(ap);
+}
+
+/* UTF-8 (support.h): where text can be cut, and which bytes start a valid
+ * sequence. */
+size_t dc_utf8_floor(const char *s, size_t n) {
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  return n;
+}
+
+size_t dc_utf8_len(const unsigned char *s, size_t n) {
+  size_t len;
+  if (n == 0) return 0;
+  if (s[0] < 0x80) return 1;
+  if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2)
+    len = 2;
+  else if ((s[0] & 0xF0) == 0xE0)
+    len = 3;
+  else if ((s[0] & 0xF8) == 0xF0 && s[0] <= 0xF4)
+    len = 4;
+  else
+    return 0;
+  if (len > n) return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  /* overlong three- and four-byte forms, UTF-16 surrogates, past U+10FFFF */
+  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0;
+  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0;
+  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;
+  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0;
+  return len;
 }
 
 bool dc_printable(const char *s, size_t n) {
