@@ -118,6 +118,7 @@ static double emb_l2_rows(const dc_device *dev, int64_t batch, int32_t dim,
   double blocks = dev->sms * rows_per_block;
   double resident = blocks <= (double)batch ? 1 : ceil(blocks / (double)batch);
   if (resident < 1) resident = 1;
+  if (!(row_bytes > 0)) return HUGE_VAL; /* rows of no bytes: all stay */
   return floor((double)dev->l2_bytes / (resident * row_bytes));
 }
 
