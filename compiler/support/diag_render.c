@@ -95,20 +95,26 @@ void dc_diag_render_one(const dc_diag *g, dc_buf *out, bool color) {
     int w = snprintf(num, sizeof num, "%d", sp->line);
     if (w < 4) w = 4;
     size_t from = sp->col > 0 ? (size_t)sp->col - 1 : 0;
+    size_t base = sp->src->echo_col0;
+    from = from > base ? from - base : 0;
     size_t to = from + (size_t)(sp->len > 0 ? sp->len : 1);
     if (to > len && from < len) to = len;
     dc_buf text = {0}, pad = {0};
-    bool cut_end = false;
+    bool cut_end = sp->src->echo_cut;
+    if (base > 0) { /* a window the reader kept */
+      dc_buf_puts(&text, "...");
+      dc_buf_puts(&pad, "   ");
+    }
     if (len > MAX_ECHO) { /* a window round the caret, "..." at the cuts */
       size_t a = from > ECHO_BEFORE ? dc_utf8_floor(line, from - ECHO_BEFORE)
                                     : 0;
       if (a > len) a = dc_utf8_floor(line, len - 1);
       size_t b = a + MAX_ECHO < len ? dc_utf8_floor(line, a + MAX_ECHO) : len;
-      if (a > 0) {
+      if (a > 0 && base == 0) {
         dc_buf_puts(&text, "...");
         dc_buf_puts(&pad, "   ");
       }
-      cut_end = b < len;
+      cut_end = cut_end || b < len;
       line += a, len = b - a;
       from = from > a ? from - a : 0;
       to = to > a ? to - a : 0;

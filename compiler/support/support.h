@@ -102,6 +102,12 @@ typedef struct dc_source {
   size_t len;
   size_t *line_starts; /* offsets of each line's first byte */
   size_t n_lines;
+  /* A window of a long line (readers that stream their input keep only
+   * a piece of it): the echoed text starts at 0-based column echo_col0
+   * of its line, and echo_cut says the line goes on past it. 0 / false:
+   * the text holds whole lines. */
+  size_t echo_col0;
+  bool echo_cut;
 } dc_source;
 
 /* A 1-based position and a length in bytes (len 0: a point). line == 0

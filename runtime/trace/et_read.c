@@ -337,7 +337,8 @@ static int on_value(read_ctx *c, char t, const char *s, size_t n, bool opens) {
       }
       dc_arena_reset(&c->scratch);
       c->n_values = 0;
-      c->node_line = (int32_t)(c->in.line_before + 1);
+      int64_t line = dc_json_line_here(&c->in);
+      c->node_line = (int32_t)(line < INT32_MAX ? line : INT32_MAX);
     }
     jv *v = dom_add(c, t, s, n);
     if (!v) return 0;

@@ -4,8 +4,9 @@
  * yajl's SAX parser, so no reader ever holds the text; and the E0801
  * diagnostics with the file's line:col. Lines are counted chunk by chunk
  * (advance_lines) so that an error deep in a 200 MB file costs nothing
- * until it happens; the offending line is echoed under the message when
- * it is short and lies in the chunk at hand.
+ * until it happens; the offending line, or a window of it round the
+ * offending byte when it is long (a one-line JSON file), is echoed under
+ * the message when that byte lies in the chunk at hand.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/trace/jsonio.h"
@@ -19,25 +20,36 @@
 
 #define CHUNK_BYTES     (256u * 1024u)
 #define ECHO_MAX_LINE   400
+#define ECHO_BEFORE     120
 #define ECHO_MAX_LINENO (1 << 20)
 
 /* The source a diagnostic points into: the path, and when the offending
- * line is short and inside the current chunk, that line (so the renderer
- * echoes it under the message with a caret). */
+ * byte `off` lies in the current chunk, its line from `line_start` (the
+ * renderer echoes it under the message with a caret) — a line longer
+ * than ECHO_MAX_LINE, or one that began in an earlier chunk, as a window
+ * from ECHO_BEFORE bytes before `off` (echo_col0: the window's first
+ * column, `col0_at_start` being the column of line_start). */
 static const dc_source *error_source(dc_json_in *in, int64_t line,
-                                     size_t line_start, bool have_line) {
+                                     size_t line_start, int64_t col0_at_start,
+                                     size_t off, bool have_line) {
   dc_source *s = dc_arena_alloc(in->a, sizeof *s);
   s->path = in->path;
   s->text = "";
   if (!have_line || line < 1 || line > ECHO_MAX_LINENO) return s;
-  size_t end = line_start;
-  while (end < in->chunk_len && in->chunk[end] != '\n' &&
-         end - line_start <= ECHO_MAX_LINE)
+  const char *chunk = (const char *)in->chunk;
+  size_t a = line_start;
+  if (off > a + ECHO_BEFORE) a = dc_utf8_floor(chunk, off - ECHO_BEFORE);
+  if (a < line_start) a = line_start;
+  size_t end = a;
+  while (end < in->chunk_len && chunk[end] != '\n' &&
+         end - a < ECHO_MAX_LINE)
     end++;
-  if (end - line_start > ECHO_MAX_LINE) return s;
-  s->text = dc_arena_strndup(in->a, (const char *)in->chunk + line_start,
-                             end - line_start);
-  s->len = end - line_start;
+  if (end - a >= ECHO_MAX_LINE && end < in->chunk_len)
+    end = dc_utf8_floor(chunk, end);
+  s->echo_col0 = (size_t)col0_at_start + (a - line_start);
+  s->echo_cut = end < in->chunk_len && chunk[end] != '\n';
+  s->text = dc_arena_strndup(in->a, chunk + a, end - a);
+  s->len = end - a;
   /* Every line before `line` maps to an empty prefix: only `line` is ever
    * asked for. */
   s->line_starts = dc_arena_array(in->a, (size_t)line, sizeof(size_t));
@@ -51,18 +63,16 @@ static void verror_at(dc_json_in *in, size_t off, const char *fmt, va_list ap) {
   if (off > in->chunk_len) off = in->chunk_len;
   int64_t line = in->line_before + 1;
   size_t line_start = 0;
-  bool in_chunk = in->line_before == 0 || in->chunk_off == 0;
   int64_t col_base = in->chunk_off - in->last_nl_before;
   for (size_t i = 0; i < off; i++)
     if (in->chunk && in->chunk[i] == '\n') {
       line++;
       line_start = i + 1;
-      in_chunk = true;
       col_base = 0;
     }
-  if (in->chunk_off == 0) in_chunk = true;
   int64_t col = col_base + (int64_t)(off - line_start) + 1;
-  dc_span sp = {error_source(in, line, line_start, in_chunk && in->chunk),
+  dc_span sp = {error_source(in, line, line_start, col_base, off,
+                             in->chunk != NULL),
                 (int32_t)(line > INT32_MAX ? INT32_MAX : line),
                 (int32_t)(col > INT32_MAX ? INT32_MAX : col), 1};
   dc_buf b = {0};
@@ -118,16 +128,30 @@ bool dc_json_int(const char *s, size_t n, int64_t *out) {
   long long v = strtoll(buf, &end, 10);
   if (errno || *end != '\0') {
     double dv = strtod(buf, &end); /* "7.0" */
-    if (*end != '\0' || !isfinite(dv) || dv != floor(dv) || fabs(dv) > 9e18)
+    int64_t iv;
+    if (*end != '\0' || dv != floor(dv) || !dc_f64_to_i64(dv, &iv))
       return false;
-    v = (long long)dv;
+    v = iv;
   }
   *out = v;
   return true;
 }
 
+int64_t dc_json_line_here(dc_json_in *in) {
+  size_t off = in->h ? yajl_get_bytes_consumed(in->h) : 0;
+  size_t tok = in->tok_len ? in->tok_len : 1;
+  off = off >= tok ? off - tok : 0;
+  if (off > in->chunk_len) off = in->chunk_len;
+  if (off < in->scan_off) in->scan_off = 0, in->scan_lines = 0;
+  for (size_t i = in->scan_off; in->chunk && i < off; i++)
+    if (in->chunk[i] == '\n') in->scan_lines++;
+  in->scan_off = off;
+  return in->line_before + in->scan_lines + 1;
+}
+
 /* Counts the newlines of the chunk just parsed into the position state. */
 static void advance_lines(dc_json_in *in) {
+  in->scan_off = 0, in->scan_lines = 0;
   const unsigned char *p = in->chunk, *end = in->chunk + in->chunk_len;
   while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
     in->line_before++;

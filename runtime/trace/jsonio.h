@@ -32,6 +32,8 @@ typedef struct dc_json_in {
   const unsigned char *chunk;
   size_t chunk_len;
   int64_t chunk_off, line_before, last_nl_before;
+  size_t scan_off;    /* dc_json_line_here's cursor in the chunk ... */
+  int64_t scan_lines; /* ... and the newlines of the chunk before it */
   int64_t total;  /* bytes decompressed so far */
   bool failed;    /* a diagnostic has been emitted */
   size_t tok_len; /* bytes of the scalar token being handled (callbacks
@@ -60,6 +62,11 @@ void dc_json_error_here(dc_json_in *in, const char *fmt, ...)
 /* An error about the whole file (no position). */
 void dc_json_error_file(dc_json_in *in, const char *help, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The 1-based line of the token yajl has just read (the newlines before
+ * it are counted from the previous call's place: calls in file order cost
+ * the chunk's length in all). */
+int64_t dc_json_line_here(dc_json_in *in);
 
 /* A JSON number token as an int64: integers, or a float with no fraction
  * ("7.0"); false otherwise. */
