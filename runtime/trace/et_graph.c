@@ -245,12 +245,30 @@ static void gather(const bctx *c, int32_t ni, int32_t skip, nlist *l,
   }
 }
 
-static const et_node *sort_nodes; /* qsort has no context argument */
-
-static int cmp_id(const void *pa, const void *pb) {
-  int64_t a = sort_nodes[*(const int32_t *)pa].id;
-  int64_t b = sort_nodes[*(const int32_t *)pb].id;
-  return a < b ? -1 : a > b;
+/* Sorts node indices v[0..n) by node id: a bottom-up merge sort,
+ * O(n log n) whatever the input order (a trace's ids may come in any
+ * order, descending included), with no global state (qsort has no
+ * context argument, and replays import ranks on several threads). */
+static void sort_by_id(int32_t *v, size_t n, const et_node *nodes) {
+  if (n < 2) return;
+  int32_t *tmp = dc_xmalloc(n * sizeof *tmp), *src = v, *dst = tmp;
+  for (size_t w = 1; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n;
+      size_t hi = mid + w < n ? mid + w : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = nodes[src[j]].id < nodes[src[i]].id ? src[j++] : src[i++];
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    int32_t *t = src;
+    src = dst, dst = t;
+  }
+  if (src != v) memcpy(v, src, n * sizeof *v);
+  free(tmp);
 }
 
 /* Emits ni's children (but `skip`) in id order: across threads and
@@ -259,8 +277,7 @@ static void emit_kids(bctx *c, int32_t ni, int32_t parent, int depth,
                       int32_t skip) {
   nlist l = {0};
   gather(c, ni, skip, &l, depth);
-  sort_nodes = c->f->nodes;
-  if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+  sort_by_id(l.v, (size_t)l.n, c->f->nodes);
   for (int32_t i = 0; i < l.n; i++)
     emit(c, l.v[i], parent, depth + 1);
   free(l.v);
@@ -590,6 +607,62 @@ static void build_kernels(bctx *c, dc_et_graph *out) {
 /* ---- the graph ------------------------------------------------------------
  */
 
+/* Every node must hang below a root (a node with no known parent or its
+ * own): a node whose parent chain loops (a ↔ b, a process node whose
+ * parent is its own thread) would never be emitted, and its ops would
+ * vanish without a word. The nodes reached from the roots are marked;
+ * the first unmarked one in id order leads, by its parents, into the
+ * loop, which the diagnostic spells out. */
+static bool check_cycles(bctx *c, const int32_t *roots, int32_t n_roots,
+                         const int32_t *order) {
+  size_t nn = (size_t)c->f->n_nodes;
+  uint8_t *seen = dc_xcalloc(nn + 1, 1);
+  int32_t *stack = dc_xmalloc((nn + 1) * sizeof *stack);
+  size_t sp = 0, reached = 0;
+  for (int32_t r = 0; r < n_roots; r++) {
+    stack[sp++] = roots[r];
+    seen[roots[r]] = 1;
+  }
+  while (sp > 0) {
+    int32_t i = stack[--sp];
+    reached++;
+    for (int32_t k = c->kid[i]; k >= 0; k = c->sib[k])
+      if (!seen[k]) seen[k] = 1, stack[sp++] = k;
+  }
+  bool ok = reached == nn;
+  if (!ok) {
+    int32_t i = -1;
+    for (size_t r = 0; r < nn && i < 0; r++)
+      if (!seen[order[r]]) i = order[r];
+    /* walk up until a node repeats (2: on this walk): the loop's start */
+    while (seen[i] != 2) {
+      seen[i] = 2;
+      i = imap_get(&c->byid, c->f->nodes[i].parent);
+    }
+    dc_buf loop = {0};
+    int32_t j = i, len = 0;
+    do {
+      if (len < 6)
+        dc_buf_printf(&loop, "%lld (line %d) -> ",
+                      (long long)c->f->nodes[j].id, (int)c->f->nodes[j].line);
+      len++;
+      j = imap_get(&c->byid, c->f->nodes[j].parent);
+    } while (j != i);
+    dc_buf_printf(&loop, len > 6 ? "... -> %lld" : "%lld",
+                  (long long)c->f->nodes[i].id);
+    dc_source *src = dc_arena_alloc(c->a, sizeof *src);
+    src->path = c->f->path;
+    src->text = "";
+    dc_diag_error(c->d, DC_DIAG_BAD_TRACE, (dc_span){src, 0, 0, 0},
+                  "%zu nodes are not below a root: parent ids loop: %s",
+                  nn - reached, loop.data);
+    dc_buf_free(&loop);
+  }
+  free(seen);
+  free(stack);
+  return ok;
+}
+
 bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   memset(out, 0, sizeof *out);
   bctx c = {.f = f, .a = a, .d = d, .cpu_only = !f->any_cuda, .pg_size = 0};
@@ -612,16 +685,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
     }
     imap_put(&c.byid, f->nodes[i].id, (int32_t)i);
   }
-  /* nodes in id order (a counting sort would need dense ids) */
-  for (size_t i = 1; i < nn; i++) { /* insertion sort, nearly sorted input */
-    int32_t x = order[i];
-    size_t k = i;
-    while (k > 0 && f->nodes[order[k - 1]].id > f->nodes[x].id) {
-      order[k] = order[k - 1];
-      k--;
-    }
-    order[k] = x;
-  }
+  sort_by_id(order, nn, f->nodes); /* nodes in id order */
   c.main_tid = INT64_MAX;
   for (size_t i = 0; i < nn; i++) {
     const et_node *n = &f->nodes[i];
@@ -646,6 +710,10 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
       c.sib[last[p]] = i;
     last[p] = i;
   }
+  if (!check_cycles(&c, roots, n_roots, order)) {
+    free(roots);
+    goto done;
+  }
   find_transposes(&c, f, order);
   { /* the roots' ops (through the process and thread nodes) by id */
     nlist l = {0};
@@ -660,8 +728,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
       }
       l.v[l.n++] = roots[r];
     }
-    sort_nodes = f->nodes;
-    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_id);
+    sort_by_id(l.v, (size_t)l.n, f->nodes);
     for (int32_t i = 0; i < l.n; i++)
       emit(&c, l.v[i], -1, 0);
     free(l.v);
