@@ -1,7 +1,7 @@
 /*
  * jsonio.c — the streaming JSON input of the trace readers (jsonio.h):
- * zlib's gzread (plain files read as they are) in 256 KiB chunks into
- * yajl's SAX parser, so no reader ever holds the text; and the E0801
+ * the file, plain or gzip (inflated here, trailing data refused), in
+ * 256 KiB chunks into yajl's SAX parser, so no reader ever holds the text; and the E0801
  * diagnostics with the file's line:col. Lines are counted chunk by chunk
  * (advance_lines) so that an error deep in a 200 MB file costs nothing
  * until it happens; the offending line, or a window of it round the
@@ -174,6 +174,90 @@ static void report_yajl(dc_json_in *in, size_t off) {
   yajl_free_error(in->h, msg);
 }
 
+/* ---- the byte source: a plain file, or gzip inflated here -------------
+ * zlib's gzread would do both, but it ignores whatever follows the last
+ * gzip member, and a trace with garbage after its stream must be refused
+ * as plain JSON with trailing garbage is. So the file is read raw and a
+ * gzip file (magic 1f 8b) inflated member by member: after each member's
+ * end, the next bytes must be another member or nothing. */
+typedef struct zsrc {
+  FILE *f;
+  bool gz, member_done;
+  z_stream z;
+  unsigned char *raw;
+  int64_t raw_used; /* compressed bytes consumed by finished members */
+} zsrc;
+
+typedef enum zstat { Z_SRC_DATA, Z_SRC_END, Z_SRC_ERROR } zstat;
+
+/* Makes at least `want` (≤ 2) raw bytes available when the file has
+ * them, keeping those not yet consumed; false when none is left (the end
+ * of the file, or an error: ferror). */
+static bool zsrc_fill(zsrc *s, uInt want) {
+  if (s->z.avail_in >= want) return true;
+  if (s->z.avail_in > 0) memmove(s->raw, s->z.next_in, s->z.avail_in);
+  s->z.next_in = s->raw;
+  s->z.avail_in += (uInt)fread(s->raw + s->z.avail_in, 1,
+                               CHUNK_BYTES - s->z.avail_in, s->f);
+  return s->z.avail_in > 0;
+}
+
+/* The next bytes of text into buf (at most CHUNK_BYTES): *n > 0 with
+ * Z_SRC_DATA, Z_SRC_END at the end, Z_SRC_ERROR with *why (static text
+ * or zlib's message) and *garbage_at (the offset of trailing bytes, or
+ * -1). */
+static zstat zsrc_read(zsrc *s, unsigned char *buf, size_t *n,
+                       const char **why, int64_t *garbage_at) {
+  *n = 0, *garbage_at = -1;
+  if (!s->gz) { /* the bytes read to sniff the magic, then the file */
+    size_t k = s->z.avail_in;
+    if (k) memcpy(buf, s->z.next_in, k);
+    s->z.avail_in = 0;
+    *n = k + fread(buf + k, 1, CHUNK_BYTES - k, s->f);
+    if (*n > 0) return Z_SRC_DATA;
+    if (ferror(s->f)) {
+      *why = NULL; /* errno */
+      return Z_SRC_ERROR;
+    }
+    return Z_SRC_END;
+  }
+  s->z.next_out = buf;
+  s->z.avail_out = CHUNK_BYTES;
+  while (s->z.avail_out > 0) {
+    if (s->member_done) {
+      /* after a member: another one (1f 8b), or the end of the file */
+      if (!zsrc_fill(s, 2)) break;
+      if (s->z.avail_in < 2 || s->z.next_in[0] != 0x1f ||
+          s->z.next_in[1] != 0x8b) {
+        *garbage_at = s->raw_used;
+        *why = "trailing data after the gzip stream";
+        return Z_SRC_ERROR;
+      }
+      inflateReset(&s->z);
+      s->member_done = false;
+    }
+    if (!zsrc_fill(s, 1)) {
+      *n = CHUNK_BYTES - s->z.avail_out;
+      *why = ferror(s->f) ? NULL : "unexpected end of file";
+      return Z_SRC_ERROR;
+    }
+    uInt before = s->z.avail_in;
+    int zr = inflate(&s->z, Z_NO_FLUSH);
+    s->raw_used += before - s->z.avail_in;
+    if (zr == Z_STREAM_END) {
+      s->member_done = true;
+      continue;
+    }
+    if (zr != Z_OK && zr != Z_BUF_ERROR) {
+      *n = CHUNK_BYTES - s->z.avail_out;
+      *why = s->z.msg ? s->z.msg : "invalid data";
+      return Z_SRC_ERROR;
+    }
+  }
+  *n = CHUNK_BYTES - s->z.avail_out;
+  return *n > 0 ? Z_SRC_DATA : Z_SRC_END;
+}
+
 dc_json_status dc_json_stream(dc_json_in *in, const char *path,
                               const yajl_callbacks *cb, void *ctx, dc_arena *a,
                               dc_diags *d) {
@@ -183,9 +267,11 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
   in->d = d;
   dc_json_status st = DC_JSON_FAILED;
   unsigned char *buf = NULL;
+  zsrc zs;
+  memset(&zs, 0, sizeof zs);
   errno = 0;
-  gzFile g = gzopen(path, "rb");
-  if (!g) {
+  zs.f = fopen(path, "rb");
+  if (!zs.f) {
     dc_source *src = dc_arena_alloc(a, sizeof *src);
     src->path = in->path;
     src->text = "";
@@ -194,40 +280,66 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
     in->failed = true;
     return DC_JSON_FAILED;
   }
-  gzbuffer(g, CHUNK_BYTES);
+  zs.raw = dc_xmalloc(CHUNK_BYTES);
+  {
+    int c0 = getc(zs.f), c1 = c0 == EOF ? EOF : getc(zs.f);
+    zs.gz = c0 == 0x1f && c1 == 0x8b;
+    /* put the two bytes back as the start of the raw buffer */
+    size_t k = 0;
+    if (c0 != EOF) zs.raw[k++] = (unsigned char)c0;
+    if (c1 != EOF) zs.raw[k++] = (unsigned char)c1;
+    zs.z.next_in = zs.raw;
+    zs.z.avail_in = (uInt)k;
+    if (zs.gz && inflateInit2(&zs.z, 16 + MAX_WBITS) != Z_OK)
+      dc_fatal(__FILE__, __LINE__, "zlib: inflateInit2 failed");
+  }
   in->h = yajl_alloc(cb, NULL, ctx);
   buf = dc_xmalloc(CHUNK_BYTES);
   bool stopped = false;
   for (;;) {
-    int n = gzread(g, buf, CHUNK_BYTES);
-    int zerr;
-    const char *zmsg = gzerror(g, &zerr);
-    if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-      if (zerr == Z_ERRNO) {
-        dc_source *src = dc_arena_alloc(a, sizeof *src);
-        src->path = in->path;
-        src->text = "";
-        dc_diag_error(d, DC_DIAG_IO, (dc_span){src, 0, 0, 0}, "cannot read: %s",
-                      strerror(errno));
-        in->failed = true;
-      } else {
-        /* zlib prefixes the message with the path: drop it. */
-        const char *z = strstr(zmsg, ": ");
-        z = z && strncmp(zmsg, path, (size_t)(z - zmsg)) == 0 ? z + 2 : zmsg;
-        char help[120];
-        snprintf(help, sizeof help,
-                 "%lld bytes decompressed before the error; was the file "
-                 "cut off while copying?",
-                 (long long)in->total);
-        dc_json_error_file(in, help, "corrupt or truncated gzip data: %s", z);
-      }
+    size_t n;
+    const char *why = NULL;
+    int64_t garbage_at;
+    errno = 0;
+    zstat zst = zsrc_read(&zs, buf, &n, &why, &garbage_at);
+    if (zst == Z_SRC_ERROR && !why) {
+      dc_source *src = dc_arena_alloc(a, sizeof *src);
+      src->path = in->path;
+      src->text = "";
+      dc_diag_error(d, DC_DIAG_IO, (dc_span){src, 0, 0, 0}, "cannot read: %s",
+                    strerror(errno ? errno : EIO));
+      in->failed = true;
       goto done;
     }
-    if (n == 0) break;
-    in->total += n;
-    in->chunk = buf;
-    in->chunk_len = (size_t)n;
-    yajl_status ys = yajl_parse(in->h, buf, (size_t)n);
+    if (zst == Z_SRC_ERROR && garbage_at >= 0) {
+      dc_json_error_file(in, "a gzip file must hold gzip data only (the "
+                         "stream, or several, back to back)",
+                         "%s, at byte %lld of the compressed file", why,
+                         (long long)garbage_at);
+      goto done;
+    }
+    if (zst == Z_SRC_ERROR) {
+      char help[160];
+      snprintf(help, sizeof help,
+               "%lld bytes decompressed from %lld compressed before the "
+               "error; was the file cut off while copying?",
+               (long long)(in->total + (int64_t)n), (long long)zs.raw_used);
+      dc_json_error_file(in, help, "corrupt or truncated gzip data: %s", why);
+      goto done;
+    }
+    if (zst == Z_SRC_END) break;
+    unsigned char *text = buf;
+    if (in->total == 0 && n >= 3 && buf[0] == 0xEF && buf[1] == 0xBB &&
+        buf[2] == 0xBF) {
+      /* a UTF-8 byte-order mark: not JSON (RFC 8259 §8.1 lets a parser
+       * ignore it); the text and its columns start after it */
+      text += 3, n -= 3;
+      in->total += 3;
+    }
+    in->total += (int64_t)n;
+    in->chunk = text;
+    in->chunk_len = n;
+    yajl_status ys = yajl_parse(in->h, text, n);
     if (ys == yajl_status_client_canceled) {
       if (in->failed) goto done;
       stopped = true;
@@ -264,7 +376,9 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
 done:
   if (in->h) yajl_free(in->h);
   in->h = NULL;
-  gzclose(g);
+  if (zs.gz) inflateEnd(&zs.z);
+  fclose(zs.f);
+  free(zs.raw);
   free(buf);
   return st;
 }

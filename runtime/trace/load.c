@@ -2,8 +2,8 @@
  * load.c — reads a PyTorch profiler (Kineto) Chrome-trace JSON file,
  * plain or gzip, into compact event records.
  *
- * The JSON goes through yajl's SAX parser in 256 KiB chunks read by zlib's
- * gzread (which reads plain files as they are; jsonio.c, shared with the
+ * The JSON goes through yajl's SAX parser in 256 KiB chunks, inflated
+ * by zlib when the file is gzip (jsonio.c, shared with the
  * execution-trace reader), so memory never holds the text or a DOM: for each element of "traceEvents" we keep only ph, cat,
  * name, pid, tid, ts, dur and args.correlation, and store a 40-byte record
  * for complete events ("ph": "X") of a category we analyse. CPU ops also
