@@ -88,7 +88,7 @@ void dc_diag_render_one(const dc_diag *g, dc_buf *out, bool color) {
   dc_buf_printf(out, "%s%s:%s%s %s [%s]%s\n", c_sev, sev, c_off, c_bold,
                 g->message, dc_diag_code_id(g->code), c_off);
 
-  if (sp->src && sp->line > 0) {
+  if (sp->src && sp->line > 0 && (size_t)sp->line <= sp->src->n_lines) {
     size_t len;
     const char *line = dc_source_line(sp->src, sp->line, &len);
     char num[16];

@@ -156,7 +156,7 @@ static int32_t group_size(const et_node *n) {
     const char *p = strstr(n->in[i].s, "\"group_size\":");
     if (!p) continue;
     long v = strtol(p + 13, NULL, 10);
-    if (v > 0 && v < INT32_MAX) return (int32_t)v;
+    if (v > 0 && v <= ET_MAX_RANKS) return (int32_t)v;
   }
   return 0;
 }
@@ -556,18 +556,70 @@ static void build_tensors(bctx *c, dc_graph *g) {
 
 /* ---- kernels ------------------------------------------------------------- */
 
+/* Adds a tensor's bytes to *sum, and checks its shape's elements; false
+ * past ET_MAX_OP_BYTES. */
+static bool tensor_bytes(const et_val *v, int64_t *sum) {
+  if (v->kind != ET_TENSOR) return true;
+  int64_t b, elems = 1;
+  for (int32_t d = 0; d < v->ndim; d++)
+    if (!dc_mul_i64(elems, v->shape[d], &elems) || elems > ET_MAX_OP_BYTES)
+      return false;
+  return dc_mul_i64(v->numel, v->esize, &b) && dc_add_i64(*sum, b, sum) &&
+         *sum <= ET_MAX_OP_BYTES;
+}
+
+/* The sizes of op j's node (and the comms node absorbed into it) stay
+ * within ET_MAX_OP_BYTES; else E0703 at the node. */
+static bool op_sizes_ok(bctx *c, int32_t j) {
+  int64_t sum = 0;
+  bool ok = true;
+  for (int k = 0; k < 2 && ok; k++) {
+    const et_node *n = k == 0 ? c->src[j] : c->comm[j];
+    if (!n) continue;
+    for (int32_t i = 0; i < n->n_in && ok; i++)
+      ok = tensor_bytes(&n->in[i], &sum);
+    for (int32_t i = 0; i < n->n_out && ok; i++)
+      ok = tensor_bytes(&n->out[i], &sum);
+    if (ok && n->in_msg_nelems > 0) {
+      const et_val *t0 = et_tensor_in(n, 0);
+      int64_t b;
+      ok = dc_mul_i64(n->in_msg_nelems, t0 ? t0->esize : 1, &b) &&
+           dc_add_i64(sum, b, &sum) && sum <= ET_MAX_OP_BYTES;
+    }
+  }
+  if (ok) return true;
+  dc_source *src = dc_arena_alloc(c->a, sizeof *src);
+  src->path = c->f->path;
+  src->text = "";
+  dc_diag *g = dc_diag_error(
+      c->d, DC_DIAG_NON_FINITE, (dc_span){src, c->src[j]->line, 1, 0},
+      "op '%s' (node %lld): its tensors' bytes (numel x element size, "
+      "inputs and outputs) or a shape's elements pass 2^62",
+      c->ops[j].name, (long long)c->src[j]->id);
+  dc_diag_set_help(g, "no GPU holds such a tensor; is the trace's numel or "
+                      "shape corrupt?");
+  return false;
+}
+
 /* Maps every op, then keeps a composite op's launch only when no
  * descendant launches (is_composite), and marks an op unpriced only when
- * nothing beneath it launches or is unpriced. */
-static void build_kernels(bctx *c, dc_et_graph *out) {
+ * nothing beneath it launches or is unpriced. False after E0703 (an op's
+ * sizes past ET_MAX_OP_BYTES). */
+static bool build_kernels(bctx *c, dc_et_graph *out) {
   int32_t n = c->n_ops;
   et_mapped *m = dc_xcalloc((size_t)n + 1, sizeof *m);
   et_map_ctx mc = {c->a, c->cpu_only, c->pg_size};
   bool *below = dc_xcalloc((size_t)n + 1, sizeof *below); /* launch/unpriced
                                                              beneath */
-  for (int32_t j = 0; j < n; j++)
+  for (int32_t j = 0; j < n; j++) {
+    if (!op_sizes_ok(c, j)) {
+      free(m);
+      free(below);
+      return false;
+    }
     m[j] = et_map_op(&mc, c->ops[j].name, c->ops[j].annotation, c->src[j],
                      c->comm[j]);
+  }
   bool comm = false;
   for (int32_t j = n - 1; j >= 0; j--) {
     dc_op *o = &c->ops[j];
@@ -602,6 +654,7 @@ static void build_kernels(bctx *c, dc_et_graph *out) {
   out->g->n_streams = comm ? 2 : 1;
   free(m);
   free(below);
+  return true;
 }
 
 /* ---- the graph ------------------------------------------------------------
@@ -757,7 +810,10 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   free(c.ops); /* the build works on the graph's copy from here */
   c.ops = g->ops;
   build_tensors(&c, g);
-  build_kernels(&c, out);
+  if (!build_kernels(&c, out)) {
+    c.ops = NULL; /* the graph's, in the arena */
+    goto done;
+  }
   if (c.n_ops) memcpy(out->ops, c.info, (size_t)c.n_ops * sizeof *out->ops);
   c.ops = NULL;
   ok = true;

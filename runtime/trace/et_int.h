@@ -25,7 +25,13 @@
 
 #include "runtime/trace/trace.h"
 
-#define ET_MAX_DIMS 8 /* recorded ranks above this are refused */
+#define ET_MAX_DIMS  8       /* recorded ranks above this are refused */
+#define ET_MAX_RANKS 1000000 /* a process group's size (pg_size) */
+/* An op's tensors (inputs and outputs, and a collective's message) hold
+ * at most this many bytes, and a tensor's shape this many elements: the
+ * mapping adds and doubles byte counts, and this bound keeps every one
+ * inside 64 bits. Past it the op is E0703 (et_graph.c). */
+#define ET_MAX_OP_BYTES ((int64_t)1 << 62)
 
 typedef enum et_kind {
   ET_TENSOR,

@@ -623,7 +623,8 @@ static void coll_of(const et_map_ctx *c, et_mapped *m, const et_node *n,
   m->n = 1;
   m->k.kind = kind;
   m->k.u.coll.bytes = bytes;
-  m->k.u.coll.ranks = (int32_t)(ranks > 0 && ranks < INT32_MAX ? ranks : 1);
+  /* pg_size is 1 to ET_MAX_RANKS (et_read.c), the group's size too */
+  m->k.u.coll.ranks = (int32_t)(ranks > 0 && ranks <= ET_MAX_RANKS ? ranks : 1);
   m->k.u.coll.hosts = 1;
   m->k.u.coll.coll_id = 0; /* numbered by et_graph.c */
 }

@@ -38,6 +38,7 @@ typedef struct jv {
   size_t n, key_n;
   struct jv *kid, *last, *next;
   int32_t n_kids;
+  int64_t line, col; /* where the value starts, for diagnostics */
 } jv;
 
 typedef struct read_ctx {
@@ -64,6 +65,7 @@ static jv *dom_add(read_ctx *c, char t, const char *s, size_t n) {
   }
   jv *v = dc_arena_alloc(&c->scratch, sizeof *v);
   v->t = t;
+  dc_json_pos_here(&c->in, &v->line, &v->col);
   if (s) {
     v->s = dc_arena_strndup(&c->scratch, s, n);
     v->n = n;
@@ -149,6 +151,37 @@ static bool ints_of(const jv *a, int64_t *v, int8_t *n) {
   return true;
 }
 
+/* The text of a number value, for messages (clipped). */
+static const char *num_text(const jv *v) {
+  static _Thread_local char buf[48];
+  size_t n = v->n < sizeof buf - 4 ? v->n : sizeof buf - 4;
+  memcpy(buf, v->s, n);
+  strcpy(buf + n, v->n > n ? "..." : "");
+  return buf;
+}
+
+/* A recorded size (a dimension, numel, in_msg_nelems): a whole number
+ * from 0 to 2^63 − 1. Anything else is refused where it stands: a
+ * negative or fractional dimension, or a count past 64 bits, would be
+ * clamped, dropped or priced as something else downstream. */
+static bool size_ok(read_ctx *c, const jv *v, const char *what) {
+  int64_t x;
+  if (v && v->t == 'n' && dc_json_int(v->s, v->n, &x) && x >= 0) return true;
+  if (!v || v->t != 'n') return true; /* not a number: not a size */
+  dc_json_error_pos(&c->in, v->line, v->col,
+                    "node #%lld: %s %s is not a whole number from 0 to "
+                    "2^63 - 1", (long long)c->f->n_nodes, what, num_text(v));
+  return false;
+}
+
+/* Every number of a tensor's shape is a size (size_ok). */
+static bool shape_ok(read_ctx *c, const jv *a) {
+  if (!a || a->t != 'a') return true;
+  for (const jv *x = a->kid; x; x = x->next)
+    if (x->t == 'n' && !size_ok(c, x, "shape dimension")) return false;
+  return true;
+}
+
 typedef struct vals {
   et_val *v;
   int32_t n, cap;
@@ -168,20 +201,26 @@ static et_val *push(vals *vs, dc_arena *a) {
   return x;
 }
 
-/* One value typed `ty` (ty_n bytes, not terminated). */
-static void one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
-                      const jv *v, const char *ty, size_t ty_n, const jv *shape,
-                      const jv *stride) {
+/* One value typed `ty` (ty_n bytes, not terminated); false after a
+ * diagnostic. */
+static bool one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
+                      const jv *v, const char *ty, size_t ty_n,
+                      const jv *shape, const jv *stride) {
   et_val *x = push(vs, c->a);
   x->arg = arg;
   x->in_list = in_list;
   if (ty_n > 7 && memcmp(ty, "Tensor(", 7) == 0 && v && v->t == 'a' &&
       v->n_kids >= 5) {
     int64_t f[5];
+    const jv *numel = at(v, 3);
+    if (numel && numel->t == 'n' && numel->s[0] != '-' &&
+        !size_ok(c, numel, "tensor numel"))
+      return false;
     for (int i = 0; i < 5; i++)
-      if (!num_i64(at(v, i), &f[i])) return;
+      if (!num_i64(at(v, i), &f[i])) return true;
     const jv *dev = at(v, 5);
-    if (f[3] < 0 || f[4] <= 0 || f[4] > 16) return; /* undefined tensor */
+    if (f[3] < 0 || f[4] <= 0 || f[4] > 16) return true; /* undefined */
+    if (!shape_ok(c, shape)) return false;
     x->kind = ET_TENSOR;
     x->tid = f[0];
     x->sid = f[1];
@@ -195,7 +234,7 @@ static void one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
     int8_t sn = 0;
     x->strided = ints_of(stride, x->stride, &sn) && sn == x->ndim;
     if (x->cuda) c->f->any_cuda = true;
-    return;
+    return true;
   }
   if (ty_n == 3 && memcmp(ty, "Int", 3) == 0 && num_i64(v, &x->i)) {
     x->kind = ET_INT;
@@ -208,10 +247,11 @@ static void one_value(read_ctx *c, vals *vs, int16_t arg, bool in_list,
     x->kind = ET_STRING;
     x->s = dc_arena_strndup(c->a, v->s, v->n);
   }
+  return true;
 }
 
 /* One side (inputs or outputs): values, shapes, types, strides (strides
- * may be NULL). */
+ * may be NULL). -1 after a diagnostic. */
 static int32_t side(read_ctx *c, const jv *values, const jv *shapes,
                     const jv *types, const jv *strides, et_val **out,
                     int32_t *n_out) {
@@ -236,14 +276,15 @@ static int32_t side(read_ctx *c, const jv *values, const jv *shapes,
           depth -= *q == ')' || *q == ']';
           q++;
         }
-        one_value(c, &vs, arg, true, e, p, (size_t)(q - p), es, et);
+        if (!one_value(c, &vs, arg, true, e, p, (size_t)(q - p), es, et))
+          return -1;
         p = q + 1;
         e = e->next;
         es = es ? es->next : NULL;
         et = et ? et->next : NULL;
       }
     } else {
-      one_value(c, &vs, arg, false, v, ty->s, ty->n, sh, st);
+      if (!one_value(c, &vs, arg, false, v, ty->s, ty->n, sh, st)) return -1;
     }
     if (sh) sh = sh->next;
     if (st) st = st->next;
@@ -303,25 +344,40 @@ static bool node_done(read_ctx *c, jv *o) {
       n->schema = str_or(c, av, "");
     else if (IS("collective_name"))
       n->coll_name = str_or(c, av, NULL);
-    else if (IS("in_msg_nelems"))
+    else if (IS("in_msg_nelems")) {
+      if (!size_ok(c, av, "in_msg_nelems")) return false;
       n->in_msg_nelems = int_or(av, 0);
-    else if (IS("pg_size"))
-      n->pg_size = int_or(av, 0);
+    } else if (IS("pg_size")) {
+      n->pg_size = int_or(av, -1);
+      if (av->t == 'n' && !(n->pg_size >= 1 && n->pg_size <= ET_MAX_RANKS)) {
+        dc_json_error_pos(&c->in, av->line, av->col,
+                          "node #%lld: pg_size %s is not a whole number "
+                          "from 1 to %d", (long long)f->n_nodes,
+                          num_text(av), ET_MAX_RANKS);
+        return false;
+      }
+      if (n->pg_size < 0) n->pg_size = 0;
+    }
 #undef IS
   }
   const jv *in = get(o, "inputs"), *out = get(o, "outputs");
+  int32_t n_out_args;
   if (in && in->t == 'o') { /* 1.0.2+ */
     n->n_in_args = side(c, get(in, "values"), get(in, "shapes"),
                         get(in, "types"), get(in, "strides"), &n->in, &n->n_in);
-    side(c, get(out, "values"), get(out, "shapes"), get(out, "types"),
-         get(out, "strides"), &n->out, &n->n_out);
+    n_out_args = n->n_in_args < 0 ? -1
+                 : side(c, get(out, "values"), get(out, "shapes"),
+                        get(out, "types"), get(out, "strides"), &n->out,
+                        &n->n_out);
   } else {
     n->n_in_args = side(c, in, get(o, "input_shapes"), get(o, "input_types"),
                         get(o, "input_strides"), &n->in, &n->n_in);
-    side(c, out, get(o, "output_shapes"), get(o, "output_types"),
-         get(o, "output_strides"), &n->out, &n->n_out);
+    n_out_args = n->n_in_args < 0 ? -1
+                 : side(c, out, get(o, "output_shapes"),
+                        get(o, "output_types"), get(o, "output_strides"),
+                        &n->out, &n->n_out);
   }
-  return true;
+  return n->n_in_args >= 0 && n_out_args >= 0;
 }
 
 /* ---- SAX --------------------------------------------------------------- */
@@ -337,7 +393,8 @@ static int on_value(read_ctx *c, char t, const char *s, size_t n, bool opens) {
       }
       dc_arena_reset(&c->scratch);
       c->n_values = 0;
-      int64_t line = dc_json_line_here(&c->in);
+      int64_t line, col;
+      dc_json_pos_here(&c->in, &line, &col);
       c->node_line = (int32_t)(line < INT32_MAX ? line : INT32_MAX);
     }
     jv *v = dom_add(c, t, s, n);

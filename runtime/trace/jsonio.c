@@ -137,21 +137,41 @@ bool dc_json_int(const char *s, size_t n, int64_t *out) {
   return true;
 }
 
-int64_t dc_json_line_here(dc_json_in *in) {
+void dc_json_pos_here(dc_json_in *in, int64_t *line, int64_t *col) {
   size_t off = in->h ? yajl_get_bytes_consumed(in->h) : 0;
   size_t tok = in->tok_len ? in->tok_len : 1;
   off = off >= tok ? off - tok : 0;
   if (off > in->chunk_len) off = in->chunk_len;
-  if (off < in->scan_off) in->scan_off = 0, in->scan_lines = 0;
+  if (off < in->scan_off)
+    in->scan_off = 0, in->scan_lines = 0, in->scan_bol = 0;
   for (size_t i = in->scan_off; in->chunk && i < off; i++)
-    if (in->chunk[i] == '\n') in->scan_lines++;
+    if (in->chunk[i] == '\n') in->scan_lines++, in->scan_bol = i + 1;
   in->scan_off = off;
-  return in->line_before + in->scan_lines + 1;
+  *line = in->line_before + in->scan_lines + 1;
+  *col = in->scan_lines ? (int64_t)(off - in->scan_bol) + 1
+                        : in->chunk_off - in->last_nl_before + (int64_t)off + 1;
+}
+
+void dc_json_error_pos(dc_json_in *in, int64_t line, int64_t col,
+                       const char *fmt, ...) {
+  dc_source *src = dc_arena_alloc(in->a, sizeof *src);
+  src->path = in->path;
+  src->text = "";
+  dc_span sp = {src, (int32_t)(line > INT32_MAX ? INT32_MAX : line),
+                (int32_t)(col > INT32_MAX ? INT32_MAX : col), 1};
+  dc_buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  dc_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  dc_diag_error(in->d, DC_DIAG_BAD_TRACE, sp, "%s", b.data ? b.data : "");
+  dc_buf_free(&b);
+  in->failed = true;
 }
 
 /* Counts the newlines of the chunk just parsed into the position state. */
 static void advance_lines(dc_json_in *in) {
-  in->scan_off = 0, in->scan_lines = 0;
+  in->scan_off = 0, in->scan_lines = 0, in->scan_bol = 0;
   const unsigned char *p = in->chunk, *end = in->chunk + in->chunk_len;
   while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
     in->line_before++;

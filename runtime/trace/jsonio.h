@@ -32,8 +32,9 @@ typedef struct dc_json_in {
   const unsigned char *chunk;
   size_t chunk_len;
   int64_t chunk_off, line_before, last_nl_before;
-  size_t scan_off;    /* dc_json_line_here's cursor in the chunk ... */
-  int64_t scan_lines; /* ... and the newlines of the chunk before it */
+  size_t scan_off;    /* dc_json_pos_here's cursor in the chunk, ... */
+  int64_t scan_lines; /* the newlines of the chunk before it, and ... */
+  size_t scan_bol;    /* ... the offset after the last of them (0: none) */
   int64_t total;  /* bytes decompressed so far */
   bool failed;    /* a diagnostic has been emitted */
   size_t tok_len; /* bytes of the scalar token being handled (callbacks
@@ -63,10 +64,15 @@ void dc_json_error_here(dc_json_in *in, const char *fmt, ...)
 void dc_json_error_file(dc_json_in *in, const char *help, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The 1-based line of the token yajl has just read (the newlines before
- * it are counted from the previous call's place: calls in file order cost
- * the chunk's length in all). */
-int64_t dc_json_line_here(dc_json_in *in);
+/* The 1-based line and column of the token yajl has just read (the
+ * newlines before it are counted from the previous call's place: calls
+ * in file order cost the chunk's length in all). */
+void dc_json_pos_here(dc_json_in *in, int64_t *line, int64_t *col);
+/* Reports an error at a line and column found earlier by
+ * dc_json_pos_here (the text is gone: no line is echoed). */
+void dc_json_error_pos(dc_json_in *in, int64_t line, int64_t col,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* A JSON number token as an int64: integers, or a float with no fraction
  * ("7.0"); false otherwise. */
