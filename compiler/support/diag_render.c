@@ -21,24 +21,6 @@
  * that many bytes from ECHO_BEFORE before the caret (issue #19). */
 enum { MAX_ECHO = 512, ECHO_BEFORE = 128 };
 
-/* Length of a valid UTF-8 sequence starting at s (max n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  size_t len;
-  if (s[0] < 0x80) return 1;
-  if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2)
-    len = 2;
-  else if ((s[0] & 0xF0) == 0xE0)
-    len = 3;
-  else if ((s[0] & 0xF8) == 0xF0 && s[0] <= 0xF4)
-    len = 4;
-  else
-    return 0;
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  return len;
-}
-
 /* Appends the echoed source line and computes the display column of byte
  * offsets `from` and `to` (0-based) for the caret. */
 static void echo_line(dc_buf *out, const char *line, size_t len, size_t from,
@@ -47,7 +29,7 @@ static void echo_line(dc_buf *out, const char *line, size_t len, size_t from,
   size_t i = 0, cols = 0;
   *caret_cols = 0;
   while (i < len) {
-    size_t n = utf8_len(s + i, len - i);
+    size_t n = dc_utf8_len(s + i, len - i);
     bool tab = s[i] == '\t';
     if (n == 1 && !tab && (s[i] < 0x20 || s[i] == 0x7f)) n = 0;
     if (i < from) dc_buf_putc(pad, tab ? '\t' : ' ');

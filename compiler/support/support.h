@@ -181,6 +181,11 @@ void dc_diags_append(dc_diags *d, const dc_diags *from);
  * where text of at least n bytes can be cut. Messages are clipped at 512
  * bytes and long source lines echoed as a window round the caret. */
 size_t dc_utf8_floor(const char *s, size_t n);
+/* The length of the valid UTF-8 sequence at s (at most n bytes; 1 for
+ * ASCII), or 0 when s does not start one (a stray continuation byte, an
+ * overlong or cut sequence). Text dlrmc echoes or writes into a page is
+ * checked with it. */
+size_t dc_utf8_len(const unsigned char *s, size_t n);
 /* Renders like a compiler:
  *   file:12:3: error: unknown key 'bacth' in 'training' [E0101]
  *      12 |   bacth: 2048

@@ -47,13 +47,20 @@ static int fig_of(const char *name) {
   return -1;
 }
 
-/* A whole finite number in the C locale ("12", "3.5e-3"). */
+/* The numbers a results table may hold: every dlrmc figure is from 0
+ * to REPORT_MAX (times in ms, bytes, rates, ratios); a swept parameter
+ * within ±REPORT_MAX is a number (else its text is a category). Charts
+ * pad, scale and subtract these, and the bound keeps every such result
+ * finite (no "nan" tick on a page). */
+#define REPORT_MAX 1e30
+
+/* A finite number within ±REPORT_MAX in the C locale ("12", "3.5e-3"). */
 static bool parse_finite(const char *s, double *out) {
   if (!*s) return false;
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (*end || end == s || !isfinite(v)) return false;
+  if (*end || end == s || !(fabs(v) <= REPORT_MAX)) return false;
   *out = v;
   return true;
 }
@@ -114,10 +121,11 @@ static bool cell_value(const dc_report *r, int32_t c, const char *text,
     return true;
   }
   if (!*text && strcmp(r->cols[c], "speedup") == 0) return true;
-  if (parse_finite(text, out)) return true;
+  if (parse_finite(text, out) && *out >= 0) return true;
+  *out = NAN;
   dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
-                "%s: '%s' in column '%s' is not a finite number", r->source,
-                text, r->cols[c]);
+                "%s: '%s' in column '%s' is not a number from 0 to 1e30",
+                r->source, text, r->cols[c]);
   return false;
 }
 
@@ -196,11 +204,11 @@ static dc_span line_span(const dc_source *src, int32_t ln) {
   return (dc_span){src, ln, 1, (int32_t)(len > 80 ? 80 : len)};
 }
 
-/* A JSON number as a finite double. */
+/* A JSON number from 0 to REPORT_MAX (every detail is a figure). */
 static bool json_number(yajl_val v, double *out) {
   if (!YAJL_IS_NUMBER(v) || !(v->u.number.flags & YAJL_NUMBER_DOUBLE_VALID))
     return false;
-  if (!isfinite(v->u.number.d)) return false;
+  if (!(v->u.number.d >= 0 && v->u.number.d <= REPORT_MAX)) return false;
   *out = v->u.number.d;
   return true;
 }
@@ -208,8 +216,8 @@ static bool json_number(yajl_val v, double *out) {
 static bool detail_error(const dc_report *r, dc_span sp, const char *key,
                          dc_diags *d) {
   dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
-                "%s: detail '%s' is not a finite number (or a boolean for "
-                "fits)",
+                "%s: detail '%s' is not a number from 0 to 1e30 (or a "
+                "boolean for fits)",
                 r->source, key);
   return false;
 }

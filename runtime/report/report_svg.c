@@ -17,19 +17,34 @@
 void dc_html_escape(dc_buf *b, const char *s) {
   if (!s) return;
   const char *run = s;
-  for (; *s; s++) {
+  size_t left = strlen(s);
+  while (*s) {
     const char *rep = NULL;
-    switch (*s) {
+    unsigned char ch = (unsigned char)*s;
+    size_t n = 1;
+    switch (ch) {
     case '&': rep = "&amp;"; break;
     case '<': rep = "&lt;"; break;
     case '>': rep = "&gt;"; break;
     case '"': rep = "&quot;"; break;
     case '\'': rep = "&#39;"; break;
-    default: continue;
+    default:
+      /* A results table is any bytes (a Latin-1 CSV): the page must be
+       * valid UTF-8 with no control characters, so an invalid sequence
+       * or a control byte other than tab and newline becomes U+FFFD. */
+      n = dc_utf8_len((const unsigned char *)s, left);
+      if (n == 0 || (ch < 0x20 && ch != '\t' && ch != '\n') || ch == 0x7f) {
+        rep = "\xEF\xBF\xBD";
+        n = 1;
+      }
+      break;
     }
-    dc_buf_append(b, run, (size_t)(s - run));
-    dc_buf_puts(b, rep);
-    run = s + 1;
+    if (rep) {
+      dc_buf_append(b, run, (size_t)(s - run));
+      dc_buf_puts(b, rep);
+      run = s + n;
+    }
+    s += n, left -= n;
   }
   dc_buf_append(b, run, (size_t)(s - run));
 }
@@ -150,7 +165,9 @@ static double nice_step(double range) {
 void dc_axis_linear(dc_axis *a, double lo, double hi, double px0,
                     double px1) {
   memset(a, 0, sizeof *a);
-  if (!isfinite(lo) || !isfinite(hi)) lo = 0.0, hi = 1.0;
+  /* the reader bounds every figure (±1e30), so the span is finite; a
+   * span that is not falls back to [0, 1] rather than NaN ticks */
+  if (!isfinite(lo) || !isfinite(hi) || !isfinite(hi - lo)) lo = 0.0, hi = 1.0;
   if (hi <= lo) hi = lo + (lo != 0.0 ? fabs(lo) : 1.0);
   double step = nice_step(hi - lo);
   double first = floor(lo / step) * step;

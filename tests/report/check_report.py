@@ -281,7 +281,7 @@ def mode_bad(dlrmc, src, out):
                  ["no_e2e.csv", "'e2e_ms'"])
     expect_error(dlrmc, out, "nan.csv",
                  "system.gpu,e2e_ms\r\nB200,nan\r\n",
-                 ["nan.csv:2:", "'nan'", "e2e_ms", "not a finite number"])
+                 ["nan.csv:2:", "'nan'", "e2e_ms", "not a number from 0"])
     expect_error(dlrmc, out, "short.csv",
                  "system.gpu,e2e_ms\r\nB200\r\n", ["short.csv:2:"])
     expect_error(dlrmc, out, "empty.csv", "system.gpu,e2e_ms\r\n",
@@ -295,12 +295,27 @@ def mode_bad(dlrmc, src, out):
                  ["cols.jsonl:2:", "'gpu_util'"])
     expect_error(dlrmc, out, "huge.jsonl",
                  '{"system.gpu":"B200","e2e_ms":1e999}\n',
-                 ["huge.jsonl:1:", "not a finite number"])
-    # finite, but too large to draw: refused, never drawn as NaN
+                 ["huge.jsonl:1:", "not a number from 0"])
+    # finite, but past the figures' range (their span overflows): refused
+    # where read, never drawn as NaN ("-nan ms" ticks)
     expect_error(dlrmc, out, "vast.csv",
                  "system.gpu,e2e_ms\r\nB200,1.7e308\r\nH100,1\r\n",
-                 ["vast.csv", "the main chart", "not finite",
-                  "nothing written"])
+                 ["vast.csv:2:", "not a number from 0 to 1e30"])
+    expect_error(dlrmc, out, "span.csv",
+                 "system.gpu,e2e_ms\r\nB200,1e308\r\nH100,-1e308\r\n",
+                 ["span.csv:2:", "span.csv:3:", "not a number from 0 to 1e30"])
+    expect_error(dlrmc, out, "span.jsonl",
+                 '{"system.gpu":"B200","e2e_ms":1e308}\n'
+                 '{"system.gpu":"H100","e2e_ms":-1e308}\n',
+                 ["span.jsonl:1:", "span.jsonl:2:", "not a number from 0"])
+    # a Latin-1 table: the page stays valid UTF-8 (U+FFFD for bad bytes)
+    latin = os.path.join(out, "latin1.csv")
+    with open(latin, "wb") as f:
+        f.write(b"system.gpu,e2e_ms\r\ncaf\xe9,1.5\r\nH100\x01,2\r\n")
+    run(dlrmc, "report", latin, "-o", latin + ".html")
+    with open(latin + ".html", "rb") as f:
+        page = f.read().decode("utf-8")  # raises on invalid UTF-8
+    assert "caf\ufffd" in page and "\x01" not in page, "latin1 not replaced"
     # and a good one is written, its texts escaped
     ok = os.path.join(out, "ok.csv")
     odd = "<b>&'x\""
