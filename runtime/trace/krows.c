@@ -45,7 +45,24 @@ static const char *const reasons[DC_TRACE_SKIP_COUNT_] = {
     [DC_TRACE_SKIP_DTYPE] = "Input type is not float, c10::Half or "
                             "c10::BFloat16",
     [DC_TRACE_SKIP_NO_KERNEL] = "launched no kernel",
+    [DC_TRACE_SKIP_RANGE] = "sizes `kernel --csv` and `fit` refuse "
+                            "(m*n*batch or k*batch past 64 bits)",
+    [DC_TRACE_SKIP_TIME] = "kernel time rounds to 0.000 us or passes "
+                           "10^9 us",
 };
+
+/* A row is written only when the readers of the rows — `dlrmc kernel
+ * --csv` and `dlrmc fit` — take it: its kernel passes their own check
+ * (dc_kernel_params_check), and its time, printed to 0.001 µs, is above
+ * 0 and at most 10^9 µs (fit's range). */
+static dc_trace_skip row_ok(const dc_kernel *k, double time_us) {
+  dc_diags quiet = {0};
+  bool ok = dc_kernel_params_check(k, (dc_span){0}, &quiet);
+  dc_diags_free(&quiet);
+  if (!ok) return DC_TRACE_SKIP_RANGE;
+  if (!(time_us >= 0.0005 && time_us <= 1e9)) return DC_TRACE_SKIP_TIME;
+  return DC_TRACE_SKIP_NONE_;
+}
 
 const char *dc_trace_skip_reason(dc_trace_skip r) { return reasons[r]; }
 
@@ -282,6 +299,13 @@ static dc_trace_skip gemm_row_of(const dc_trace *t, size_t ev,
       r.transa = r.transa > 0, r.transb = r.transb > 0;
     }
   }
+  dc_kernel k;
+  memset(&k, 0, sizeof k);
+  k.kind = DC_KERNEL_GEMM, k.scale = 1;
+  k.u.gemm.m = r.m, k.u.gemm.n = r.n, k.u.gemm.k = r.k;
+  k.u.gemm.batch = r.batch, k.u.gemm.dtype = r.dtype;
+  why = row_ok(&k, l->kernel_us);
+  if (why != DC_TRACE_SKIP_NONE_) return why;
   if (r.dtype == DC_DTYPE_FP32 && dc_trace_kernel_is_tf32(gk)) {
     r.dtype = DC_DTYPE_TF32;
     rep->tf32++;
@@ -344,6 +368,13 @@ static dc_trace_skip ew_row_of(const dc_trace *t, size_t ev,
   dc_trace_skip why = ew_shape(t, dc_trace_args_of(t, ev), &elements, &bytes);
   if (why != DC_TRACE_SKIP_NONE_) return why;
   if (l->n_kernels == 0) return DC_TRACE_SKIP_NO_KERNEL;
+  dc_kernel k;
+  memset(&k, 0, sizeof k);
+  k.kind = DC_KERNEL_ELEMENTWISE, k.scale = 1;
+  k.u.ew.elements = elements, k.u.ew.flops_per_elem = 1;
+  k.u.ew.bytes_per_elem = bytes;
+  why = row_ok(&k, l->kernel_us);
+  if (why != DC_TRACE_SKIP_NONE_) return why;
   dc_buf_printf(out, "%s,%lld,1,%d,%.3f,%u,", t->names[t->ev[ev].name],
                 (long long)elements, bytes, l->kernel_us, l->n_kernels);
   return DC_TRACE_SKIP_NONE_;

@@ -309,6 +309,8 @@ typedef enum dc_trace_skip {
   DC_TRACE_SKIP_EMPTY,
   DC_TRACE_SKIP_DTYPE,
   DC_TRACE_SKIP_NO_KERNEL,
+  DC_TRACE_SKIP_RANGE, /* sizes the readers of the rows refuse */
+  DC_TRACE_SKIP_TIME,  /* a time fit refuses (0.000 or past 10^9 µs) */
   DC_TRACE_SKIP_COUNT_,
   DC_TRACE_SKIP_NONE_ = DC_TRACE_SKIP_COUNT_
 } dc_trace_skip;
