@@ -203,6 +203,26 @@ static void dot_escape(const char *s, dc_buf *out) {
   }
 }
 
+/* Graphviz refuses a label past 16,384 bytes (its lexer's buffer): an op
+ * name is cut at DOT_MAX_NAME bytes and a label's kernel lines stop at
+ * DOT_MAX_LABEL bytes, each cut saying so, so that any graph renders. */
+enum { DOT_MAX_NAME = 1024, DOT_MAX_LABEL = 8192 };
+
+static void dot_name(const char *s, dc_buf *out) {
+  size_t n = strlen(s);
+  if (n <= DOT_MAX_NAME) {
+    dot_escape(s, out);
+    return;
+  }
+  char *cut = dc_xmalloc(DOT_MAX_NAME + 1);
+  size_t k = dc_utf8_floor(s, DOT_MAX_NAME);
+  memcpy(cut, s, k);
+  cut[k] = '\0';
+  dot_escape(cut, out);
+  free(cut);
+  dc_buf_printf(out, "... (%zu bytes)", n);
+}
+
 static const char *phase_color(dc_phase p) {
   switch (p) {
   case DC_PHASE_INPUT: return "lightyellow";
@@ -233,15 +253,22 @@ void gg_write_dot(const dc_graph *g, int32_t rank, dc_buf *out) {
          i = g->ops[i].end) {
       const dc_op *o = &g->ops[i];
       dc_buf_printf(out, "    op%d [label=\"%d ", i, i);
-      dot_escape(o->name, out);
+      size_t label0 = out->len;
+      dot_name(o->name, out);
+      int64_t more = 0;
       for (int32_t j = i; j < o->end; j++)
         for (int32_t l = 0; l < g->ops[j].n_launches; l++) {
+          if (out->len - label0 > DOT_MAX_LABEL) {
+            more++;
+            continue;
+          }
           dc_buf_puts(out, "\\n");
           dc_buf tmp = {0};
           gg_put_kernel(&g->ops[j].launches[l].k, &tmp);
           dot_escape(tmp.data ? tmp.data : "", out);
           dc_buf_free(&tmp);
         }
+      if (more) dc_buf_printf(out, "\\n... %lld more kernels", (long long)more);
       dc_buf_printf(out, "\", fillcolor=%s%s];\n", phase_color(o->phase),
                     o->host_sync ? ", peripheries=2" : "");
     }

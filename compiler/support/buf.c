@@ -59,6 +59,63 @@ void dc_buf_printf(dc_buf *b, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* UTF-8 (support.h): where text can be cut, and which bytes start a valid
+ * sequence. */
+size_t dc_utf8_floor(const char *s, size_t n) {
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  return n;
+}
+
+size_t dc_utf8_len(const unsigned char *s, size_t n) {
+  size_t len;
+  if (n == 0) return 0;
+  if (s[0] < 0x80) return 1;
+  if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2)
+    len = 2;
+  else if ((s[0] & 0xF0) == 0xE0)
+    len = 3;
+  else if ((s[0] & 0xF8) == 0xF0 && s[0] <= 0xF4)
+    len = 4;
+  else
+    return 0;
+  if (len > n) return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  /* overlong three- and four-byte forms, UTF-16 surrogates, past U+10FFFF */
+  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0;
+  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0;
+  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;
+  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0;
+  return len;
+}
+
+bool dc_printable(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t k = dc_utf8_len(u + i, n - i);
+    if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) return false;
+    i += k;
+  }
+  return true;
+}
+
+void dc_buf_put_printable(dc_buf *b, const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t k = dc_utf8_len(u + i, n - i);
+    if (k > 1 || (k == 1 && u[i] >= 0x20 && u[i] != 0x7f)) {
+      dc_buf_append(b, s + i, k);
+      i += k;
+      continue;
+    }
+    if (u[i] == '\n') dc_buf_puts(b, "\\n");
+    else if (u[i] == '\r') dc_buf_puts(b, "\\r");
+    else if (u[i] == '\t') dc_buf_puts(b, "\\t");
+    else dc_buf_printf(b, "\\x%02X", u[i]);
+    i++;
+  }
+}
+
 void dc_buf_put_double(dc_buf *b, double v, int decimals) {
   if (isnan(v)) {
     dc_buf_puts(b, "nan");

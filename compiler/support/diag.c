@@ -44,34 +44,6 @@ void dc_diags_free(dc_diags *d) {
  * the echoed source line the same way). */
 enum { MAX_TEXT = 512 };
 
-size_t dc_utf8_floor(const char *s, size_t n) {
-  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-  return n;
-}
-
-size_t dc_utf8_len(const unsigned char *s, size_t n) {
-  size_t len;
-  if (n == 0) return 0;
-  if (s[0] < 0x80) return 1;
-  if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2)
-    len = 2;
-  else if ((s[0] & 0xF0) == 0xE0)
-    len = 3;
-  else if ((s[0] & 0xF8) == 0xF0 && s[0] <= 0xF4)
-    len = 4;
-  else
-    return 0;
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  /* overlong three- and four-byte forms, UTF-16 surrogates, past U+10FFFF */
-  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0;
-  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0;
-  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;
-  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0;
-  return len;
-}
-
 __attribute__((format(printf, 1, 0)))
 static char *vformat(const char *fmt, va_list ap) {
   dc_buf b = {0};

@@ -69,6 +69,13 @@ void dc_buf_vprintf(dc_buf *b, const char *fmt, va_list ap)
 /* Appends a double in the C locale with a fixed precision ("%.*f"),
  * trimming nothing: output is byte-stable across platforms and locales. */
 void dc_buf_put_double(dc_buf *b, double v, int decimals);
+/* Names read from traces go to terminals, Markdown, CSV and DOT: a
+ * control byte (a newline in an op name) or invalid UTF-8 there would
+ * break a row or the terminal. dc_printable says whether s[0..n) is
+ * free of both; dc_buf_put_printable appends it with each such byte
+ * written as \n, \r, \t or \xHH (valid UTF-8 is kept). */
+bool dc_printable(const char *s, size_t n);
+void dc_buf_put_printable(dc_buf *b, const char *s, size_t n);
 
 /* A CSV field (RFC 4180): quoted, with "" for ", when it holds a comma, a
  * quote or a line break; as is otherwise. */

@@ -63,6 +63,16 @@ static jv *dom_add(read_ctx *c, char t, const char *s, size_t n) {
                        (long long)c->f->n_nodes + 1, ET_NODE_MAX_VALUES);
     return NULL;
   }
+  if ((t == 's' && memchr(s, '\0', n)) ||
+      (c->sp > 0 && c->stack[c->sp - 1]->t == 'o' && c->key &&
+       memchr(c->key, '\0', c->key_n))) {
+    /* names are C strings from here on: a NUL would cut one short */
+    dc_json_error_here(&c->in,
+                       "node #%lld: a string contains a NUL character "
+                       "(\\u0000)",
+                       (long long)c->f->n_nodes + 1);
+    return NULL;
+  }
   jv *v = dc_arena_alloc(&c->scratch, sizeof *v);
   v->t = t;
   dc_json_pos_here(&c->in, &v->line, &v->col);
@@ -316,7 +326,14 @@ static bool node_done(read_ctx *c, jv *o) {
                        (long long)f->n_nodes);
     return false;
   }
-  n->name = str_or(c, name, "");
+  if (dc_printable(name->s, name->n)) {
+    n->name = str_or(c, name, "");
+  } else { /* control bytes or invalid UTF-8: kept escaped (support.h) */
+    dc_buf esc = {0};
+    dc_buf_put_printable(&esc, name->s, name->n);
+    n->name = dc_arena_strndup(c->a, esc.data, esc.len);
+    dc_buf_free(&esc);
+  }
   const jv *attrs = get(o, "attrs");
   const jv *parent = get(o, "ctrl_deps");
   if (!parent) parent = get(o, "parent");

@@ -450,8 +450,16 @@ static bool event_end(load_ctx *c) {
   e->corr = c->corr;
   e->kind = (uint8_t)c->kind;
   e->args = c->kind == DC_TRACE_OP ? keep_args(c) : DC_TRACE_NONE;
-  e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
-                   &t->name_cap, c->name.s, c->name.n, c->a);
+  if (dc_printable(c->name.s, c->name.n)) {
+    e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
+                     &t->name_cap, c->name.s, c->name.n, c->a);
+  } else { /* control bytes or invalid UTF-8: kept escaped (support.h) */
+    dc_buf esc = {0};
+    dc_buf_put_printable(&esc, c->name.s, c->name.n);
+    e->name = intern(&t->names, &t->n_names, &t->cap_names, &t->name_slots,
+                     &t->name_cap, esc.data, esc.len, c->a);
+    dc_buf_free(&esc);
+  }
   char key[2 * SCRATCH_MAX / 4 + 2];
   size_t pn = c->pid.n < SCRATCH_MAX / 4 ? c->pid.n : SCRATCH_MAX / 4;
   size_t tn = c->tid.n < SCRATCH_MAX / 4 ? c->tid.n : SCRATCH_MAX / 4;
