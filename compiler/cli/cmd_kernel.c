@@ -214,6 +214,9 @@ static int cmd_kernel(int argc, char **argv) {
         return dc_cli_usage_error(cmd, "%s needs a value", s);
       const char **dst = s[2] == 'g' ? &ka.gpu : s[2] == 'c' ? &ka.csv
                                                              : &ka.out;
+      if (*dst) /* the last one would win silently */
+        return dc_cli_usage_error(cmd, "%s given twice ('%s', then '%s')", s,
+                                  *dst, argv[i + 1]);
       *dst = argv[++i];
     } else if (strcmp(s, "--analytic") == 0) {
       ka.analytic = true;

@@ -47,12 +47,13 @@ static int cmd_replay(int argc, char **argv) {
       return dc_cli_usage_error(cmd, "unknown option '%s'", a);
     if (i + 1 >= argc) return dc_cli_usage_error(cmd, "%s needs a value", a);
     const char *v = argv[++i];
-    if (strcmp(a, "--gpu") == 0)
-      o.gpu = v;
-    else if (strcmp(a, "--overheads") == 0)
-      o.overheads = v;
-    else
-      out_path = v;
+    const char **dst = strcmp(a, "--gpu") == 0         ? &o.gpu
+                       : strcmp(a, "--overheads") == 0 ? &o.overheads
+                                                       : &out_path;
+    if (*dst) /* the last one would win silently */
+      return dc_cli_usage_error(cmd, "%s given twice ('%s', then '%s')", a,
+                                *dst, v);
+    *dst = v;
   }
   if (!o.et_path) return dc_cli_usage_error(cmd, "missing the execution trace");
   if (!o.gpu)

@@ -296,6 +296,25 @@ static bool json_cell(yajl_val v, dc_arena *a, const char **out) {
   return true;
 }
 
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key an object holds twice (JSON leaves its meaning open: refused,
+ * not resolved to the first or the last), or NULL. Sorted: n log n. */
+static const char *dup_key(yajl_val o) {
+  size_t n = o->u.object.len;
+  if (n < 2) return NULL;
+  const char **k = dc_xmalloc(n * sizeof *k);
+  memcpy(k, o->u.object.keys, n * sizeof *k);
+  qsort(k, n, sizeof *k, cmp_str);
+  const char *dup = NULL;
+  for (size_t i = 1; i < n && !dup; i++)
+    if (strcmp(k[i - 1], k[i]) == 0) dup = k[i];
+  free(k);
+  return dup;
+}
+
 static bool parse_jsonl_row(const dc_source *src, int32_t ln, yajl_val o,
                             dc_report *r, int64_t *cap, dc_arena *a,
                             dc_diags *d) {
@@ -303,6 +322,18 @@ static bool parse_jsonl_row(const dc_source *src, int32_t ln, yajl_val o,
   if (!YAJL_IS_OBJECT(o)) {
     dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
                   "%s: a JSON lines row is an object", r->source);
+    return false;
+  }
+  const char *dup = dup_key(o);
+  if (!dup) {
+    size_t nk = o->u.object.len;
+    if (nk > 0 && strcmp(o->u.object.keys[nk - 1], "detail") == 0 &&
+        YAJL_IS_OBJECT(o->u.object.values[nk - 1]))
+      dup = dup_key(o->u.object.values[nk - 1]);
+  }
+  if (dup) {
+    dc_diag_error(d, DC_DIAG_BAD_RESULTS, sp,
+                  "%s: key '%s' appears twice in a row", r->source, dup);
     return false;
   }
   size_t n = o->u.object.len;

@@ -490,12 +490,46 @@ static int cb_start_array(void *ctx) {
   return on_value(c, 'a', NULL, 0, true);
 }
 
+static int cmp_key(const void *pa, const void *pb) {
+  const jv *a = *(const jv *const *)pa, *b = *(const jv *const *)pb;
+  size_t n = a->key_n < b->key_n ? a->key_n : b->key_n;
+  int r = memcmp(a->key, b->key, n);
+  return r ? r : (a->key_n > b->key_n) - (a->key_n < b->key_n);
+}
+
+/* An object of a node has each key once: JSON leaves a repeated key's
+ * meaning open, and the reader must not pick the first or the last in
+ * silence. Sorted, so a node of many keys costs n log n. */
+static bool keys_unique(read_ctx *c, const jv *o) {
+  if (o->t != 'o' || o->n_kids < 2) return true;
+  const jv **k = dc_arena_alloc_raw(&c->scratch, (size_t)o->n_kids * sizeof *k);
+  int32_t n = 0;
+  for (const jv *x = o->kid; x; x = x->next)
+    k[n++] = x;
+  qsort(k, (size_t)n, sizeof *k, cmp_key);
+  for (int32_t i = 1; i < n; i++)
+    if (cmp_key(&k[i - 1], &k[i]) == 0) {
+      const jv *dup = k[i - 1]->line > k[i]->line ||
+                              (k[i - 1]->line == k[i]->line &&
+                               k[i - 1]->col > k[i]->col)
+                          ? k[i - 1]
+                          : k[i];
+      dc_json_error_pos(&c->in, dup->line, dup->col,
+                        "node #%lld: key '%.*s' appears twice in an object",
+                        (long long)c->f->n_nodes + 1,
+                        (int)(dup->key_n < 64 ? dup->key_n : 64), dup->key);
+      return false;
+    }
+  return true;
+}
+
 static int cb_end(void *ctx) {
   read_ctx *c = ctx;
   c->in.tok_len = 1;
   c->depth--;
   if (c->sp > 0) {
     jv *v = c->stack[--c->sp];
+    if (!keys_unique(c, v)) return 0;
     if (c->sp == 0) return node_done(c, v) ? 1 : 0;
     return 1;
   }

@@ -151,6 +151,7 @@ typedef struct load_ctx {
   bool in_event, in_args;
   enum field field;
   enum arg_key arg;   /* the args key just read */
+  uint32_t seen_fields, seen_args; /* bits: the keys read (duplicates) */
   enum arg_key arr;   /* the args array being read (A_DIMS, ...), or none */
   /* the CPU-op args of the current event */
   int64_t ext_id, rf_id, seq, fwd_tid;
@@ -415,6 +416,7 @@ static void event_begin(load_ctx *c) {
   c->in_event = true;
   c->in_args = false;
   c->field = F_NONE;
+  c->seen_fields = c->seen_args = 0;
   c->ph = 0;
   c->kind = -1;
   c->has_ts = false;
@@ -743,6 +745,15 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     for (size_t i = 0; i < DC_COUNTOF(keys); i++)
       if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
         c->field = keys[i].f;
+        /* JSON leaves a repeated key's meaning open: refused, not
+         * resolved to the first or the last */
+        if (c->seen_fields & (1u << c->field)) {
+          c->in.tok_len = n + 2;
+          error_here(c, "event #%lld has two '%s' keys", ev_no(c),
+                     keys[i].k);
+          return 0;
+        }
+        c->seen_fields |= 1u << c->field;
         break;
       }
   } else if (c->in_args && c->depth == c->ev_d + 2) {
@@ -761,6 +772,13 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     for (size_t i = 0; i < DC_COUNTOF(keys); i++)
       if (strlen(keys[i].k) == n && memcmp(keys[i].k, s, n) == 0) {
         c->arg = keys[i].a;
+        if (c->seen_args & (1u << c->arg)) {
+          c->in.tok_len = n + 2;
+          error_here(c, "'args' of event #%lld has two '%s' keys", ev_no(c),
+                     keys[i].k);
+          return 0;
+        }
+        c->seen_args |= 1u << c->arg;
         break;
       }
   }
