@@ -35,6 +35,22 @@ dc_study *dc_study_load(const char *path, const dc_override *overrides,
 void dc_study_free(dc_study *s);
 void dc_study_release_failed(void);
 
+/* Predictable memory (spec/numbers.md, "Memory"): before anything is
+ * built, each point's memory is estimated from its GPUs and tables,
+ *   DC_MEMORY_BASE + DC_MEMORY_PER_GPU·gpus + DC_MEMORY_PER_CELL·tables·gpus
+ * bytes (the graphs, plans and per-rank state grow so; measured with
+ * margin), and a point over the budget is refused (E0208) by every
+ * command that loads the study, `check` included. The budget is
+ * process-wide, DC_MEMORY_BUDGET_DEFAULT unless --memory-budget sets it
+ * before the study is loaded. */
+#define DC_MEMORY_BASE           ((int64_t)32 << 20)
+#define DC_MEMORY_PER_GPU        ((int64_t)40 << 10)
+#define DC_MEMORY_PER_CELL       ((int64_t)12)
+#define DC_MEMORY_BUDGET_DEFAULT ((int64_t)1 << 30)
+int64_t dc_point_memory_estimate(int64_t gpus, int64_t tables);
+void dc_study_set_memory_budget(int64_t bytes);
+int64_t dc_study_memory_budget(void);
+
 const char *dc_study_name(const dc_study *s);
 int64_t dc_study_point_count(const dc_study *s);
 

@@ -94,6 +94,39 @@ static bool fused_runs(const dc_xkeys *x, dc_diags *d) {
   return false;
 }
 
+static int64_t memory_budget = DC_MEMORY_BUDGET_DEFAULT;
+
+void dc_study_set_memory_budget(int64_t bytes) { memory_budget = bytes; }
+int64_t dc_study_memory_budget(void) { return memory_budget; }
+
+int64_t dc_point_memory_estimate(int64_t gpus, int64_t tables) {
+  return dc_sat_add_i64(
+      dc_sat_add_i64(DC_MEMORY_BASE, dc_sat_mul_i64(DC_MEMORY_PER_GPU, gpus)),
+      dc_sat_mul_i64(DC_MEMORY_PER_CELL, dc_sat_mul_i64(tables, gpus)));
+}
+
+/* The point's memory estimate is within the budget (compiler.h). */
+static bool memory_ok(const dc_xkeys *x, int64_t g, dc_diags *d) {
+  int64_t est = dc_point_memory_estimate(g, x->n_tables);
+  if (est <= memory_budget) return true;
+  if (d) {
+    dc_span sp = has_pos(x->gpus_sp)    ? x->gpus_sp
+                 : has_pos(x->hosts_sp) ? x->hosts_sp
+                                        : x->lookups_sp;
+    dc_diag *e = dc_diag_error(
+        d, DC_DIAG_MEMORY_BUDGET, sp,
+        "%lld GPUs and %lld tables need an estimated %.1f GiB, over the "
+        "memory budget of %.1f GiB",
+        (long long)g, (long long)x->n_tables, (double)est / (1 << 30),
+        (double)memory_budget / (1 << 30));
+    dc_diag_set_help(e, "the estimate is 32 MiB + 40 KiB per GPU + 12 bytes "
+                        "per table per GPU (spec/numbers.md); raise the "
+                        "budget with --memory-budget SIZE (e.g. 8GiB) if "
+                        "the machine has the memory");
+  }
+  return false;
+}
+
 bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
   bool ok = true;
   int64_t G = x->gpus, H = x->hosts, Q = x->gph, prod;
@@ -131,6 +164,7 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
   if (!ok) return false;
   int64_t g, h, q;
   dc_res_derive(x, &g, &h, &q);
+  if (!memory_ok(x, g, d)) ok = false;
   if (x->batch % g) {
     if (d) {
       dc_span sp = has_pos(x->batch_sp) ? x->batch_sp

@@ -55,6 +55,11 @@ bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
  * followed by "path=value"). Splits it in place into ov[*n_ov], advances
  * *i past it and returns 0, or prints a usage error and returns 2. */
 struct dc_override;
+/* "--memory-budget SIZE" (or =SIZE) at argv[*i]: sets the study memory
+ * budget (compiler.h; a size as in studies, "8GiB"), advances *i past it
+ * and returns 0; 2 after a usage error; -1 when argv[*i] is not it. */
+int dc_cli_memory_budget(const dc_command *cmd, int argc, char **argv,
+                         int *i);
 int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
                   struct dc_override *ov, size_t *n_ov);
 /* Loads a study for a command and prints its diagnostics (at most 100

@@ -33,6 +33,13 @@ int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
       if (rc) return rc;
       continue;
     }
+    if (opts) {
+      int rc = dc_cli_memory_budget(cmd, argc, argv, &i);
+      if (rc >= 0) {
+        if (rc) return rc;
+        continue;
+      }
+    }
     if (opts && a[0] == '-' && a[1])
       return dc_cli_usage_error(cmd, "unknown option '%s'", a);
     if (*study) return dc_cli_usage_error(cmd, "more than one study file");
@@ -66,7 +73,8 @@ static int cmd_check(int argc, char **argv) {
 }
 
 const dc_command dc_cmd_check_def = {
-    "check", cmd_check, "dlrmc check STUDY.yaml [-D path=value]...",
+    "check", cmd_check, "dlrmc check STUDY.yaml [-D path=value]... "
+                        "[--memory-budget SIZE]",
     "Check a study and print its number of points.",
     "Runs every check of the study front end without evaluating anything:\n"
     "YAML syntax, unknown keys (with 'did you mean'), types, units and\n"
@@ -77,6 +85,10 @@ const dc_command dc_cmd_check_def = {
     "options:\n"
     "  -D path=value   override a key of the study (as Hydra does); a comma\n"
     "                  list (-D training.batch_size=512,1024) sweeps it\n"
+    "  --memory-budget SIZE\n"
+    "                  the memory one point may need (default 1GiB): a\n"
+    "                  point estimated above it is an error (E0208; the\n"
+    "                  estimate is in spec/numbers.md)\n"
     "\n"
     "On success prints 'STUDY: ok, N points'. Exit status: 0 ok, 1 errors\n"
     "in the study, 2 usage errors. The language is in spec/study.md and\n"

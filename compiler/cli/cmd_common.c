@@ -78,6 +78,23 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
   return ok;
 }
 
+int dc_cli_memory_budget(const dc_command *cmd, int argc, char **argv,
+                         int *i) {
+  const char *a = argv[*i], *opt = "--memory-budget";
+  size_t n = strlen(opt);
+  if (strncmp(a, opt, n) != 0 || (a[n] != '\0' && a[n] != '=')) return -1;
+  const char *v = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+  int64_t bytes;
+  const char *why = NULL;
+  if (!v) return dc_cli_usage_error(cmd, "--memory-budget needs a size");
+  if (!dc_parse_size(v, true, &bytes, &why) || bytes < ((int64_t)1 << 20))
+    return dc_cli_usage_error(cmd, "--memory-budget wants a size of at least "
+                                   "1MiB (\"8GiB\"), not '%s'%s%s", v,
+                              why ? ": " : "", why ? why : "");
+  dc_study_set_memory_budget(bytes);
+  return 0;
+}
+
 int dc_cli_define(const dc_command *cmd, int argc, char **argv, int *i,
                   dc_override *ov, size_t *n_ov) {
   char *a = argv[*i];

@@ -22,7 +22,7 @@ static int cmd_explain(int argc, char **argv) {
   int64_t point = 0, rank = -1;
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
-  int rc = DC_EXIT_USAGE;
+  int rc = DC_EXIT_USAGE, mb;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
@@ -46,6 +46,11 @@ static int cmd_explain(int argc, char **argv) {
     } else if (strncmp(a, "-D", 2) == 0) {
       rc = dc_cli_define(cmd, argc, argv, &i, ov, &n_ov);
       if (rc) goto done;
+    } else if ((mb = dc_cli_memory_budget(cmd, argc, argv, &i)) >= 0) {
+      if (mb) {
+        rc = mb;
+        goto done;
+      }
     } else if (a[0] == '-' && a[1]) {
       rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
       goto done;
@@ -141,4 +146,5 @@ const dc_command dc_cmd_explain_def = {
     "  kern       kernels launched; kernel_us their predicted time\n"
     "  gpu_idle   stream idle time right before its kernels: the GPU time\n"
     "             the op's host side (or a dependency) left unused\n"
-    "followed by the point's metrics.\n"};
+    "followed by the point's metrics. --memory-budget SIZE raises the\n"
+    "memory one point may need (default 1GiB; spec/numbers.md).\n"};

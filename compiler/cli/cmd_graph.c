@@ -46,6 +46,11 @@ static int parse_args(int argc, char **argv, graph_args *a) {
         if (rc) return rc;
         continue;
       }
+      int mb = dc_cli_memory_budget(cmd, argc, argv, &i);
+      if (mb >= 0) {
+        if (mb) return mb;
+        continue;
+      }
       if (strcmp(s, "--point") == 0 ||
                  strcmp(s, "--format") == 0 || strcmp(s, "-o") == 0 ||
                  strcmp(s, "--rank") == 0 || strcmp(s, "--from-et") == 0) {
@@ -183,6 +188,8 @@ const dc_command dc_cmd_graph_def = {
     "  --rank R       text and dot: only rank R (default: every rank)\n"
     "  -o FILE        write FILE (atomically) instead of stdout\n"
     "  -D path=value  override a study key\n"
+    "  --memory-budget SIZE\n"
+    "                 the memory one point may need (default 1GiB)\n"
     "  --from-et RUN.et.json\n"
     "                 instead of a study: the graph of a recorded PyTorch\n"
     "                 execution trace (plain or gzip; spec/replay.md), ops\n"

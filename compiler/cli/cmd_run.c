@@ -131,7 +131,7 @@ static int cmd_run(int argc, char **argv) {
   dc_rows rows = DC_ROWS_POINT;
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
-  int rc = DC_EXIT_USAGE;
+  int rc = DC_EXIT_USAGE, mb;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
@@ -189,6 +189,11 @@ static int cmd_run(int argc, char **argv) {
     } else if (strncmp(a, "-D", 2) == 0) {
       rc = dc_cli_define(cmd, argc, argv, &i, ov, &n_ov);
       if (rc) goto done;
+    } else if ((mb = dc_cli_memory_budget(cmd, argc, argv, &i)) >= 0) {
+      if (mb) {
+        rc = mb;
+        goto done;
+      }
     } else if (a[0] == '-' && a[1]) {
       rc = dc_cli_usage_error(cmd, "unknown option '%s'", a);
       goto done;
@@ -345,6 +350,9 @@ const dc_command dc_cmd_run_def = {
     "                     contained page: charts and the table, as `dlrmc\n"
     "                     report` draws it; spec/report.md); inferred from\n"
     "                     OUT's extension (.md, .jsonl, .html) when not given\n"
+    "  --memory-budget SIZE\n"
+    "                     the memory one point may need (default 1GiB; E0208\n"
+    "                     above it, estimated before anything is built)\n"
     "  -D path=value      override any key of the study; a comma list sweeps\n"
     "  --jobs N, -j N     evaluate on N threads (default 1); the output is\n"
     "                     byte-identical for any N\n"

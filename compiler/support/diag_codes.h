@@ -39,6 +39,7 @@
   X(OVERFLOW, "E0205", "64-bit overflow")                                   \
   X(BAD_REGEX, "E0206", "invalid regular expression")                       \
   X(SEMANTIC, "E0207", "inconsistent configuration")                        \
+  X(MEMORY_BUDGET, "E0208", "point over the memory budget")                 \
   /* sweeps and overrides */                                                \
   X(SWEEP_PATH, "E0301", "sweep path does not exist")                       \
   X(SWEEP_EMPTY, "E0302", "empty sweep")                                    \
