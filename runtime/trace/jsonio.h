@@ -1,10 +1,10 @@
 /*
  * jsonio.h — the streaming JSON input both trace readers share (internal
- * to runtime/trace/): a file, plain or gzip, read by zlib's gzread in
- * 256 KiB chunks and pushed through yajl's SAX parser with the reader's
- * callbacks, and diagnostics (E0801) that point at the file's line:col,
- * echoing the offending line when it is short. load.c (Kineto) and
- * et_import.c (execution traces) keep their own SAX state; each embeds a
+ * to runtime/trace/): a file, plain or gzip (inflated by zlib, nothing
+ * allowed after the last gzip member), in 256 KiB chunks pushed through
+ * yajl's SAX parser with the reader's callbacks, and diagnostics (E0801)
+ * that point at the file's line:col, echoing the offending line or a
+ * window of it. load.c (Kineto) and et_read.c (execution traces) keep their own SAX state; each embeds a
  * dc_json_in and passes itself as the callbacks' context.
  *
  * A callback that returns 0 stops the parse: after dc_json_error_* (the
