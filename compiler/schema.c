@@ -44,6 +44,10 @@ static const char *const enum_mode[] = {"product", "zip", NULL};
 const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_objective (point.h). */
 const char *const dc_enum_objective[] = {"dlrmc", "torchrec", NULL};
+/* Same order as dc_table_memory (point.h), without "auto". */
+const char *const dc_enum_table_memory[] = {"hbm", "uvm", "uvm_caching",
+                                            NULL};
+const char *const dc_enum_memory[] = {"hbm", "auto", NULL};
 
 /* The metric columns the runtime reports per point (DESIGN §5). This is
  * the one list output.columns is checked against, besides the swept
@@ -60,7 +64,9 @@ const char *const dc_metric_columns[] = {
     "torchrec_fwd_comms_ms", "torchrec_bwd_compute_ms",
     "torchrec_bwd_comms_ms", "torchrec_hbm_gib", "torchrec_imbalance",
     /* issue #21: the breakdown of e2e_ms */
-    "compute_ms", "exposed_comm_ms", "exposed_host_ms", "other_idle_ms"};
+    "compute_ms", "exposed_comm_ms", "exposed_host_ms", "other_idle_ms",
+    /* tables beyond HBM */
+    "host_gib", "cache_hit_rate"};
 const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
 
 #define S DC_SF_SWEEP | DC_SF_OVERRIDE
@@ -88,6 +94,10 @@ static const dc_skey keys[] = {
     {"model.embedding.tables[].sharding", DC_SK_ENUM, dc_enum_table_sharding,
      0, 0, 0},
     {"model.embedding.tables[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
+    {"model.embedding.tables[].memory", DC_SK_ENUM, dc_enum_table_memory, 0,
+     0, 0},
+    {"model.embedding.tables[].zipf", DC_SK_NUM, NULL, 0, 100, 0},
+    {"model.embedding.tables[].hit_rate", DC_SK_NUM, NULL, 0, 1, 0},
     {"model.interaction", DC_SK_ENUM, dc_enum_interaction, 0, 0, S},
     {"model.interaction_self", DC_SK_BOOL, NULL, 0, 0, S},
     {"model.dcn", DC_SK_MAP, NULL, 0, 0, 0},
@@ -112,6 +122,7 @@ static const dc_skey keys[] = {
     {"system.overheads", DC_SK_NAME, NULL, 0, 0, S},
     {"system.framework", DC_SK_ENUM, dc_enum_framework, 0, 0, S},
     {"system.pipeline", DC_SK_BOOL, NULL, 0, 0, S},
+    {"system.host_memory", DC_SK_BYTES, NULL, 1, BIG, S},
     {"system.links", DC_SK_MAP, NULL, 0, 0, S},
     {"system.links.nvlink", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
     {"system.links.pcie", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
@@ -125,6 +136,8 @@ static const dc_skey keys[] = {
     {"sharding.plan[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
     {"sharding.estimator", DC_SK_ENUM, dc_enum_estimator, 0, 0, O},
     {"sharding.objective", DC_SK_ENUM, dc_enum_objective, 0, 0, S},
+    {"sharding.memory", DC_SK_ENUM, dc_enum_memory, 0, 0, S},
+    {"sharding.cache_load_factor", DC_SK_NUM, NULL, 1e-6, 1, S},
     {"sharding.torchrec", DC_SK_MAP, NULL, 0, 0, 0},
     {"sharding.torchrec.hbm_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
     {"sharding.torchrec.ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
