@@ -208,7 +208,10 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
   X(COMPUTE_MS, "compute_ms")                                               \
   X(EXPOSED_COMM_MS, "exposed_comm_ms")                                     \
   X(EXPOSED_HOST_MS, "exposed_host_ms")                                     \
-  X(OTHER_IDLE_MS, "other_idle_ms")
+  X(OTHER_IDLE_MS, "other_idle_ms")                                         \
+  /* tables beyond HBM */                                                   \
+  X(HOST_GIB, "host_gib")                                                   \
+  X(CACHE_HIT_RATE, "cache_hit_rate")
 
 /* The first metric that is not in the default column set. */
 #define DC_METRIC_FIRST_EXTRA DC_METRIC_EMB_TOTAL_VARIATION
@@ -230,7 +233,17 @@ bool dc_metric_parse(const char *name, dc_metric_id *out);
 typedef struct dc_memory {
   int64_t params_bytes, optimizer_bytes, activations_bytes, workspace_bytes;
   int64_t hbm_bytes;
+  /* tables beyond HBM (dc_memory_host; 0, 0 and 1 until it is called):
+   * the fullest host's bytes, each host's memory, the lookup-weighted
+   * cache hit rate */
+  int64_t host_bytes, host_capacity;
+  double cache_hit_rate;
 } dc_memory;
+
+/* Fills out's host fields for graph g on hosts of `host_capacity` bytes
+ * (the point's system.host_memory, else the GPU catalog's). */
+void dc_memory_host(const dc_graph *g, int64_t host_capacity,
+                    dc_memory *out);
 
 void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
                         dc_memory *out);
