@@ -12,28 +12,32 @@
  * is the steady state of an LFU cache, and an upper bound of LRU's.
  * A uvm group has h = 0, an HBM group h = 1.
  *
- * Prices, per group of T tables, batch B, pooling L, r = the row's bytes
- * (ceil32, as the HBM model), m = B·T·L·(1 − h) rows from the host:
- *   forward, uvm:          max(HBM model, launch + B·T·L·r / link)
- *                          (the kernel reads rows over the link while
- *                          its warps do the rest);
- *   forward, uvm_caching:  HBM model + launch + max(m·r in, m·r out) /
- *                          link + m·r + B·T·L·32 bytes / HBM
+ * Prices. The kernel as a whole is the HBM model (dc_kernel_embedding_us,
+ * every row at HBM rates), plus for each group beyond HBM its extra time,
+ * so that a rank's kernel costs what its shards cost one by one (the
+ * planner prices shards alone). Per group of T tables, batch B, pooling
+ * L, r = the row's bytes (ceil32, as the HBM model), m = B·T·L·(1 − h)
+ * rows from the host, own = the HBM model of the group alone:
+ *   forward, uvm:          max(0, launch + B·T·L·r / link − own) (the
+ *                          kernel reads rows over the link while its
+ *                          warps do the rest);
+ *   forward, uvm_caching:  max(m·r in, m·r out) / link + (m·r +
+ *                          B·T·L·32) / HBM, and one launch per kernel
  *                          (FBGEMM's prefetch runs before the lookup:
  *                          it linearizes the indices, finds the uncached
  *                          ones, fetches them over the link and writes
  *                          them into the cache, evicting as many dirty
  *                          rows back to host memory; then every lookup
  *                          hits at HBM rates);
- *   backward (fused):      uvm: max(HBM model, launch + B·T·L·(r + s) /
- *                          link) each way, s the optimizer state a
+ *   backward (fused):      uvm: max(0, launch + B·T·L·(r + s) / link −
+ *                          own), each way, s the optimizer state a
  *                          looked-up row reads and writes (ceil32: the
  *                          state is read and written in 32 B sectors);
  *                          uvm_caching: the cache's rows are updated in
  *                          HBM, the state — which FBGEMM keeps in host
  *                          memory for cached tables too — over the link:
- *                          max(HBM model, launch + B·T·L·s / link).
- * The link is full duplex: the busier direction sets its time. `link` is
+ *                          max(0, launch + B·T·L·s / link − own).
+ * The link is full duplex: the busier direction sets a group's time. `link` is
  * the host link's achievable bandwidth (host_link × achievable.host_link,
  * spec/gpus/README.md). The HBM model is dc_kernel_embedding_us on the
  * kernel as given (every row at HBM rates), so h only enters through m:
@@ -131,31 +135,37 @@ void dc_kernel_emb_host_bytes(const dc_kernel *k, double *in_bytes,
   *out_bytes = out;
 }
 
-double dc_kernel_embedding_host_us(const dc_kernel *k, const dc_device *dev) {
-  double hbm_us = dc_kernel_embedding_us(k, dev);
-  bool any = false, cached = false;
-  double in = 0, out = 0, fill = 0;
-  for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
-    const dc_emb_group *g = &k->u.emb.groups[i];
-    if (g->memory != DC_MEMORY_UVM && g->memory != DC_MEMORY_UVM_CACHING)
-      continue;
-    any = true;
-    cached |= g->memory == DC_MEMORY_UVM_CACHING;
-    double a, b, f;
-    group_host_bytes(k, g, &a, &b, &f);
-    in += a;
-    out += b;
-    fill += f;
-  }
-  if (!any) return hbm_us;
+/* Group g's share of its kernel beyond the HBM model (see the top). */
+static double group_extra_us(const dc_kernel *k, const dc_emb_group *g,
+                             const dc_device *dev) {
+  double in, out, fill;
+  group_host_bytes(k, g, &in, &out, &fill);
   double link = dev->host_link_gbps * dev->host_link_eff;
   double link_us = link > 0 ? (in > out ? in : out) / (link * 1e3) : 0;
   double dram = dc_k_dram_gbps(dev);
   double fill_us = dram > 0 ? fill / (dram * 1e3) : 0;
   bool bwd = k->kind == DC_KERNEL_EMBEDDING_BWD;
-  if (!bwd && cached)
-    /* the prefetch: its own kernels before the lookup */
-    return hbm_us + dev->kernel_floor_us + link_us + fill_us;
-  double host_us = dev->kernel_floor_us + link_us + fill_us;
-  return hbm_us > host_us ? hbm_us : host_us;
+  if (!bwd && g->memory == DC_MEMORY_UVM_CACHING) return link_us + fill_us;
+  /* overlapped with the group's own HBM work */
+  dc_kernel one = *k;
+  one.u.emb.n_groups = 1;
+  one.u.emb.groups = g;
+  double own = dc_kernel_embedding_us(&one, dev);
+  double x = dev->kernel_floor_us + link_us + fill_us - own;
+  return x > 0 ? x : 0;
+}
+
+double dc_kernel_embedding_host_us(const dc_kernel *k, const dc_device *dev) {
+  double t = dc_kernel_embedding_us(k, dev);
+  bool prefetch = false;
+  for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
+    const dc_emb_group *g = &k->u.emb.groups[i];
+    if (g->memory != DC_MEMORY_UVM && g->memory != DC_MEMORY_UVM_CACHING)
+      continue;
+    prefetch |= g->memory == DC_MEMORY_UVM_CACHING &&
+                k->kind == DC_KERNEL_EMBEDDING_FWD;
+    t += group_extra_us(k, g, dev);
+  }
+  /* the prefetch's kernels run before the lookup: one more launch */
+  return prefetch ? t + dev->kernel_floor_us : t;
 }

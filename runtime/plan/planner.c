@@ -743,8 +743,27 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   return out;
 }
 
+static bool any_auto_memory(const dc_point *p) {
+  if (!p->memory_auto) return false;
+  for (int32_t t = 0; t < p->n_tables; t++)
+    if (p->tables[t].memory == DC_MEMORY_AUTO) return true;
+  return false;
+}
+
 dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
                               dc_arena *a, dc_diags *d) {
+  if (any_auto_memory(p)) {
+    /* sharding.memory: auto: placement and plan together (placement.c) */
+    dc_device dev;
+    if (!dc_device_of_point(p, &dev, a, d)) return NULL;
+    dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
+    int64_t cap = p->host_memory_bytes > 0 ? p->host_memory_bytes
+                                           : dev.host_memory_bytes;
+    dc_shard_plan *s = NULL;
+    const dc_point *q = dc_plan_place(p, &o, cap, a, d, &s);
+    if (!q) return NULL;
+    return dc_graph_build_detail(q, s, detail, a, d);
+  }
   if (p->gpus <= 1 || p->sharding != DC_SHARDING_AUTO)
     return dc_graph_build_detail(p, NULL, detail, a, d);
   dc_device dev;
