@@ -55,6 +55,16 @@ static int cmp_pord(const void *x, const void *y) {
   return a->t < b->t ? -1 : a->t > b->t;
 }
 
+/* A table's weights and optimizer state, bytes. */
+static int64_t table_bytes(const dc_point *p, int32_t t) {
+  const dc_table *tb = &p->tables[t];
+  dc_dtype edt = dc_storage_dtype(p->embedding_precision);
+  int64_t w = dc_sat_mul_i64(tb->rows, dc_emb_row_bytes(edt, tb->dim));
+  int64_t st = dc_optimizer_state_bytes(p->sparse_optimizer, tb->rows,
+                                        dc_sat_mul_i64(tb->rows, tb->dim));
+  return dc_sat_add_i64(w, st);
+}
+
 typedef struct place {
   const dc_point *p;
   const dc_plan_opts *o;
@@ -162,22 +172,22 @@ static int32_t least_uvm(place *c, int32_t lo, int32_t hi, int32_t n_off) {
   return r;
 }
 
-/* Steps (1)-(3) at the working copy's cache share: false when no
+/* Steps (2) and (3) at the working copy's cache share: false when no
  * placement fits. */
 static bool search(place *c, int32_t n_max, int32_t *n_off, int32_t *n_uvm) {
   *n_off = -1;
   *n_uvm = 0;
-  if (fits(c, 0, 0)) {
-    *n_off = 0;
-    return true;
-  }
   if (n_max <= 0 || c->hard_error) return false;
-  int32_t k = least_off(c, 1, n_max, 0);
-  if (k <= n_max) {
-    *n_off = k;
+  /* the ends first: a failing bisection costs log T failing planner
+   * runs, and failing runs are the planner's slowest */
+  if (fits(c, n_max, 0)) {
+    *n_off = least_off(c, 1, n_max - 1, 0);
+    if (*n_off > n_max - 1) *n_off = n_max;
     return true;
   }
-  int32_t u = least_uvm(c, 1, n_max, n_max);
+  if (!fits(c, n_max, n_max)) return false;
+  int32_t u = least_uvm(c, 1, n_max - 1, n_max);
+  if (u > n_max - 1) u = n_max;
   if (u > n_max) return false;
   *n_uvm = u;
   *n_off = least_off(c, u, n_max, u);
@@ -201,15 +211,11 @@ const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
   c.q.tables = c.tables;
   pord *ord = dc_arena_array(a, (size_t)(p->n_tables > 0 ? p->n_tables : 1),
                              sizeof *ord);
-  dc_dtype edt = dc_storage_dtype(p->embedding_precision);
   for (int32_t t = 0; t < p->n_tables; t++) {
     const dc_table *tb = &p->tables[t];
     if (tb->memory != DC_MEMORY_AUTO) continue;
-    int64_t w = dc_sat_mul_i64(tb->rows, dc_emb_row_bytes(edt, tb->dim));
-    int64_t st = dc_optimizer_state_bytes(
-        p->sparse_optimizer, tb->rows, dc_sat_mul_i64(tb->rows, tb->dim));
-    int64_t b = dc_sat_add_i64(w, st);
-    ord[c.n++] = (pord){t, tb->pooling / ((double)tb->rows * tb->dim), b};
+    ord[c.n++] = (pord){t, tb->pooling / ((double)tb->rows * tb->dim),
+                        table_bytes(p, t)};
   }
   qsort(ord, (size_t)c.n, sizeof *ord, cmp_pord);
   c.ord = ord;
@@ -222,11 +228,7 @@ const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
     const dc_table *tb = &p->tables[t];
     if (tb->memory != DC_MEMORY_UVM && tb->memory != DC_MEMORY_UVM_CACHING)
       continue;
-    int64_t w = dc_sat_mul_i64(tb->rows, dc_emb_row_bytes(edt, tb->dim));
-    used = dc_sat_add_i64(
-        used, dc_sat_add_i64(w, dc_optimizer_state_bytes(
-                                    p->sparse_optimizer, tb->rows,
-                                    dc_sat_mul_i64(tb->rows, tb->dim))));
+    used = dc_sat_add_i64(used, table_bytes(p, t));
   }
   int32_t n_max = 0;
   while (n_max < c.n && dc_sat_add_i64(used, ord[n_max].bytes) <= cap) {
@@ -234,16 +236,38 @@ const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
     n_max++;
   }
 
+  /* A bound first: the tables that stay in HBM at best (all but the
+   * n_max coldest) must fit in the GPUs' HBM together. */
+  int64_t stay = 0;
+  for (int32_t t = 0; t < p->n_tables; t++)
+    if (p->tables[t].memory == DC_MEMORY_HBM)
+      stay = dc_sat_add_i64(stay, table_bytes(p, t));
+  for (int32_t i = n_max; i < c.n; i++)
+    stay = dc_sat_add_i64(stay, ord[i].bytes);
+  double hbm_all = (double)o->dev->hbm_bytes *
+                   (o->hbm_fraction > 0 ? o->hbm_fraction : 1.0) *
+                   (p->gpus < 1 ? 1 : p->gpus);
+  bool hopeless = (double)stay > hbm_all;
+
   /* the cache shares tried: the study's, then halved while at least
    * MIN_SHARE; the cheapest placement under the planner's cost wins
    * (ties: the larger share) */
   double clf = p->cache_load_factor;
   double best_cost = 0, best_clf = clf;
   int32_t best_off = -1, best_uvm = 0;
-  for (double share = clf; !c.hard_error; share /= 2) {
+  if (!hopeless && fits(&c, 0, 0)) {
+    best_off = 0; /* (1): every table in HBM */
+    hopeless = true; /* nothing more to search */
+  }
+  for (double share = clf; !c.hard_error && !hopeless; share /= 2) {
     c.q.cache_load_factor = share;
     int32_t n_off, n_uvm;
-    if (!search(&c, n_max, &n_off, &n_uvm)) continue;
+    if (!search(&c, n_max, &n_off, &n_uvm)) {
+      /* all uvm has no cache: if that fails, no share helps */
+      if (n_max > 0 && !fits(&c, n_max, n_max)) break;
+      if (share / 2 < MIN_SHARE) break;
+      continue;
+    }
     dc_arena s;
     dc_arena_init(&s);
     dc_shard_plan *sp = try_place(&c, n_off, n_uvm, &s);
@@ -258,7 +282,6 @@ const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
       }
     }
     dc_arena_free(&s);
-    if (n_off == 0) break; /* all in HBM: no cache to shrink */
     if (share / 2 < MIN_SHARE) break;
   }
   if (c.hard_error) {
