@@ -188,6 +188,7 @@ typedef struct dc_torchrec_shard {
   double fwd_compute_ms, fwd_comms_ms, bwd_compute_ms, bwd_comms_ms;
   double total_ms;
   double hbm_bytes; /* weights + optimizer + input and output buffers */
+  double ddr_bytes; /* UVM kernels: the weights and state in host memory */
 } dc_torchrec_shard;
 
 /* A rank's sums over its shards. */
