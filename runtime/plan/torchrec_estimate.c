@@ -45,9 +45,10 @@
  * input and output buffers only, weights and state in DDR; uvm_caching
  * → fused_uvm_caching with caching_ratio r = the point's
  * cache_load_factor, bw = (r·HBM + (1 − r)·HBM↔DDR) / 10, HBM storage
- * round(R·D_table·e·r) × the shard's share of the table × (1 + the
- * optimizer factor) + rows·(4 + 16·r) (the cache's index map, state and
- * LRU counters) + the buffers, DDR the whole shard with its state.
+ * s = ⌈round(R·D_table·e·r) × the shard's share of the table⌉, plus
+ * ⌈s × the optimizer factor⌉ and ⌈rows·(4 + 16·r)⌉ (the cache's index
+ * map, state and LRU counters; TorchRec's whole-byte roundings) and the
+ * buffers; DDR the whole shard with its state.
  * TorchRec's prefetch term needs measured cache statistics, which a
  * plan without them does not have: it is 0, as in TorchRec.
  */
@@ -224,10 +225,10 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
      * auxiliary state, rows · (4 + 16·ratio) */
     double whole = round((double)tb->rows * (double)tb->dim * e *
                          ck.cache_load);
-    double share = whole * ((double)sh->rows * D) /
-                   ((double)tb->rows * (double)tb->dim);
-    r.hbm_bytes = share * (1 + opt) +
-                  (double)sh->rows * (4 + 16 * ck.cache_load) + in_buf +
+    double share = ceil(whole * ((double)sh->rows * D) /
+                        ((double)tb->rows * (double)tb->dim));
+    r.hbm_bytes = share + ceil(share * opt) +
+                  ceil((double)sh->rows * (4 + 16 * ck.cache_load)) + in_buf +
                   out_buf;
     r.ddr_bytes = table_bytes * (1 + opt);
     break;
