@@ -151,7 +151,8 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
     if ((n = dc_node_get(g, "memory")) &&
         !dc_leaf_enum(n, FIELD("memory"), dc_enum_table_memory, &memk, c->d))
       dc_res_fail(c);
-    const dc_node *zn = dc_node_get(g, "zipf"), *hn = dc_node_get(g, "hit_rate");
+    const dc_node *zn = dc_node_get(g, "zipf");
+    const dc_node *hn = dc_node_get(g, "hit_rate");
     if (zn && !dc_leaf_num(zn, FIELD("zipf"),
                            dc_schema_find("model.embedding.tables[].zipf"),
                            &zipf, c->d))

@@ -28,10 +28,14 @@
  * may let more tables be cached rather than uvm); the placement with the
  * least planner cost (dc_plan_cost_of, the point's objective) wins, and
  * the graph is built at its share. So the study's cache_load_factor is
- * the largest share a table gets, and doubling it never makes the answer
- * dearer under the planner's cost (the shares tried nest). When nothing fits the answer is the
- * placement that needs the least HBM (n_max tables, all uvm) on
- * graphgen's default plan, and its row says fits = false.
+ * the largest share a table gets, and doubling it never makes the
+ * answer dearer under the planner's cost (the shares tried nest). When
+ * nothing fits the answer is the placement that needs the least HBM
+ * (n_max tables, all uvm) on graphgen's default plan, and its row says
+ * fits = false. One GPU, or a plan that is not `auto`: the HBM check is
+ * graphgen's per-rank formula (graphgen/memory.c), which on one GPU
+ * counts activations a little below the graph walk behind that row's
+ * `fits` (spec/study.md, "Per-rank memory and fits").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +73,7 @@ typedef struct place {
   const dc_point *p;
   const dc_plan_opts *o;
   int64_t host_cap;
-  int32_t n;        /* tables left to the planner */
+  int32_t n; /* tables left to the planner */
   const pord *ord;
   dc_table *tables; /* the working copy's tables */
   dc_point q;       /* the working copy */
