@@ -58,6 +58,7 @@ void dc_res_system(dc_rctx *c, dc_point *p, bool fill);
 /* resolve_sharding.c */
 void dc_res_sharding(dc_rctx *c, dc_point *p);
 void dc_res_estimator(dc_rctx *c, dc_point *p);
+void dc_res_memory(dc_rctx *c, dc_point *p);
 /* resolve_system.c */
 void dc_res_capacity(dc_rctx *c, dc_point *p, bool fill);
 /* resolve_transform.c */

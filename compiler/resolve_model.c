@@ -20,7 +20,11 @@
 #define EMB_BYTES 4 /* fp32 weights: the size bound is the fp32 one */
 
 /* schema: model.embedding.tables[] = {count?, rows, dim?, pooling?, name?,
- * sharding?, ranks?}; a group of `count` identical tables. */
+ * sharding?, ranks?, memory?, zipf?, hit_rate?}; a group of `count`
+ * identical tables. memory: hbm | uvm | uvm_caching (unset: AUTO here,
+ * which dc_res_sharding turns into HBM unless sharding.memory is auto);
+ * zipf (access skew) and hit_rate (a measured cache hit rate) exclude
+ * each other. */
 static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
   const char *what = "model.embedding.tables";
   const dc_skey *k_count = dc_schema_find("model.embedding.tables[].count");
@@ -86,7 +90,8 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
     int64_t cnt = 1, rows = 0, dim = dim0;
     double pool = pool0;
     const char *name = NULL;
-    int shard = 0;
+    int shard = 0, memk = DC_MEMORY_AUTO;
+    double zipf = 0, hit = -1;
     int64_t *ranks = NULL;
     int32_t n_ranks = 0;
     const dc_node *n;
@@ -143,6 +148,29 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
           c->x.rank_sp = n->items[r]->span;
         }
     }
+    if ((n = dc_node_get(g, "memory")) &&
+        !dc_leaf_enum(n, FIELD("memory"), dc_enum_table_memory, &memk, c->d))
+      dc_res_fail(c);
+    const dc_node *zn = dc_node_get(g, "zipf");
+    const dc_node *hn = dc_node_get(g, "hit_rate");
+    if (zn && !dc_leaf_num(zn, FIELD("zipf"),
+                           dc_schema_find("model.embedding.tables[].zipf"),
+                           &zipf, c->d))
+      dc_res_fail(c);
+    if (hn && !dc_leaf_num(hn, FIELD("hit_rate"),
+                           dc_schema_find("model.embedding.tables[].hit_rate"),
+                           &hit, c->d))
+      dc_res_fail(c);
+    if (zn && hn) {
+      if (c->d) {
+        dc_diag *e = dc_diag_error(
+            c->d, DC_DIAG_CONFLICT, hn->span,
+            "table group %s[%zu] gives both 'zipf' and 'hit_rate'", what, i);
+        dc_diag_set_help(e, "a measured hit rate replaces the one the Zipf "
+                            "exponent would give: keep one of them");
+      }
+      dc_res_fail(c);
+    }
 #undef FIELD
     if (rows > 0 && dim > 0) {
       int64_t bytes, gbytes;
@@ -173,6 +201,9 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
       tb->dim = (int32_t)(dim > 0 ? dim : 1);
       tb->pooling = pool;
       tb->sharding = (dc_sharding)shard;
+      tb->memory = (dc_table_memory)memk;
+      tb->zipf = zipf;
+      tb->hit_rate = hit;
       if (n_ranks && ranks) {
         int32_t *r32 = dc_arena_array(c->a, (size_t)n_ranks, sizeof *r32);
         for (int32_t r = 0; r < n_ranks; r++) r32[r] = (int32_t)ranks[r];

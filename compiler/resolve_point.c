@@ -43,6 +43,7 @@ bool dc_resolve(dc_rctx *c, bool fill) {
   /* schema: sharding.objective: dlrmc | torchrec */
   p->objective = (dc_objective)dc_res_enum(c, "sharding.objective", 0);
   dc_res_estimator(c, p);
+  dc_res_memory(c, p);
   dc_res_capacity(c, p, fill);
   p->embedding_model =
       (dc_embedding_model)dc_res_enum(c, "kernels.embedding_model", 0);

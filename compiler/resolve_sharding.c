@@ -93,6 +93,23 @@ void dc_res_sharding(dc_rctx *c, dc_point *p) {
   }
 }
 
+/* schema: sharding.memory: hbm | auto (default hbm);
+ * sharding.cache_load_factor: (0, 1] (default 0.2, TorchRec's
+ * CACHE_LOAD_FACTOR); system.host_memory: bytes per host (default: the
+ * GPU catalog's host, runtime). A table group's own `memory` wins; the
+ * others follow sharding.memory (HBM, or AUTO for the planner). */
+void dc_res_memory(dc_rctx *c, dc_point *p) {
+  p->memory_auto = dc_res_enum(c, "sharding.memory", 0) == 1;
+  p->cache_load_factor = 0.2;
+  dc_res_num(c, "sharding.cache_load_factor", &p->cache_load_factor);
+  p->host_memory_bytes = 0;
+  dc_res_int(c, "system.host_memory", &p->host_memory_bytes);
+  dc_table *t = (dc_table *)p->tables;
+  if (!p->memory_auto)
+    for (int32_t i = 0; i < p->n_tables; i++)
+      if (t[i].memory == DC_MEMORY_AUTO) t[i].memory = DC_MEMORY_HBM;
+}
+
 /* schema: sharding.estimator: dlrmc | torchrec; sharding.torchrec:
  * {hbm_bw, ddr_bw, hbm_to_ddr_bw, intra_host_bw, cross_host_bw} in
  * TorchRec's GB/s (0 / absent: TorchRec's default,

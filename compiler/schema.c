@@ -45,6 +45,10 @@ static const char *const enum_mode[] = {"product", "zip", NULL};
 const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_objective (point.h). */
 const char *const dc_enum_objective[] = {"dlrmc", "torchrec", NULL};
+/* Same order as dc_table_memory (point.h), without "auto". */
+const char *const dc_enum_table_memory[] = {"hbm", "uvm", "uvm_caching",
+                                            NULL};
+const char *const dc_enum_memory[] = {"hbm", "auto", NULL};
 
 /* The metric columns the runtime reports per point, from the one table
  * (compiler/support/metric_names.h): output.columns is checked against
@@ -81,6 +85,10 @@ static const dc_skey keys[] = {
     {"model.embedding.tables[].sharding", DC_SK_ENUM, dc_enum_table_sharding,
      0, 0, 0},
     {"model.embedding.tables[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
+    {"model.embedding.tables[].memory", DC_SK_ENUM, dc_enum_table_memory, 0,
+     0, 0},
+    {"model.embedding.tables[].zipf", DC_SK_NUM, NULL, 0, 100, 0},
+    {"model.embedding.tables[].hit_rate", DC_SK_NUM, NULL, 0, 1, 0},
     {"model.interaction", DC_SK_ENUM, dc_enum_interaction, 0, 0, S},
     {"model.interaction_self", DC_SK_BOOL, NULL, 0, 0, S},
     {"model.dcn", DC_SK_MAP, NULL, 0, 0, 0},
@@ -105,6 +113,7 @@ static const dc_skey keys[] = {
     {"system.overheads", DC_SK_NAME, NULL, 0, 0, S},
     {"system.framework", DC_SK_ENUM, dc_enum_framework, 0, 0, S},
     {"system.pipeline", DC_SK_BOOL, NULL, 0, 0, S},
+    {"system.host_memory", DC_SK_BYTES, NULL, 1, BIG, S},
     {"system.links", DC_SK_MAP, NULL, 0, 0, S},
     {"system.links.nvlink", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
     {"system.links.pcie", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
@@ -118,6 +127,8 @@ static const dc_skey keys[] = {
     {"sharding.plan[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
     {"sharding.estimator", DC_SK_ENUM, dc_enum_estimator, 0, 0, O},
     {"sharding.objective", DC_SK_ENUM, dc_enum_objective, 0, 0, S},
+    {"sharding.memory", DC_SK_ENUM, dc_enum_memory, 0, 0, S},
+    {"sharding.cache_load_factor", DC_SK_NUM, NULL, 1e-6, 1, S},
     {"sharding.torchrec", DC_SK_MAP, NULL, 0, 0, 0},
     {"sharding.torchrec.hbm_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
     {"sharding.torchrec.ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},

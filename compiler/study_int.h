@@ -118,6 +118,8 @@ extern const char *const dc_enum_embedding_model[];
 extern const char *const dc_enum_format[];
 extern const char *const dc_enum_estimator[];
 extern const char *const dc_enum_objective[];
+extern const char *const dc_enum_table_memory[];
+extern const char *const dc_enum_memory[];
 
 /* The metric columns the runtime computes (output.columns may name them
  * and the swept paths). */

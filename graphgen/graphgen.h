@@ -143,6 +143,14 @@ typedef struct dc_shard_work {
 dc_shard_work dc_shard_plan_work(const dc_point *p, const dc_shard_plan *s,
                                  int32_t table, int32_t shard);
 
+/* The kernel group (tables 0) of a shard of table t with `rows` × `cols`
+ * looked up `pooling` times a sample: where its rows live and, for a
+ * uvm_caching table, its cache's rows (cache_load_factor × rows, at
+ * least one; graphgen/launch.c). The lookup kernels and the planners
+ * describe a shard with it. */
+dc_emb_group dc_shard_emb_group(const dc_point *p, int32_t t, int64_t rows,
+                                int32_t cols, double pooling);
+
 /* Host of a rank under the plan's layout. */
 int32_t dc_shard_plan_host(const dc_shard_plan *s, int32_t rank);
 
@@ -184,7 +192,8 @@ void dc_shard_plan_write(const dc_point *p, const dc_shard_plan *s,
                          dc_buf *out);
 
 /* Per-rank memory in bytes (no time): what the rank must hold in HBM for
- * one training iteration. Formulas in graphgen/memory.c. */
+ * one training iteration, and in its host's memory for tables kept there.
+ * Formulas in graphgen/memory.c. */
 typedef struct dc_rank_memory {
   int64_t emb_weights;   /* its shards (replicas for data_parallel) */
   int64_t emb_optimizer; /* optimizer state of those shards */
@@ -199,6 +208,9 @@ typedef struct dc_rank_memory {
                             exchanged for the embeddings, twice the
                             largest dense gradient tensor */
   int64_t total;
+  /* Host memory for the rank's tables beyond HBM: their weights and
+   * optimizer state (not in `total`, which is HBM). */
+  int64_t host_bytes;
 } dc_rank_memory;
 
 /* Fills *out for `rank`; false when a product overflows 64 bits (the
@@ -211,7 +223,10 @@ bool dc_shard_plan_memory(const dc_point *p, const dc_shard_plan *s,
 bool dc_shard_plan_memory_all(const dc_point *p, const dc_shard_plan *s,
                               dc_rank_memory *out);
 /* The per-shard terms of shard i of table t alone (what it adds to its
- * rank's total, whichever rank that is), in *bytes; false on overflow. */
+ * rank's HBM total, whichever rank that is), in *bytes; false on
+ * overflow. dc_shard_host_memory: what it adds to its host's memory. */
+bool dc_shard_host_memory(const dc_point *p, const dc_shard_plan *s,
+                          int32_t t, int32_t i, int64_t *bytes);
 bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,
                      int32_t i, int64_t *bytes);
 

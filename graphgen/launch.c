@@ -5,9 +5,32 @@
  * stream. The forward and backward passes, the exchange, TorchRec's input
  * distribution and DDP's all-reduces all launch them.
  */
+#include <math.h>
+
 #include "graphgen/internal.h"
 
-/* Groups identical tables (rows, dim, pooling) for one embedding kernel. */
+/* One table's group (tables 0) for a shard of rows × cols: where its rows
+ * live and, for a cached table, the rows of its share of the HBM cache
+ * (cache_load_factor × rows, at least one). A table the point left to the
+ * planner (AUTO) that reaches a graph unplaced is in HBM. */
+dc_emb_group dc_shard_emb_group(const dc_point *p, int32_t t, int64_t rows,
+                             int32_t cols, double pooling) {
+  const dc_table *tb = &p->tables[t];
+  dc_emb_group g = {0, rows, cols, pooling, DC_MEMORY_HBM, 0, 0, -1};
+  if (tb->memory == DC_MEMORY_UVM || tb->memory == DC_MEMORY_UVM_CACHING) {
+    g.memory = tb->memory;
+    g.zipf = tb->zipf;
+    g.hit_rate = tb->hit_rate;
+  }
+  if (g.memory == DC_MEMORY_UVM_CACHING) {
+    double cr = ceil(p->cache_load_factor * (double)rows);
+    g.cache_rows = cr < 1 ? 1 : cr > (double)rows ? rows : (int64_t)cr;
+  }
+  return g;
+}
+
+/* Groups identical tables (rows, dim, pooling, placement) for one
+ * embedding kernel. */
 void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
                    int32_t n, int64_t batch, bool fused) {
   gg_b *b = c->b;
@@ -16,18 +39,16 @@ void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
   int32_t ng = 0;
   for (int32_t i = 0; i < n; i++) {
     int32_t t = tabs[i];
+    dc_emb_group x = dc_shard_emb_group(p, t, c->sh_rows[t], c->sh_cols[t],
+                                     c->sh_pool[t]);
     int32_t j = 0;
-    while (j < ng && !(g[j].rows == c->sh_rows[t] &&
-                       g[j].dim == c->sh_cols[t] &&
-                       g[j].pooling == c->sh_pool[t]))
+    while (j < ng && !(g[j].rows == x.rows && g[j].dim == x.dim &&
+                       g[j].pooling == x.pooling &&
+                       g[j].memory == x.memory &&
+                       g[j].cache_rows == x.cache_rows &&
+                       g[j].zipf == x.zipf && g[j].hit_rate == x.hit_rate))
       j++;
-    if (j == ng) {
-      g[ng].tables = 0;
-      g[ng].rows = c->sh_rows[t];
-      g[ng].dim = c->sh_cols[t];
-      g[ng].pooling = c->sh_pool[t];
-      ng++;
-    }
+    if (j == ng) g[ng++] = x;
     g[j].tables++;
   }
   dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);

@@ -37,6 +37,13 @@
  *                   is per shard or independent of the plan, so the
  *                   planner's per-shard increments stay exact.
  *
+ * Tables beyond HBM (point.h's dc_table_memory): a uvm shard's weights
+ * and optimizer state are in its host's memory (host_bytes), nothing of
+ * them in HBM; a uvm_caching shard adds the same to host_bytes and holds
+ * its cache in HBM as emb_weights: cache_load_factor × rows slots of a
+ * row plus 16 bytes (FBGEMM's cache state and LRU/LFU counter, int64
+ * each). FBGEMM keeps the optimizer state of both in host memory.
+ *
  * It is an upper bound of the peak (everything saved for the backward is
  * counted live at once; the caching allocator's rounding is not), which
  * is what a capacity planner needs. Sums saturate at INT64_MAX.
@@ -44,6 +51,7 @@
  * independent), so the planner prices a candidate in O(its shards)
  * instead of re-walking every table for each.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +85,13 @@ static int64_t lookups(int64_t batch, double pooling) {
   return dc_f64_sat_i64(n);
 }
 
+/* Rows of a uvm_caching shard's HBM cache: cache_load_factor × rows, at
+ * least one (gg_emb_group_of's). */
+static int64_t cache_slots(const dc_point *p, int64_t rows) {
+  double cr = ceil(p->cache_load_factor * (double)rows);
+  return cr < 1 ? 1 : cr > (double)rows ? rows : (int64_t)cr;
+}
+
 /* Adds shard i of table t (on whatever rank it is) to *out's per-shard
  * terms. */
 static void add_shard(macc *m, const dc_point *p, const dc_shard_plan *s,
@@ -89,10 +104,21 @@ static void add_shard(macc *m, const dc_point *p, const dc_shard_plan *s,
   dc_shard_work w = dc_shard_plan_work(p, s, t, i);
   int64_t elems = mul(m, sh->rows, sh->cols);
   int64_t wb = mul(m, sh->rows, dc_emb_row_bytes(edt, sh->cols));
-  out->emb_weights = add(m, out->emb_weights, wb);
   int64_t st = dc_optimizer_state_bytes(p->sparse_optimizer, sh->rows, elems);
   if (st == INT64_MAX) m->ovf = true;
-  out->emb_optimizer = add(m, out->emb_optimizer, st);
+  dc_table_memory where = p->tables[t].memory;
+  if (where == DC_MEMORY_UVM || where == DC_MEMORY_UVM_CACHING) {
+    out->host_bytes = add(m, out->host_bytes, add(m, wb, st));
+    if (where == DC_MEMORY_UVM_CACHING) {
+      int64_t slots = cache_slots(p, sh->rows);
+      out->emb_weights =
+          add(m, out->emb_weights,
+              mul(m, slots, add(m, dc_emb_row_bytes(edt, sh->cols), 16)));
+    }
+  } else {
+    out->emb_weights = add(m, out->emb_weights, wb);
+    out->emb_optimizer = add(m, out->emb_optimizer, st);
+  }
   int64_t n = lookups(w.batch, w.pooling);
   bool dp = tp->type == DC_SHARDING_DATA_PARALLEL && W > 1;
   if (dp)
@@ -118,6 +144,16 @@ static int64_t shard_terms_total(macc *m, const dc_rank_memory *x) {
   tot = add(m, tot, x->inputs);
   tot = add(m, tot, x->workspace);
   return tot;
+}
+
+bool dc_shard_host_memory(const dc_point *p, const dc_shard_plan *s,
+                          int32_t t, int32_t i, int64_t *bytes) {
+  macc m = {false};
+  dc_rank_memory x;
+  memset(&x, 0, sizeof x);
+  add_shard(&m, p, s, t, i, &x);
+  *bytes = x.host_bytes;
+  return !m.ovf;
 }
 
 bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,

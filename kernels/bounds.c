@@ -120,7 +120,15 @@ static void kernel_work(const dc_kernel *k, const dc_device *dev, kwork *w) {
     break;
   }
   case DC_KERNEL_EMBEDDING_FWD:
-  case DC_KERNEL_EMBEDDING_BWD: emb_work(k, w); break;
+  case DC_KERNEL_EMBEDDING_BWD: {
+    emb_work(k, w);
+    /* rows of tables beyond HBM cross the host link (kernels/uvm.c) */
+    double in, out;
+    dc_kernel_emb_host_bytes(k, &in, &out);
+    w->link_bytes = in > out ? in : out;
+    w->link_gbps = dev->host_link_gbps;
+    break;
+  }
   case DC_KERNEL_ELEMENTWISE:
   case DC_KERNEL_REDUCE: {
     double n = pos(k->u.ew.elements);

@@ -9,7 +9,9 @@
  *   fp16_tflops, bf16_tflops, fp8_tflops, tensor_cores, pcie_gen, pcie,
  *   nvlink, nic, [gpus_per_host], tdp_w, [llc], [sustained_mhz],
  *   [kernel_models],
- *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable, link, source},
+ *   [host_link], [host_memory],
+ *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable, link,
+ *   [host_link], source},
  *   latency: {kernel_us, link_us, nic_us, source}, source
  *
  * Required keys are the ones a model needs; every problem of an entry is
@@ -28,6 +30,9 @@
 #define MAX_TFLOPS 1e6
 #define MAX_MHZ 1e5
 #define MAX_LAT_US 1e6
+/* host_memory of an entry that gives none: 1 TiB, a two-socket server of
+ * the GPU's generation (a rule of thumb, spec/gpus/README.md). */
+#define DEFAULT_HOST_MEM (INT64_C(1) << 40)
 
 typedef struct entry_reader {
   const dc_node *root;
@@ -185,6 +190,9 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->nic_gbps = gbps(&r, m, "nic", false, 12.5, 0);
   out->gpus_per_host = (int32_t)num(&r, m, "gpus_per_host", false, 8, 1, 1024);
   out->tdp_w = num(&r, m, "tdp_w", false, 0, 0, 1e6);
+  out->host_link_gbps = gbps(&r, m, "host_link", false, out->pcie_gbps, 1e-3);
+  out->host_memory_bytes = bytes(&r, m, "host_memory", false, 1);
+  if (out->host_memory_bytes <= 0) out->host_memory_bytes = DEFAULT_HOST_MEM;
 
   /* Achievable fractions: where an entry has none, the rules of thumb of
    * spec/gpus/README.md (0.9 of HBM, 0.95 of fp32, 0.8 of tensor peaks). */
@@ -193,6 +201,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->fp32_eff = num(&r, ach, "fp32", false, 0.95, 0, 1);
   out->tensor_eff = num(&r, ach, "tensor", false, 0.8, 0, 1);
   out->link_eff = num(&r, ach, "link", false, 0.8, 0, 1);
+  out->host_link_eff = num(&r, ach, "host_link", false, 0.75, 0, 1);
   out->l2_gbps = gbps(&r, ach, "l2_bw", false, 3.0 * out->dram_gbps, 1e-3);
   out->h2d_pageable_gbps =
       gbps(&r, ach, "h2d_pageable", false, 0.5 * out->pcie_gbps, 1e-3);
@@ -202,9 +211,9 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->link_latency_us = num(&r, lat, "link_us", false, 3.0, 0, MAX_LAT_US);
   out->nic_latency_us = num(&r, lat, "nic_us", false, 8.0, 0, MAX_LAT_US);
 
-  const char *pos[] = {"dram", "fp32", "tensor", "link"};
+  const char *pos[] = {"dram", "fp32", "tensor", "link", "host_link"};
   double vals[] = {out->dram_eff, out->fp32_eff, out->tensor_eff,
-                   out->link_eff};
+                   out->link_eff, out->host_link_eff};
   for (size_t i = 0; i < DC_COUNTOF(pos); i++)
     if (vals[i] <= 0 || vals[i] > 1) {
       dc_diag_error(d, DC_DIAG_BAD_CATALOG, ach ? ach->span : r.where,

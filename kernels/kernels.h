@@ -60,6 +60,13 @@ typedef struct dc_device {
   double tensor_eff;        /* achievable fraction of the tensor peaks */
   double link_eff;          /* achievable fraction of link bandwidth */
   double nic_latency_us;    /* per collective step across hosts */
+  /* Tables beyond HBM (kernels/uvm.c): the link between the GPU and its
+   * host's memory (PCIe, or NVLink-C2C on Grace parts), per direction,
+   * its achievable fraction for scattered row accesses, and the memory
+   * of the typical host the GPU ships in (bytes per host). */
+  double host_link_gbps;
+  double host_link_eff;
+  int64_t host_memory_bytes;
 } dc_device;
 
 /* Looks `name` up in spec/gpus/ (case-insensitive, aliases) or reads it as
@@ -87,6 +94,22 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev);
 /* The paper's L2 hit-rate estimate for one group of a lookup kernel. */
 double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
                               const dc_emb_group *g, int row_bytes);
+/* Tables beyond HBM (kernels/uvm.c). The share of a group's lookups
+ * served from HBM: 1 for HBM groups, 0 for uvm, and for uvm_caching the
+ * measured hit_rate or, without one, the share of accesses that fall on
+ * the cache_rows hottest of `rows` rows under Zipf(zipf) (uniform: the
+ * cached share of rows). */
+double dc_kernel_cache_hit_rate(const dc_emb_group *g);
+/* Generalised harmonic number H(n, s) = Σ_{k=1..n} k^-s (n ≥ 0). */
+double dc_kernel_harmonic(double n, double s);
+/* An embedding kernel with groups beyond HBM: the HBM model
+ * (dc_kernel_embedding_us) for the hits plus the host link's traffic
+ * (spec/study.md, "Tables beyond HBM"). Equal to dc_kernel_embedding_us
+ * when every group is in HBM. */
+double dc_kernel_embedding_host_us(const dc_kernel *k, const dc_device *dev);
+/* Bytes a lookup kernel moves over the host link, each direction. */
+void dc_kernel_emb_host_bytes(const dc_kernel *k, double *in_bytes,
+                              double *out_bytes);
 /* Which model priced `k`: "mlp" or "analytic"/"heuristic". */
 const char *dc_kernel_model_used(const dc_kernel *k, const dc_kmodels *models);
 

@@ -7,7 +7,8 @@
  *                        model's domain, else the analytic model
  *   transpose, tril_*    fitted MLP when present and in its domain, else
  *                        memory roofline
- *   embedding_fwd/bwd    the paper's heuristic (plain or enhanced)
+ *   embedding_fwd/bwd    the paper's heuristic (plain or enhanced), and
+ *                        for tables beyond HBM the host link (uvm.c)
  *   elementwise, reduce  roofline
  *   concat, memcpy_*     copy models
  *   collectives          ring algorithms over the slowest link
@@ -235,7 +236,7 @@ static inline double model_us(const dc_kernel *k, const dc_device *dev,
     break;
   case DC_KERNEL_EMBEDDING_FWD:
   case DC_KERNEL_EMBEDDING_BWD:
-    t = dc_kernel_embedding_us(k, dev);
+    t = dc_kernel_embedding_host_us(k, dev);
     break;
   case DC_KERNEL_INTERACTION_FWD:
   case DC_KERNEL_INTERACTION_BWD:

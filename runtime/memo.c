@@ -102,6 +102,8 @@ static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
              (uint64_t)k->u.emb.model << 56;
     for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
       const dc_emb_group *gr = &k->u.emb.groups[i];
+      /* tables beyond HBM (a few kernels a graph) are priced uncached */
+      if (gr->memory != DC_MEMORY_HBM) return 0;
       w[n++] = (uint64_t)(uint32_t)gr->tables << 32 | (uint32_t)gr->dim;
       w[n++] = (uint64_t)gr->rows;
       w[n++] = dbits(gr->pooling);

@@ -42,7 +42,13 @@
  *               creates (the gradient being produced and the one consumed)
  *               + twice the largest collective buffer; outputs that alias
  *               an input (in-place updates) take no new memory
- *   fits        params + optimizer + activations + workspace ≤ HBM
+ *   fits        params + optimizer + activations + workspace ≤ HBM, and
+ *               the fullest host's tables ≤ its memory
+ *   host_gib    tables kept in host memory (uvm, uvm_caching: weights and
+ *               optimizer state), the fullest host's (dc_memory_host)
+ *   cache_hit_rate  lookups of tables beyond HBM served from the HBM
+ *               cache, lookup-weighted (kernels/uvm.c); 1 when every
+ *               table is in HBM
  * It leaves out the CUDA context, allocator fragmentation and library
  * workspaces (cuBLAS), which a capacity plan should keep as headroom.
  *
@@ -159,6 +165,17 @@ static void walk_rank(const dc_graph *g, int32_t r, dc_memory *out) {
           for (int32_t i = 0; i < kk->u.emb.n_groups; i++) {
             const dc_emb_group *gr = &kk->u.emb.groups[i];
             int64_t rows = dc_sat_mul_i64(gr->tables, gr->rows);
+            if (gr->memory == DC_MEMORY_UVM) continue; /* in host memory */
+            if (gr->memory == DC_MEMORY_UVM_CACHING) {
+              /* the cache alone: slots of a row and 16 bytes of state
+               * (graphgen/memory.c); the tables' own state is in host
+               * memory */
+              int64_t slots = dc_sat_mul_i64(gr->tables, gr->cache_rows);
+              emb = dc_sat_add_i64(
+                  emb, dc_sat_mul_i64(slots,
+                                      dc_emb_row_bytes(et, gr->dim) + 16));
+              continue;
+            }
             emb_rows = dc_sat_add_i64(emb_rows, rows);
             int64_t elems = dc_sat_mul_i64(rows, gr->dim);
             emb_elems = dc_sat_add_i64(emb_elems, elems);
@@ -271,6 +288,48 @@ void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
   if (m != &one) free(m);
 }
 
+void dc_memory_host(const dc_graph *g, int64_t host_capacity,
+                    dc_memory *out) {
+  out->host_capacity = host_capacity;
+  out->host_bytes = 0;
+  out->cache_hit_rate = 1;
+  const dc_point *p = g->point;
+  if (!p || !g->plan) return;
+  int32_t W = g->plan->n_ranks < 1 ? 1 : g->plan->n_ranks;
+  int32_t H = g->plan->hosts < 1 ? 1 : g->plan->hosts;
+  dc_rank_memory *all = dc_xmalloc((size_t)W * sizeof *all);
+  int64_t *host = dc_xcalloc((size_t)H, sizeof *host);
+  dc_shard_plan_memory_all(p, g->plan, all);
+  for (int32_t r = 0; r < W; r++) {
+    int32_t h = dc_shard_plan_host(g->plan, r);
+    if (h < 0 || h >= H) h = 0;
+    host[h] = dc_sat_add_i64(host[h], all[r].host_bytes);
+  }
+  for (int32_t h = 0; h < H; h++)
+    if (host[h] > out->host_bytes) out->host_bytes = host[h];
+  free(host);
+  free(all);
+  /* the hit rate, lookup-weighted over the groups beyond HBM of every
+   * rank's forward lookups */
+  double hit = 0, n = 0;
+  for (int32_t j = 0; j < g->n_ops; j++) {
+    const dc_op *op = &g->ops[j];
+    for (int32_t k = 0; k < op->n_launches; k++) {
+      const dc_kernel *kk = &op->launches[k].k;
+      if (kk->kind != DC_KERNEL_EMBEDDING_FWD) continue;
+      for (int32_t i = 0; i < kk->u.emb.n_groups; i++) {
+        const dc_emb_group *gr = &kk->u.emb.groups[i];
+        if (gr->memory != DC_MEMORY_UVM && gr->memory != DC_MEMORY_UVM_CACHING)
+          continue;
+        double x = (double)kk->u.emb.batch * gr->tables * gr->pooling;
+        n += x;
+        hit += x * dc_kernel_cache_hit_rate(gr);
+      }
+    }
+  }
+  if (n > 0) out->cache_hit_rate = hit / n;
+}
+
 static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 
 void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
@@ -302,7 +361,12 @@ void dc_metrics_compute(const dc_graph *g, const dc_eval_result *r,
   v[DC_METRIC_ACTIVATIONS_GIB] = gib(mem->activations_bytes);
   v[DC_METRIC_WORKSPACE_GIB] = gib(mem->workspace_bytes);
   int64_t total = dc_memory_total(mem);
-  v[DC_METRIC_FITS] = total <= mem->hbm_bytes ? 1.0 : 0.0;
+  v[DC_METRIC_FITS] = total <= mem->hbm_bytes && mem->host_bytes <=
+                                                      mem->host_capacity
+                          ? 1.0
+                          : 0.0;
+  v[DC_METRIC_HOST_GIB] = gib(mem->host_bytes);
+  v[DC_METRIC_CACHE_HIT_RATE] = mem->cache_hit_rate;
   v[DC_METRIC_EMB_MS] = emb_max / 1000.0;
   double mean = r->n_ranks ? emb_sum / r->n_ranks : 0.0;
   v[DC_METRIC_EMB_IMBALANCE] = mean > 0 ? emb_max / mean : 1.0;

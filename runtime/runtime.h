@@ -195,7 +195,17 @@ bool dc_metric_parse(const char *name, dc_metric_id *out);
 typedef struct dc_memory {
   int64_t params_bytes, optimizer_bytes, activations_bytes, workspace_bytes;
   int64_t hbm_bytes;
+  /* tables beyond HBM (dc_memory_host; 0, 0 and 1 until it is called):
+   * the fullest host's bytes, each host's memory, the lookup-weighted
+   * cache hit rate */
+  int64_t host_bytes, host_capacity;
+  double cache_hit_rate;
 } dc_memory;
+
+/* Fills out's host fields for graph g on hosts of `host_capacity` bytes
+ * (the point's system.host_memory, else the GPU catalog's). */
+void dc_memory_host(const dc_graph *g, int64_t host_capacity,
+                    dc_memory *out);
 
 void dc_memory_estimate(const dc_graph *g, int64_t hbm_bytes,
                         dc_memory *out);

@@ -173,6 +173,13 @@ static const dc_profile *worker_profile(worker *w, const char *name,
 /* Evaluates a built graph with its point's device and profile. */
 /* `sharding`: also the imbalance statistics and TorchRec's estimate
  * (dc_metrics_sharding), which only some columns and row modes read. */
+/* Each host's memory for tables kept there: system.host_memory, else the
+ * GPU catalog's typical host. */
+static int64_t host_capacity(const dc_point *p, const dc_device *dev) {
+  return p && p->host_memory_bytes > 0 ? p->host_memory_bytes
+                                       : dev->host_memory_bytes;
+}
+
 static bool evaluate(worker *w, const dc_graph *g, bool record,
                      bool sharding, dc_eval_result *r, dc_metrics *m,
                      pricer *pr_out, dc_diags *d) {
@@ -193,6 +200,7 @@ static bool evaluate(worker *w, const dc_graph *g, bool record,
   if (m) {
     dc_memory mem;
     dc_memory_estimate(g, pr.dev->hbm_bytes, &mem);
+    dc_memory_host(g, host_capacity(g->point, pr.dev), &mem);
     dc_metrics_compute(g, r, &mem, m);
     if (sharding) dc_metrics_sharding(g, r, &w->arena, m);
   }
@@ -215,6 +223,7 @@ bool dc_eval_point(const dc_graph *g, bool record, dc_arena *a,
   if (m) {
     dc_memory mem;
     dc_memory_estimate(g, dev->hbm_bytes, &mem);
+    dc_memory_host(g, host_capacity(p, dev), &mem);
     dc_metrics_compute(g, out, &mem, m);
     dc_metrics_sharding(g, out, a, m);
   }

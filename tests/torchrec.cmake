@@ -28,4 +28,11 @@ if(DC_PYTHON3_TORCHREC)
       COMMAND ${DC_PYTHON3_TORCHREC} ${_dir}/${_script} $<TARGET_FILE:dlrmc>
               ${_dir} ${CMAKE_CURRENT_BINARY_DIR}/${_t})
   endforeach()
+  # the same against 36 configs TorchRec planned with its UVM kernels
+  # allowed (tests/fixtures/planner/README.md, "UVM kernels")
+  add_test(NAME planner_torchrec_uvm
+    COMMAND ${DC_PYTHON3_TORCHREC}
+            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py
+            $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/uvm
+            ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_uvm --uvm)
 endif()

@@ -99,12 +99,17 @@ static inline bool dc_kernel_is_collective(dc_kernel_kind k) {
 /* Case-sensitive; false when unknown. */
 bool dc_kernel_kind_parse(const char *name, dc_kernel_kind *out);
 
-/* One table (or a group of identical tables) of an embedding kernel. */
+/* One table (or a group of identical tables) of an embedding kernel.
+ * The last four fields place it beyond HBM (zero: in HBM). */
 typedef struct dc_emb_group {
   int32_t tables;  /* how many identical tables */
   int64_t rows;    /* E (rows of this shard of each table) */
   int32_t dim;     /* D (columns of this shard) */
   double pooling;  /* L */
+  dc_table_memory memory; /* HBM, UVM or UVM_CACHING, never AUTO */
+  int64_t cache_rows;     /* UVM_CACHING: rows the HBM cache holds */
+  double zipf;            /* access skew (0: uniform) */
+  double hit_rate;        /* measured hit rate, < 0: from zipf */
 } dc_emb_group;
 
 typedef struct dc_kernel {

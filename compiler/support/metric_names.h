@@ -46,6 +46,10 @@
   X(COMPUTE_MS, "compute_ms")                                               \
   X(EXPOSED_COMM_MS, "exposed_comm_ms")                                     \
   X(EXPOSED_HOST_MS, "exposed_host_ms")                                     \
-  X(OTHER_IDLE_MS, "other_idle_ms")
+  X(OTHER_IDLE_MS, "other_idle_ms")                                         \
+  /* tables beyond HBM: the fullest host's memory, the lookup-weighted    \
+   * HBM-cache hit rate */                                              \
+  X(HOST_GIB, "host_gib")                                                   \
+  X(CACHE_HIT_RATE, "cache_hit_rate")
 
 #endif /* DC_METRIC_NAMES_H */

@@ -44,6 +44,11 @@ const char *dc_framework_name(dc_framework f) {
   return (size_t)f < DC_COUNTOF(n) ? n[f] : "?";
 }
 
+const char *dc_table_memory_name(dc_table_memory m) {
+  static const char *const n[] = {"hbm", "uvm", "uvm_caching", "auto"};
+  return (size_t)m < DC_COUNTOF(n) ? n[m] : "?";
+}
+
 const char *dc_embedding_kernel_name(dc_embedding_kernel k) {
   return k == DC_EMBEDDING_BATCHED ? "batched" : "per_table";
 }

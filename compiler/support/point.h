@@ -80,6 +80,19 @@ typedef enum dc_objective {
                            (runtime/plan/torchrec_estimate.c) */
 } dc_objective;
 
+/* Where a table's rows live (sharding.memory, tables[].memory; spec/
+ * study.md, "Tables beyond HBM"). HBM: every row on the GPU. UVM: the
+ * rows and their optimizer state in host memory, read and written over
+ * the host link (TorchRec's fused_uvm). UVM_CACHING: the same, with a
+ * cache of cache_load_factor × rows in HBM (fused_uvm_caching). AUTO: the
+ * planner chooses (only under sharding.memory: auto). */
+typedef enum dc_table_memory {
+  DC_MEMORY_HBM,
+  DC_MEMORY_UVM,
+  DC_MEMORY_UVM_CACHING,
+  DC_MEMORY_AUTO
+} dc_table_memory;
+
 typedef enum dc_embedding_model {
   DC_EMBMODEL_ENHANCED, /* L2 hit-rate estimate (paper §III-B, default) */
   DC_EMBMODEL_PLAIN     /* DRAM traffic only */
@@ -95,6 +108,9 @@ typedef struct dc_table {
   dc_sharding sharding; /* DC_SHARDING_AUTO: follow the plan */
   int32_t n_ranks;      /* explicit placement; 0 when not pinned */
   const int32_t *ranks;
+  dc_table_memory memory; /* HBM unless the study says otherwise */
+  double zipf;          /* access skew: Zipf exponent, 0 uniform */
+  double hit_rate;      /* measured cache hit rate, < 0 when not given */
   dc_span span;         /* where the table (group) was written */
 } dc_table;
 
@@ -166,6 +182,9 @@ typedef struct dc_point {
   /* sharding */
   dc_sharding sharding;
   dc_objective objective;     /* what `auto` minimises */
+  bool memory_auto;           /* sharding.memory: auto */
+  double cache_load_factor;   /* cached share of a uvm_caching table */
+  int64_t host_memory_bytes;  /* per host; 0: the GPU catalog's host */
 
   /* kernel models */
   dc_embedding_model embedding_model;
@@ -220,6 +239,7 @@ const char *dc_interaction_name(dc_interaction i);
 const char *dc_embedding_kernel_name(dc_embedding_kernel k);
 const char *dc_storage_name(dc_storage s);       /* "int8" */
 const char *dc_framework_name(dc_framework f);   /* "torchrec" */
+const char *dc_table_memory_name(dc_table_memory m); /* "uvm_caching" */
 
 /* Derived widths, in one place for graphgen, memory and the estimators:
  * the width of the interaction's input x0 = cat(bottom output, pooled

@@ -31,9 +31,10 @@ static double ktime(const pctx *c, const dc_kernel *k) {
   return dc_kernel_time(k, c->o->dev, c->o->models);
 }
 
-static double emb_price(const pctx *c, dc_kernel_kind kind,
+static double emb_price(const pctx *c, dc_kernel_kind kind, int32_t t,
                         const dc_shard_work *w) {
-  dc_emb_group g = {1, w->rows, w->cols, w->pooling};
+  dc_emb_group g = dc_shard_emb_group(c->p, t, w->rows, w->cols, w->pooling);
+  g.tables = 1;
   dc_kernel k;
   memset(&k, 0, sizeof k);
   k.kind = kind;
@@ -129,8 +130,8 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x) {
       x->fwd_us[i] = x->fwd_us[i - 1];
       x->bwd_us[i] = x->bwd_us[i - 1];
     } else {
-      x->fwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_FWD, &w);
-      x->bwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_BWD, &w);
+      x->fwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_FWD, t, &w);
+      x->bwd_us[i] = emb_price(c, DC_KERNEL_EMBEDDING_BWD, t, &w);
     }
     prev = w;
     int64_t b;
@@ -356,7 +357,7 @@ void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
   c.p = p;
   c.o = &o;
   dc_shard_work w = dc_shard_plan_work(p, s, table, shard);
-  *fwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_FWD, &w);
-  *bwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_BWD, &w);
+  *fwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_FWD, table, &w);
+  *bwd_us = emb_price(&c, DC_KERNEL_EMBEDDING_BWD, table, &w);
 }
 

@@ -10,7 +10,10 @@
  * TorchRec's planner cost instead — the slowest rank's sum of Perf.total
  * (torchrec_estimate.c) — within TorchRec's storage budget
  * (planner_torchrec.c). Both planners ask plan_opts.c which types a table
- * may take, so a table's constraints mean the same to both.
+ * may take, so a table's constraints mean the same to both. Under
+ * `sharding.memory: auto`, placement.c decides which tables stay in HBM,
+ * which are cached and which live in host memory, running the planner
+ * for each placement it tries.
  *
  * The planners price shards with graphgen's plan arithmetic
  * (dc_shard_plan_work, dc_shard_memory) and kernels' dc_kernel_time, and
@@ -113,6 +116,17 @@ void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
 dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
                               dc_arena *a, dc_diags *d);
 
+/* ---- where tables live (placement.c) ---------------------------------- */
+
+/* Under sharding.memory: auto: a copy of p (in `a`) whose AUTO tables are
+ * each HBM, UVM_CACHING or UVM, with the sharding plan for it in *plan
+ * (NULL: graphgen's own plan; also when nothing fits, and the copy is
+ * then the placement that needs the least HBM). Hosts hold `host_cap`
+ * bytes each. NULL with diagnostics on a constraint error (E0502). */
+const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
+                              int64_t host_cap, dc_arena *a, dc_diags *d,
+                              dc_shard_plan **plan);
+
 /* ---- the planner under the torchrec objective (planner_torchrec.c) ----- */
 
 /* The planner and its cost under the torchrec objective (dc_plan_auto and
@@ -183,6 +197,7 @@ typedef struct dc_torchrec_shard {
   double fwd_compute_ms, fwd_comms_ms, bwd_compute_ms, bwd_comms_ms;
   double total_ms;
   double hbm_bytes; /* weights + optimizer + input and output buffers */
+  double ddr_bytes; /* UVM kernels: the weights and state in host memory */
 } dc_torchrec_shard;
 
 /* A rank's sums over its shards. */

@@ -731,36 +731,3 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   if (cost) eval_full(&c, cost);
   return out;
 }
-
-dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
-                              dc_arena *a, dc_diags *d) {
-  if (p->gpus <= 1 || p->sharding != DC_SHARDING_AUTO)
-    return dc_graph_build_detail(p, NULL, detail, a, d);
-  dc_device dev;
-  if (!dc_device_of_point(p, &dev, a, d)) return NULL;
-  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
-  /* When no placement fits, the point still gets a row (fits = false):
-   * the greedy default plan, as the capacity question needs. Constraint
-   * errors (E0502) are real errors. */
-  /* The search's state (templates, per-shard prices: O(T·W) at most)
-   * lives in an arena of its own, dropped before the graph is built, so
-   * the peak is the larger of the two, not their sum. */
-  dc_diags pd = {0};
-  dc_arena pa;
-  dc_arena_init(&pa);
-  dc_shard_plan *s = dc_plan_auto(p, &o, &pa, &pd, NULL);
-  if (s) s = dc_shard_plan_copy(s, a);
-  dc_arena_free(&pa);
-  bool no_fit = !s && pd.count > 0 && pd.items[0].code == DC_DIAG_NO_PLAN;
-  if (!s && !no_fit) {
-    for (size_t i = 0; i < pd.count; i++) {
-      dc_diag *g = dc_diag_error(d, pd.items[i].code, pd.items[i].span, "%s",
-                                 pd.items[i].message);
-      if (pd.items[i].help) dc_diag_set_help(g, "%s", pd.items[i].help);
-    }
-    dc_diags_free(&pd);
-    return NULL;
-  }
-  dc_diags_free(&pd);
-  return dc_graph_build_detail(p, s, detail, a, d);
-}

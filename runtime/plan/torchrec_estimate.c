@@ -38,8 +38,19 @@
  * table's dim, also for a column shard, as TorchRec); input buffer I·W·8 and
  * output buffer O·W·D·e (table/column-wise; row-wise (I/W)·W·8 and
  * O·W·D·e, table-row-wise (I/S)·W·8 and O·W·D·e, data-parallel I·8 and
- * O·D·e). All in HBM for the fused kernel. The UVM kernels' prefetch term
- * is not modelled (dlrmc's tables are always HBM-resident).
+ * O·D·e). All in HBM for the fused kernel.
+ *
+ * Tables beyond HBM (a table's `memory`, spec/study.md) take TorchRec's
+ * UVM kernels: uvm → fused_uvm, bw = HBM↔DDR / 10, HBM storage the
+ * input and output buffers only, weights and state in DDR; uvm_caching
+ * → fused_uvm_caching with caching_ratio r = the point's
+ * cache_load_factor, bw = (r·HBM + (1 − r)·HBM↔DDR) / 10, HBM storage
+ * s = ⌈round(R·D_table·e·r) × the shard's share of the table⌉, plus
+ * ⌈s × the optimizer factor⌉ and ⌈rows·(4 + 16·r)⌉ (the cache's index
+ * map, state and LRU counters; TorchRec's whole-byte roundings) and the
+ * buffers; DDR the whole shard with its state.
+ * TorchRec's prefetch term needs measured cache statistics, which a
+ * plan without them does not have: it is 0, as in TorchRec.
  */
 #include <math.h>
 #include <string.h>
@@ -125,7 +136,17 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   double D = sh->cols;
   double e = dc_dtype_bytes(dc_storage_dtype(p->embedding_precision));
   double ib = c->index_bytes;
-  double bw = dc_torchrec_device_bw(c, c->kernel);
+  /* the table's compute kernel: where dlrmc keeps it (TorchRec's
+   * fused_uvm and fused_uvm_caching, the latter at the point's cache
+   * share, TorchRec's caching_ratio) */
+  dc_torchrec_consts ck = *c;
+  if (tb->memory == DC_MEMORY_UVM) {
+    ck.kernel = DC_TORCHREC_FUSED_UVM;
+  } else if (tb->memory == DC_MEMORY_UVM_CACHING) {
+    ck.kernel = DC_TORCHREC_FUSED_UVM_CACHING;
+    ck.cache_load = p->cache_load_factor;
+  }
+  double bw = dc_torchrec_device_bw(&ck, ck.kernel);
   bool one_host = W <= S;
   double bw_coll = one_host ? bpms(c->intra_host_gibps)
                             : bpms(c->cross_host_gibps);
@@ -192,9 +213,30 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   /* The optimizer factor takes the whole table's dim, as TorchRec's
    * _get_optimizer_multipler does (sharding_option.tensor.shape[-1]): a
    * column shard's row-wise Adagrad state is rows·cols·e / dim. */
-  r.hbm_bytes =
-      table_bytes * (1 + opt_factor(p->sparse_optimizer, (double)tb->dim)) +
-      in_buf + out_buf;
+  double opt = opt_factor(p->sparse_optimizer, (double)tb->dim);
+  switch (ck.kernel) {
+  case DC_TORCHREC_FUSED_UVM: /* weights and state in DDR */
+    r.hbm_bytes = in_buf + out_buf;
+    r.ddr_bytes = table_bytes * (1 + opt);
+    break;
+  case DC_TORCHREC_FUSED_UVM_CACHING: {
+    /* the cache: the table's bytes × caching_ratio (rounded whole, then
+     * this shard's share), its optimizer factor, and the cache's
+     * auxiliary state, rows · (4 + 16·ratio) */
+    double whole = round((double)tb->rows * (double)tb->dim * e *
+                         ck.cache_load);
+    double share = ceil(whole * ((double)sh->rows * D) /
+                        ((double)tb->rows * (double)tb->dim));
+    r.hbm_bytes = share + ceil(share * opt) +
+                  ceil((double)sh->rows * (4 + 16 * ck.cache_load)) + in_buf +
+                  out_buf;
+    r.ddr_bytes = table_bytes * (1 + opt);
+    break;
+  }
+  default:
+    r.hbm_bytes = table_bytes * (1 + opt) + in_buf + out_buf;
+    break;
+  }
   return r;
 }
 

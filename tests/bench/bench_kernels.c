@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
   k.u.ew.bytes_per_elem = 8;
   bench("elementwise", &k, &v, km, iters);
   dc_kernel_params_init(&k, DC_KERNEL_EMBEDDING_FWD, &a);
-  dc_emb_group g = {8, 1000000, 64, 100};
+  dc_emb_group g = {.tables = 8, .rows = 1000000, .dim = 64, .pooling = 100};
   k.u.emb.groups = &g, k.u.emb.batch = 2048;
   bench("embedding_fwd (enhanced)", &k, &v, km, iters);
   dc_kernel_params_init(&k, DC_KERNEL_ALL_REDUCE, &a);

@@ -65,10 +65,23 @@ static void draw(uint64_t *s, dc_kernel_kind kind, dc_kernel *k,
   case DC_KERNEL_EMBEDDING_FWD:
   case DC_KERNEL_EMBEDDING_BWD: {
     int32_t n = 1 + (int32_t)(next(s) % 3);
-    for (int32_t i = 0; i < n; i++)
-      g[i] = (dc_emb_group){(int32_t)logu(s, 1, 64), logu(s, 1, 1e9),
-                            (int32_t)logu(s, 1, 1024),
-                            unit(s) < 0.1 ? 0 : 1 + unit(s) * 200};
+    for (int32_t i = 0; i < n; i++) {
+      g[i] = (dc_emb_group){.tables = (int32_t)logu(s, 1, 64),
+                            .rows = logu(s, 1, 1e9),
+                            .dim = (int32_t)logu(s, 1, 1024),
+                            .pooling = unit(s) < 0.1 ? 0 : 1 + unit(s) * 200,
+                            .hit_rate = -1};
+      /* a third beyond HBM: uvm, or cached with a random share, skew or
+       * measured hit rate (the host link's floor, kernels/uvm.c) */
+      double u = unit(s);
+      if (u < 0.15) g[i].memory = DC_MEMORY_UVM;
+      else if (u < 0.33) {
+        g[i].memory = DC_MEMORY_UVM_CACHING;
+        g[i].cache_rows = 1 + (int64_t)(unit(s) * (double)g[i].rows);
+        g[i].zipf = unit(s) < 0.5 ? 0 : unit(s) * 2;
+        if (unit(s) < 0.2) g[i].hit_rate = unit(s);
+      }
+    }
     k->u.emb.groups = g, k->u.emb.n_groups = n;
     k->u.emb.batch = logu(s, 1, 1 << 17);
     k->u.emb.dtype = emb_dtypes[next(s) % 4];

@@ -51,7 +51,7 @@ static dc_device toy(void) {
 static double emb(dc_kernel_kind kind, dc_embedding_model model, int64_t B,
                   int32_t T, int64_t E, double L, int32_t D, dc_optimizer o) {
   dc_device v = toy();
-  dc_emb_group g = {T, E, D, L};
+  dc_emb_group g = {.tables = T, .rows = E, .dim = D, .pooling = L};
   dc_kernel k = {0};
   k.kind = kind;
   k.scale = 1;
@@ -96,7 +96,7 @@ static void emb_fwd_enhanced(void **st) {
 static void emb_hit_rate(void **st) {
   (void)st;
   dc_device v = toy();
-  dc_emb_group g = {2, 1000000, 64, 1};
+  dc_emb_group g = {.tables = 2, .rows = 1000000, .dim = 64, .pooling = 1};
   NEAR(dc_kernel_emb_hit_rate(&v, 1000, &g, 256), 0.024576);
   g.pooling = 2;
   double want = 24576.0 * 24575.0 / (1e6 * 999999.0);
@@ -178,7 +178,9 @@ static void emb_scaling(void **st) {
 static void emb_groups(void **st) {
   (void)st;
   dc_device v = toy();
-  dc_emb_group g[2] = {{3, 5000000, 64, 20}, {1, 500, 128, 1}};
+  dc_emb_group g[2] = {
+      {.tables = 3, .rows = 5000000, .dim = 64, .pooling = 20},
+      {.tables = 1, .rows = 500, .dim = 128, .pooling = 1}};
   dc_kernel k = {0};
   k.kind = DC_KERNEL_EMBEDDING_FWD;
   k.scale = 1;

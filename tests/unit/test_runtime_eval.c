@@ -283,7 +283,7 @@ static void test_two_ranks_collective(void **state) {
   NEAR(r.ranks[0].kernel_only_us, 70);
   NEAR(r.ranks[0].cpu_us, 38);
   assert_int_equal(r.critical_rank, 0); /* tie: the lowest rank */
-  dc_memory mem = {0, 0, 0, 0, 1};
+  dc_memory mem = {.hbm_bytes = 1, .cache_hit_rate = 1};
   dc_metrics m;
   dc_metrics_compute(&b.g, &r, &mem, &m);
   NEAR(m.v[DC_METRIC_E2E_MS], 0.081);
@@ -324,7 +324,7 @@ static void test_overlapped_comm(void **state) {
   NEAR(r.ranks[0].gpu_active_us, 169);
   NEAR(r.ranks[0].compute_us, 100);
   NEAR(r.ranks[0].kernel_only_us, 150);
-  dc_memory mem = {0, 0, 0, 0, 1};
+  dc_memory mem = {.hbm_bytes = 1, .cache_hit_rate = 1};
   dc_metrics m;
   dc_metrics_compute(&b.g, &r, &mem, &m);
   NEAR(m.v[DC_METRIC_COMPUTE_MS], 0.100);

@@ -1,0 +1,61 @@
+/*
+ * plan_graph.c — dc_plan_build_graph, the driver's entry to the planners
+ * (plan.h): a point's graph with the planner in the loop. It sits above
+ * the planner (planner.c) and the placement of tables beyond HBM
+ * (placement.c), which itself runs the planner for each placement it
+ * tries; keeping it apart keeps those two files from calling each other.
+ */
+#include "runtime/plan/plan.h"
+#include "runtime/runtime.h"
+
+static bool any_auto_memory(const dc_point *p) {
+  if (!p->memory_auto) return false;
+  for (int32_t t = 0; t < p->n_tables; t++)
+    if (p->tables[t].memory == DC_MEMORY_AUTO) return true;
+  return false;
+}
+
+dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
+                              dc_arena *a, dc_diags *d) {
+  if (any_auto_memory(p)) {
+    /* sharding.memory: auto: placement and plan together (placement.c) */
+    dc_device dev;
+    if (!dc_device_of_point(p, &dev, a, d)) return NULL;
+    dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
+    int64_t cap = p->host_memory_bytes > 0 ? p->host_memory_bytes
+                                           : dev.host_memory_bytes;
+    dc_shard_plan *s = NULL;
+    const dc_point *q = dc_plan_place(p, &o, cap, a, d, &s);
+    if (!q) return NULL;
+    return dc_graph_build_detail(q, s, detail, a, d);
+  }
+  if (p->gpus <= 1 || p->sharding != DC_SHARDING_AUTO)
+    return dc_graph_build_detail(p, NULL, detail, a, d);
+  dc_device dev;
+  if (!dc_device_of_point(p, &dev, a, d)) return NULL;
+  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
+  /* When no placement fits, the point still gets a row (fits = false):
+   * the greedy default plan, as the capacity question needs. Constraint
+   * errors (E0502) are real errors. */
+  /* The search's state (templates, per-shard prices: O(T·W) at most)
+   * lives in an arena of its own, dropped before the graph is built, so
+   * the peak is the larger of the two, not their sum. */
+  dc_diags pd = {0};
+  dc_arena pa;
+  dc_arena_init(&pa);
+  dc_shard_plan *s = dc_plan_auto(p, &o, &pa, &pd, NULL);
+  if (s) s = dc_shard_plan_copy(s, a);
+  dc_arena_free(&pa);
+  bool no_fit = !s && pd.count > 0 && pd.items[0].code == DC_DIAG_NO_PLAN;
+  if (!s && !no_fit) {
+    for (size_t i = 0; i < pd.count; i++) {
+      dc_diag *g = dc_diag_error(d, pd.items[i].code, pd.items[i].span, "%s",
+                                 pd.items[i].message);
+      if (pd.items[i].help) dc_diag_set_help(g, "%s", pd.items[i].help);
+    }
+    dc_diags_free(&pd);
+    return NULL;
+  }
+  dc_diags_free(&pd);
+  return dc_graph_build_detail(p, s, detail, a, d);
+}
