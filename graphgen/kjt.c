@@ -10,8 +10,8 @@
  * all-to-all (each rank tells every other how many lengths and values it
  * will send: 3 int64 per rank) and, once the host has read them, the
  * lengths and values all-to-alls. Each rank sends the lengths and values
- * of its local batch to the ranks holding the tables and receives, for its
- * own shards, those of the global batch. The received tensors are written
+ * of its local batch to the ranks holding the tables (per sharding type,
+ * kjt_sends) and receives, for its own shards, those of the global batch. The received tensors are written
  * to `*recv_l` and `*recv_v` (fresh tensors; the caller decides whether
  * they are this batch's or the next one's). Single rank: nothing.
  */
@@ -48,23 +48,63 @@ int64_t gg_all_lookups(gg_ctx *c, int64_t batch) {
   return n;
 }
 
+/* What this rank's KJT all-to-all sends of its local batch, as TorchRec's
+ * input distribution does per sharding type: a table-wise feature once
+ * (to its rank), a column-wise one once per column shard, a row-wise one's
+ * lengths to every rank and a table-row-wise one's to every rank of its
+ * host (its ids bucketized: each id once), a data-parallel one not at
+ * all. */
+static void kjt_sends(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+  gg_b *b = c->b;
+  *n_len = *n_val = 0;
+  for (int32_t t = 0; t < c->p->n_tables; t++) {
+    const dc_table_plan *tp = &c->plan->tables[t];
+    int64_t v = gg_lookups(b, c->batch, c->p->tables[t].pooling);
+    switch (tp->type) {
+    case DC_SHARDING_DATA_PARALLEL: continue;
+    case DC_SHARDING_COLUMN_WISE:
+      *n_len += gg_mul(b, tp->n_shards, c->batch);
+      *n_val += gg_mul(b, tp->n_shards, v);
+      break;
+    case DC_SHARDING_ROW_WISE:
+    case DC_SHARDING_TABLE_ROW_WISE:
+      *n_len += gg_mul(b, tp->n_shards, c->batch);
+      *n_val += v;
+      break;
+    default:
+      *n_len += c->batch;
+      *n_val += v;
+      break;
+    }
+  }
+}
+
 /* fbgemm::permute_2D_sparse_data: a KJT's lengths and values reordered
  * (by destination rank before the all-to-all, by feature after it) into
- * `*len`, `*val`: one kernel reading and writing both. */
-static void kjt_permute(gg_ctx *c, int32_t in_len, int32_t in_val,
-                        int32_t *len, int32_t *val) {
+ * `*len`, `*val` of n_len and n_val elements (-1: as the input): one
+ * kernel reading and writing both. */
+static void kjt_permute_n(gg_ctx *c, int32_t in_len, int32_t in_val,
+                          int64_t n_len, int64_t n_val, int32_t *len,
+                          int32_t *val) {
   gg_b *b = c->b;
-  int64_t nl = gg_numel(b, in_len), nv = gg_numel(b, in_val);
-  *len = gg_like(b, in_len);
-  *val = gg_like(b, in_val);
+  int64_t nl = n_len < 0 ? gg_numel(b, in_len) : n_len;
+  int64_t nv = n_val < 0 ? gg_numel(b, in_val) : n_val;
+  *len = gg_t1(b, DC_DTYPE_INT32, nl);
+  *val = gg_t1(b, DC_DTYPE_INT64, nv);
   gg_begin(b, "fbgemm::permute_2D_sparse_data");
   gg_in(b, in_len);
   gg_in(b, in_val);
   gg_out(b, *len);
   gg_out(b, *val);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, nl + nv, 0,
-        (8.0 * (double)nl + 16.0 * (double)nv) / (double)(nl + nv));
+  if (nl + nv > 0)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, nl + nv, 0,
+          (8.0 * (double)nl + 16.0 * (double)nv) / (double)(nl + nv));
   gg_end(b);
+}
+
+static void kjt_permute(gg_ctx *c, int32_t in_len, int32_t in_val,
+                        int32_t *len, int32_t *val) {
+  kjt_permute_n(c, in_len, in_val, -1, -1, len, val);
 }
 
 /* One all-to-all of the KJT in its record_function scope, on NCCL's
@@ -85,7 +125,9 @@ static void kjt_a2a(gg_ctx *c, const char *scope, int64_t bytes, int32_t in,
 
 int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
   gg_b *b = c->b;
-  kjt_permute(c, c->kjt_len, c->kjt_val, send_l, send_v);
+  int64_t n_len, n_val;
+  kjt_sends(c, &n_len, &n_val);
+  kjt_permute_n(c, c->kjt_len, c->kjt_val, n_len, n_val, send_l, send_v);
   int32_t splits = gg_t1(b, I64, gg_mul(b, c->n_ranks, 3));
   int32_t rs = gg_like(b, splits);
   kjt_a2a(c, "## all2all_data:kjt splits ##",
@@ -104,8 +146,6 @@ void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
       *n_val += c->n_idx[c->local[i]];
     }
   }
-  if (*n_len < 1) *n_len = 1;
-  if (*n_val < 1) *n_val = 1;
 }
 
 /* The second half: lengths then values, into fresh tensors. */
@@ -117,10 +157,9 @@ void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
   *recv_l = gg_t1(b, I32, n_len);
   *recv_v = gg_t1(b, I64, n_val);
   kjt_a2a(c, "## all2all_data:kjt lengths ##",
-          gg_mul(b, gg_mul(b, c->p->n_tables, c->batch), 4), send_l, splits,
-          *recv_l);
+          gg_mul(b, gg_numel(b, send_l), 4), send_l, splits, *recv_l);
   kjt_a2a(c, "## all2all_data:kjt values ##",
-          gg_mul(b, gg_all_lookups(c, c->batch), 8), send_v, splits, *recv_v);
+          gg_mul(b, gg_numel(b, send_v), 8), send_v, splits, *recv_v);
 }
 
 /* In the forward, before the lookups (called by gg_embeddings): without
