@@ -172,6 +172,9 @@ void gg_tbe_dist(gg_ctx *c) {
     int32_t sl, sv, splits = gg_kjt_splits(c, &sl, &sv);
     gg_kjt_tensors(c, splits, sl, sv, &c->kjt_rlen, &c->kjt_rval);
   }
+  /* a rank holding no shard that receives features has nothing to
+   * regroup (TorchRec builds no recat) */
+  if (c->cls_first[GG_CLS_DP] == 0) return;
   gg_annotation(c->b, "## dist_init:recat_values ##");
   kjt_permute(c, c->kjt_rlen, c->kjt_rval, &c->kjt_rlen, &c->kjt_rval);
   gg_end(c->b);
@@ -181,7 +184,8 @@ void gg_tbe_dist(gg_ctx *c) {
  * in the forward: the offsets from the lengths
  * (fbgemm::asynchronous_complete_cumsum) and the indices checked against
  * the tables' rows (fbgemm::bounds_check_indices, FBGEMM's default
- * BoundsCheckMode.WARNING), both on the device. The indices are the
+ * BoundsCheckMode.WARNING; the dense TBE of data-parallel tables has
+ * none), both on the device. The indices are the
  * class's slice of the KJT values (a view). Called by gg_embeddings. */
 void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
@@ -199,6 +203,7 @@ void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   gg_out(b, c->offs_cls[k]);
   gg_ew(b, DC_KERNEL_ELEMENTWISE, n_off + 1, 1, 4 + 8);
   gg_end(b);
+  if (k == GG_CLS_DP && c->sharded) return; /* the dense TBE: none */
   gg_begin(b, "fbgemm::bounds_check_indices");
   gg_in(b, c->idx_cls[k]);
   gg_in(b, c->offs_cls[k]);
