@@ -123,15 +123,136 @@ static void kjt_a2a(gg_ctx *c, const char *scope, int64_t bytes, int32_t in,
   gg_end(b);
 }
 
+/* The plan's sharding types in TorchRec's order (the order of their first
+ * table), into `types`; returns how many. */
+static int32_t plan_types(const gg_ctx *c, dc_sharding types[8]) {
+  int32_t n = 0;
+  for (int32_t t = 0; t < c->p->n_tables; t++) {
+    dc_sharding ty = c->plan->tables[t].type;
+    int32_t i = 0;
+    while (i < n && types[i] != ty) i++;
+    if (i == n && n < 8) types[n++] = ty;
+  }
+  return n;
+}
+
+/* Whether the KJT's features are already in the order the sharded module
+ * wants them: grouped by sharding type (plan_types), table-wise features
+ * by rank, table-row-wise by host, the others in table order, each once
+ * (a column-wise table of several shards appears once per shard, so it
+ * always needs the permute). */
+static bool features_in_order(const gg_ctx *c) {
+  dc_sharding types[8];
+  int32_t n = plan_types(c, types), next = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t key = -1;
+    for (int32_t t = 0; t < c->p->n_tables; t++) {
+      const dc_table_plan *tp = &c->plan->tables[t];
+      if (tp->type != types[i]) continue;
+      if (t != next++) return false;
+      int32_t k = 0;
+      if (tp->type == DC_SHARDING_TABLE_WISE ||
+          tp->type == DC_SHARDING_COLUMN_WISE) {
+        if (tp->n_shards > 1) return false;
+        k = tp->shards[0].rank;
+      } else if (tp->type == DC_SHARDING_TABLE_ROW_WISE) {
+        k = tp->host;
+      }
+      if (k < key) return false;
+      key = k;
+    }
+  }
+  return true;
+}
+
+/* One op of the input distribution over a KJT's lengths and values
+ * (fbgemm::permute_2D_sparse_data, fbgemm::block_bucketize_sparse_features):
+ * reads `in_l`, `in_v`, writes fresh `*len`, `*val` of n_len and n_val
+ * elements, moving `elems_l` lengths and `elems_v` values (int32 and
+ * int64, read and written). */
+static void kjt_op(gg_ctx *c, const char *name, int32_t in_l, int32_t in_v,
+                   int64_t n_len, int64_t n_val, int64_t elems_l,
+                   int64_t elems_v, int32_t *len, int32_t *val) {
+  gg_b *b = c->b;
+  *len = gg_t1(b, I32, n_len);
+  *val = gg_t1(b, I64, n_val);
+  gg_begin(b, name);
+  gg_in(b, in_l);
+  gg_in(b, in_v);
+  gg_out(b, *len);
+  gg_out(b, *val);
+  if (elems_l + elems_v > 0)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, elems_l + elems_v, 0,
+          (8.0 * (double)elems_l + 16.0 * (double)elems_v) /
+              (double)(elems_l + elems_v));
+  gg_end(b);
+}
+
+/* The first half, as TorchRec's sharded module runs it: the local KJT
+ * permuted into sharding-type order unless it is in that order already
+ * (features_in_order); per type, row-wise and table-row-wise ids
+ * bucketized by the shard that holds their row
+ * (fbgemm::block_bucketize_sparse_features: lengths to every rank of the
+ * shard group, each id once), table-row-wise ones then permuted by
+ * destination; then one splits all-to-all of 3 int64 per rank for every
+ * sharding type that sends (all but data-parallel). */
 int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
   gg_b *b = c->b;
   int64_t n_len, n_val;
   kjt_sends(c, &n_len, &n_val);
-  kjt_permute_n(c, c->kjt_len, c->kjt_val, n_len, n_val, send_l, send_v);
-  int32_t splits = gg_t1(b, I64, gg_mul(b, c->n_ranks, 3));
+  int32_t l = c->kjt_len, v = c->kjt_val;
+  bool any = false;
+  if (!features_in_order(c)) {
+    int64_t pl = 0, pv = 0; /* the permuted KJT: column shards repeated */
+    for (int32_t t = 0; t < c->p->n_tables; t++) {
+      const dc_table_plan *tp = &c->plan->tables[t];
+      int32_t rep = tp->type == DC_SHARDING_COLUMN_WISE ? tp->n_shards : 1;
+      pl += gg_mul(b, rep, c->batch);
+      pv += gg_mul(b, rep,
+                   gg_lookups(b, c->batch, c->p->tables[t].pooling));
+    }
+    kjt_op(c, "fbgemm::permute_2D_sparse_data", l, v, pl, pv, pl, pv, &l,
+           &v);
+    any = true;
+  }
+  dc_sharding types[8];
+  int32_t n_types = plan_types(c, types), n_send_types = 0;
+  for (int32_t i = 0; i < n_types; i++) {
+    if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send_types++;
+    if (types[i] != DC_SHARDING_ROW_WISE &&
+        types[i] != DC_SHARDING_TABLE_ROW_WISE)
+      continue;
+    int64_t tl = 0, tv = 0, ol = 0; /* this type's lengths, values, out */
+    for (int32_t t = 0; t < c->p->n_tables; t++) {
+      const dc_table_plan *tp = &c->plan->tables[t];
+      if (tp->type != types[i]) continue;
+      tl += c->batch;
+      tv += gg_lookups(b, c->batch, c->p->tables[t].pooling);
+      ol += gg_mul(b, tp->n_shards, c->batch);
+    }
+    kjt_op(c, "fbgemm::block_bucketize_sparse_features", l, v, n_len, n_val,
+           tl + ol, 2 * tv, &l, &v);
+    if (types[i] == DC_SHARDING_TABLE_ROW_WISE)
+      kjt_op(c, "fbgemm::permute_2D_sparse_data", l, v, n_len, n_val, ol, tv,
+             &l, &v);
+    any = true;
+  }
+  if (!any || gg_numel(b, l) != n_len || gg_numel(b, v) != n_val) {
+    /* the sends are slices (views) of what the last op wrote */
+    int32_t vl = gg_t1(b, I32, n_len), vv = gg_t1(b, I64, n_val);
+    b->ts[vl].producer = b->ts[l].producer;
+    b->ts[vv].producer = b->ts[v].producer;
+    l = vl;
+    v = vv;
+  }
+  *send_l = l;
+  *send_v = v;
+  if (n_send_types < 1) n_send_types = 1;
+  int64_t n_splits = gg_mul3(b, c->n_ranks, 3, n_send_types);
+  int32_t splits = gg_t1(b, I64, n_splits);
   int32_t rs = gg_like(b, splits);
-  kjt_a2a(c, "## all2all_data:kjt splits ##",
-          gg_mul(b, gg_mul(b, c->n_ranks, 3), 8), splits, -1, rs);
+  kjt_a2a(c, "## all2all_data:kjt splits ##", gg_mul(b, n_splits, 8),
+          splits, -1, rs);
   return rs;
 }
 
