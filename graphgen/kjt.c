@@ -54,11 +54,13 @@ int64_t gg_all_lookups(gg_ctx *c, int64_t batch) {
  * lengths to every rank and a table-row-wise one's to every rank of its
  * host (its ids bucketized: each id once), a data-parallel one not at
  * all. */
-static void kjt_sends(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+static void kjt_sends_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
+                         int64_t *n_val) {
   gg_b *b = c->b;
   *n_len = *n_val = 0;
   for (int32_t t = 0; t < c->p->n_tables; t++) {
     const dc_table_plan *tp = &c->plan->tables[t];
+    if (only != DC_SHARDING_AUTO && tp->type != only) continue;
     int64_t v = gg_lookups(b, c->batch, c->p->tables[t].pooling);
     switch (tp->type) {
     case DC_SHARDING_DATA_PARALLEL: continue;
@@ -77,6 +79,11 @@ static void kjt_sends(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
       break;
     }
   }
+}
+
+/* Every type's (sharding type `only` == DC_SHARDING_AUTO). */
+static void kjt_sends(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+  kjt_sends_of(c, DC_SHARDING_AUTO, n_len, n_val);
 }
 
 /* fbgemm::permute_2D_sparse_data: a KJT's lengths and values reordered
@@ -257,30 +264,71 @@ int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
 }
 
 /* The lengths and values this rank receives: those of its non-replicated
- * shards over the samples each class looks up. */
-void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+ * shards (of sharding type `only`; DC_SHARDING_AUTO: all) over the
+ * samples each class looks up. */
+static void kjt_received_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
+                            int64_t *n_val) {
   *n_len = *n_val = 0;
   for (int32_t k = 0; k < GG_N_CLS; k++) {
     if (k == GG_CLS_DP) continue;
     for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++) {
+      int32_t t = c->local[i];
+      if (only != DC_SHARDING_AUTO && c->plan->tables[t].type != only)
+        continue;
       *n_len += c->cls_batch[k];
-      *n_val += c->n_idx[c->local[i]];
+      *n_val += c->n_idx[t];
     }
   }
 }
 
-/* The second half: lengths then values, into fresh tensors. */
+void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+  kjt_received_of(c, DC_SHARDING_AUTO, n_len, n_val);
+}
+
+/* The second half: per sharding type that sends (TorchRec's order,
+ * plan_types), its lengths then its values all-to-all, each rank sending
+ * its slice of the send buffers and receiving its shards' of that type
+ * (empty when it holds none). The received tensors (fresh) stand for all
+ * types' together, produced by the last exchange. */
 void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
-                        int32_t send_v, int32_t *recv_l, int32_t *recv_v) {
+                    int32_t send_v, int32_t *recv_l, int32_t *recv_v) {
   gg_b *b = c->b;
   int64_t n_len, n_val;
   gg_kjt_received(c, &n_len, &n_val);
+  dc_sharding types[8];
+  int32_t n_types = plan_types(c, types), n_send = 0;
+  for (int32_t i = 0; i < n_types; i++)
+    if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send++;
+  if (n_send <= 1) {
+    *recv_l = gg_t1(b, I32, n_len);
+    *recv_v = gg_t1(b, I64, n_val);
+    kjt_a2a(c, "## all2all_data:kjt lengths ##",
+            gg_mul(b, gg_numel(b, send_l), 4), send_l, splits, *recv_l);
+    kjt_a2a(c, "## all2all_data:kjt values ##",
+            gg_mul(b, gg_numel(b, send_v), 8), send_v, splits, *recv_v);
+    return;
+  }
+  int32_t last_l = -1, last_v = -1;
+  for (int32_t i = 0; i < n_types; i++) {
+    if (types[i] == DC_SHARDING_DATA_PARALLEL) continue;
+    int64_t sl, sv, rl, rv;
+    kjt_sends_of(c, types[i], &sl, &sv);
+    kjt_received_of(c, types[i], &rl, &rv);
+    /* this type's slices of the send buffers (views) */
+    int32_t tl = gg_t1(b, I32, sl), tv = gg_t1(b, I64, sv);
+    b->ts[tl].producer = b->ts[send_l].producer;
+    b->ts[tv].producer = b->ts[send_v].producer;
+    last_l = gg_t1(b, I32, rl);
+    last_v = gg_t1(b, I64, rv);
+    kjt_a2a(c, "## all2all_data:kjt lengths ##", gg_mul(b, sl, 4), tl,
+            splits, last_l);
+    kjt_a2a(c, "## all2all_data:kjt values ##", gg_mul(b, sv, 8), tv,
+            splits, last_v);
+  }
   *recv_l = gg_t1(b, I32, n_len);
   *recv_v = gg_t1(b, I64, n_val);
-  kjt_a2a(c, "## all2all_data:kjt lengths ##",
-          gg_mul(b, gg_numel(b, send_l), 4), send_l, splits, *recv_l);
-  kjt_a2a(c, "## all2all_data:kjt values ##",
-          gg_mul(b, gg_numel(b, send_v), 8), send_v, splits, *recv_v);
+  b->ts[*recv_l].producer = b->ts[last_l].producer;
+  b->ts[*recv_v].producer = b->ts[last_v].producer;
 }
 
 /* In the forward, before the lookups (called by gg_embeddings): without
