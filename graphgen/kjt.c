@@ -354,8 +354,8 @@ void gg_tbe_dist(gg_ctx *c) {
  * (fbgemm::asynchronous_complete_cumsum) and the indices checked against
  * the tables' rows (fbgemm::bounds_check_indices, FBGEMM's default
  * BoundsCheckMode.WARNING; the dense TBE of data-parallel tables has
- * none), both on the device. The indices are the
- * class's slice of the KJT values (a view). Called by gg_embeddings. */
+ * none), both on the device. The lengths and indices are the
+ * class's slices of the KJT's (views). Called by gg_embeddings. */
 void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
   int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
@@ -367,8 +367,15 @@ void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   c->offs_cls[k] = gg_t1(b, I64, n_off + 1);
   b->ts[c->idx_cls[k]].producer = b->ts[local ? c->kjt_val : c->kjt_rval]
                                       .producer;
+  /* the class's slice of the lengths (a view) */
+  int32_t lens = local ? c->kjt_len : c->kjt_rlen;
+  if (gg_numel(b, lens) != n_off) {
+    int32_t view = gg_t1(b, DC_DTYPE_INT32, n_off);
+    b->ts[view].producer = b->ts[lens].producer;
+    lens = view;
+  }
   gg_begin(b, "fbgemm::asynchronous_complete_cumsum");
-  gg_in(b, local ? c->kjt_len : c->kjt_rlen);
+  gg_in(b, lens);
   gg_out(b, c->offs_cls[k]);
   gg_ew(b, DC_KERNEL_ELEMENTWISE, n_off + 1, 1, 4 + 8);
   gg_end(b);
