@@ -30,3 +30,12 @@ if(DC_PYTHON3_TORCHREC)
               ${_dir} ${CMAKE_CURRENT_BINARY_DIR}/${_t})
   endforeach()
 endif()
+
+# planner_torchrec_no_plan: where TorchRec's planner finds no plan (storage),
+# `plan: auto` under `objective: torchrec` still prices dlrmc's default plan
+# (fits = false) and says so on stderr, as TorchRec's planner fails there.
+add_test(NAME planner_torchrec_no_plan
+  COMMAND ${CMAKE_COMMAND} -DDLRMC=$<TARGET_FILE:dlrmc>
+    -DSTUDY=${PROJECT_SOURCE_DIR}/tests/fixtures/planner/no_plan_torchrec.yaml
+    -P ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_no_plan.cmake)
+set_tests_properties(planner_torchrec_no_plan PROPERTIES LABELS unit)
