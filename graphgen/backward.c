@@ -293,6 +293,29 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   return gg_cat_backward(c, gflat, gxa);
 }
 
+/* TorchRec's data-parallel group: the dense TBE's autograd node computes
+ * the gradient of the group's one flat weight (zero-filled, then the
+ * rows the lookups touched), which AccumulateGrad hands to DDP: one
+ * all-reduce for the group; the dense optimizer updates it. */
+static void trec_dense_backward(gg_ctx *c, int32_t k) {
+  gg_b *b = c->b;
+  int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
+  int32_t q = c->p_tab[c->local[lo]];
+  int32_t g = gg_like(b, c->params[q].t);
+  gg_begin(b, EV("torch::autograd::CppNode<(anonymous namespace)::"
+                 "SplitLookupFunction_Dense_Op>"));
+  gg_in(b, c->eg[k]);
+  gg_in(b, c->idx_cls[k]);
+  gg_in(b, c->offs_cls[k]);
+  gg_in(b, c->params[q].t);
+  gg_out(b, g);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 0, 4);
+  gg_emb_kernel(c, DC_KERNEL_EMBEDDING_BWD, &c->local[lo], hi - lo,
+                c->cls_batch[k], false);
+  gg_end(b);
+  gg_accumulate(c, q, g);
+}
+
 /* The batched backward of class k: the optimizer is applied in the kernel
  * (FBGEMM TBE), except for data-parallel replicas, whose dense gradients
  * go to AccumulateGrad (all-reduce) and the optimizer step. */
@@ -301,6 +324,10 @@ static void batched_backward(gg_ctx *c, int32_t k) {
   int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
   if (lo == hi) return;
   bool dense = c->sharded && k == GG_CLS_DP;
+  if (dense && c->trec) {
+    trec_dense_backward(c, k);
+    return;
+  }
   gg_begin(b, c->trec ? gg_tbe_name(c->p->sparse_optimizer, true)
                       : EV("LookupFunctionBackward"));
   gg_in(b, c->eg[k]);

@@ -110,6 +110,7 @@ typedef struct rank_shards {
   int32_t *table, *shard, *cls;
   bool plan_cls[GG_N_CLS];
   int64_t plan_dims[GG_N_CLS]; /* Σ dims per gg_class_of class */
+  int64_t plan_cw_dims;        /* Σ dims of the column-wise tables */
 } rank_shards;
 
 static void index_shards(const dc_point *p, const dc_shard_plan *s,
@@ -121,6 +122,8 @@ static void index_shards(const dc_point *p, const dc_shard_plan *s,
   int64_t total = 0;
   for (int32_t t = 0; t < T; t++) {
     out->plan_dims[gg_class_of(s->tables[t].type)] += p->tables[t].dim;
+    if (s->tables[t].type == DC_SHARDING_COLUMN_WISE)
+      out->plan_cw_dims += p->tables[t].dim;
     total += s->tables[t].n_shards;
     for (int32_t i = 0; i < s->tables[t].n_shards; i++)
       out->first[s->tables[t].shards[i].rank + 1]++;
@@ -182,6 +185,7 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
     c.cls_batch[k] = k == GG_CLS_DP && c.sharded ? c.batch : p->batch_size;
     c.plan_cls[k] = rs->plan_cls[k];
     c.plan_dims[k] = rs->plan_dims[k];
+    c.plan_cw_dims = rs->plan_cw_dims;
     c.cls_first[k] = c.n_local;
     for (; lo < hi && rs->cls[lo] == k; lo++) {
       int32_t t = rs->table[lo];

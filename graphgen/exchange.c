@@ -159,6 +159,56 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
   gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, 1, 4.0 + gg_es(q));
 }
 
+/* The column-wise shards' pooled outputs, received in shard order, put
+ * back in table order (TorchRec's column-wise output dist, in its wait):
+ * fbgemm::permute_pooled_embs_auto_grad_split over the features the
+ * all-to-all delivered, B × Σ column-wise dims moved (fp32, read and
+ * written). The features are replaced by the permuted ones. */
+static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
+  gg_b *b = c->b;
+  if (!c->trec || c->plan_cw_dims <= 0 || f0 == f1) return;
+  gg_begin(b, "fbgemm::permute_pooled_embs_auto_grad_split");
+  for (int32_t i = f0; i < f1; i++) {
+    gg_in(b, c->feat[i]);
+    c->feat[i] = gg_like(b, c->feat[i]);
+    gg_out(b, c->feat[i]);
+  }
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, c->batch, c->plan_cw_dims), 0,
+        8);
+  gg_end(b);
+}
+
+/* Its backward, before the all-to-all's: the autograd node runs
+ * fbgemm::permute_pooled_embs_split on the gradients (the inverse
+ * permutation), which replace c->gfeat of the all-to-all's features. */
+static void cw_permute_backward(gg_ctx *c) {
+  gg_b *b = c->b;
+  if (!c->trec || c->plan_cw_dims <= 0) return;
+  int32_t n = 0;
+  for (int32_t i = 0; i < c->n_feat; i++)
+    if (c->feat_cls[i] == GG_CLS_A2A) n++;
+  if (n == 0) return;
+  gg_begin(b, EV("torch::autograd::CppNode<fbgemm_gpu::"
+                 "PermutePooledEmbsFunctionSplit<&fbgemm_gpu::"
+                 "permute_pooled_embs_split_dispatch_call> >"));
+  int32_t first = b->n_ts;
+  for (int32_t i = 0; i < c->n_feat; i++)
+    if (c->feat_cls[i] == GG_CLS_A2A) gg_in(b, c->gfeat[i]);
+  for (int32_t i = 0; i < c->n_feat; i++)
+    if (c->feat_cls[i] == GG_CLS_A2A) gg_out(b, gg_like(b, c->gfeat[i]));
+  gg_begin(b, "fbgemm::permute_pooled_embs_split");
+  for (int32_t i = 0, j = first; i < c->n_feat; i++) {
+    if (c->feat_cls[i] != GG_CLS_A2A) continue;
+    gg_in(b, c->gfeat[i]);
+    c->gfeat[i] = j++;
+    gg_out(b, c->gfeat[i]);
+  }
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, c->batch, c->plan_cw_dims), 0,
+        8);
+  gg_end(b);
+  gg_end(b);
+}
+
 void gg_exchange_forward(gg_ctx *c) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
@@ -183,6 +233,7 @@ void gg_exchange_forward(gg_ctx *c) {
   }
 
   /* 2. the world all-to-all of pooled embeddings */
+  int32_t a2a_first = c->n_feat;
   if (has_a2a(c)) {
     int64_t n_send = 0; /* elements */
     for (int32_t i = c->cls_first[GG_CLS_A2A];
@@ -223,6 +274,8 @@ void gg_exchange_forward(gg_ctx *c) {
     }
   }
 
+  int32_t a2a_f0 = a2a_first, a2a_f1 = c->n_feat;
+
   /* 3. RW: the world reduce-scatter of partial pools */
   if (c->plan_cls[GG_CLS_RW]) {
     int32_t f0 = c->n_feat;
@@ -235,6 +288,8 @@ void gg_exchange_forward(gg_ctx *c) {
             hosts_spanned(c), b->coll_next++);
     gg_end(b);
   }
+
+  cw_permute_forward(c, a2a_f0, a2a_f1);
 
   /* 4. DP: the replicas' outputs are the features */
   if (c->batched) {
@@ -313,6 +368,7 @@ void gg_exchange_backward(gg_ctx *c) {
   for (int32_t i = 0; i < n; i++) c->eg[i] = -1;
 
   /* 1. the all-to-all returns gradients of A2A shards and TWRW chunks */
+  cw_permute_backward(c);
   int32_t gchunk = -1;
   dc_dtype qt = comm_dtype(c);
   if (has_a2a(c) && qt != F32) {

@@ -79,6 +79,7 @@ void gg_declare_params(gg_ctx *c) {
   c->st_tab[0] = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
   c->st_tab[1] = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
   c->n_idx = dc_arena_array(c->s, (size_t)T, sizeof(int64_t));
+  int64_t dp_elems = 0;
   for (int32_t i = 0; i < c->n_local; i++) {
     int32_t t = c->local[i];
     const dc_table *tb = &p->tables[t];
@@ -99,7 +100,10 @@ void gg_declare_params(gg_ctx *c) {
     c->st_tab[0][t] = s0;
     c->st_tab[1][t] = s1;
     c->p_tab[t] = -1;
-    if (!c->batched || dp) {
+    if (c->trec && dp) {
+      /* TorchRec: one flat weight for the data-parallel group (below) */
+      dp_elems += gg_mul(b, c->sh_rows[t], c->sh_cols[t]);
+    } else if (!c->batched || dp) {
       int32_t q = gg_param_add(c, c->w_tab[t], t);
       c->params[q].rows = dp ? c->sh_rows[t] : c->n_idx[t];
       c->params[q].dense = dp;
@@ -107,6 +111,17 @@ void gg_declare_params(gg_ctx *c) {
       c->params[q].state[1] = s1;
       c->p_tab[t] = q;
     }
+  }
+  if (dp_elems > 0) {
+    /* TorchRec's data-parallel tables: FBGEMM's dense table-batched
+     * module holds them in one weight tensor, a dense parameter that DDP
+     * all-reduces on its own and the dense optimizer updates (its state
+     * the dense optimizer's, like the weight) */
+    int32_t q = gg_param_dense(c, gg_t1(b, edt, dp_elems));
+    c->params[q].dense = true;
+    c->params[q].rows = dp_elems;
+    for (int32_t i = c->cls_first[GG_CLS_DP]; i < c->n_local; i++)
+      c->p_tab[c->local[i]] = q;
   }
   c->bot = dc_arena_array(c->s, (size_t)c->k, sizeof(gg_lin));
   c->top = dc_arena_array(c->s, (size_t)c->m, sizeof(gg_lin));
@@ -197,9 +212,16 @@ void gg_embeddings(gg_ctx *c) {
       int64_t w = 0;
       for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];
       int32_t o = gg_t2(b, F32, batch, w);
-      gg_begin(b, c->trec ? gg_tbe_name(p->sparse_optimizer, false)
-                          : "LookupFunction");
-      for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
+      const char *op = "LookupFunction";
+      if (c->trec && k == GG_CLS_DP && c->sharded)
+        op = "fbgemm::dense_embedding_codegen_lookup_function";
+      else if (c->trec)
+        op = gg_tbe_name(p->sparse_optimizer, false);
+      gg_begin(b, op);
+      if (c->trec && k == GG_CLS_DP && c->sharded)
+        gg_in(b, c->params[c->p_tab[c->local[lo]]].t);
+      else
+        for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
       gg_in(b, c->idx_cls[k]);
       gg_in(b, c->offs_cls[k]);
       gg_out(b, o);

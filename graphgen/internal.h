@@ -107,6 +107,7 @@ typedef struct gg_ctx {
   bool plan_cls[GG_N_CLS];         /* the plan has tables of the class */
   int64_t plan_dims[GG_N_CLS];     /* Σ dims of the plan's tables of each
                                       class (gg_class_of), all ranks */
+  int64_t plan_cw_dims;            /* Σ dims of the column-wise tables */
   int64_t *sh_rows;    /* [n_tables] this rank's shard of each table */
   int32_t *sh_cols;
   double *sh_pool;

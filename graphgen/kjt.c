@@ -10,8 +10,8 @@
  * all-to-all (each rank tells every other how many lengths and values it
  * will send: 3 int64 per rank) and, once the host has read them, the
  * lengths and values all-to-alls. Each rank sends the lengths and values
- * of its local batch to the ranks holding the tables and receives, for its
- * own shards, those of the global batch. The received tensors are written
+ * of its local batch to the ranks holding the tables (per sharding type,
+ * kjt_sends) and receives, for its own shards, those of the global batch. The received tensors are written
  * to `*recv_l` and `*recv_v` (fresh tensors; the caller decides whether
  * they are this batch's or the next one's). Single rank: nothing.
  */
@@ -48,23 +48,70 @@ int64_t gg_all_lookups(gg_ctx *c, int64_t batch) {
   return n;
 }
 
+/* What this rank's KJT all-to-all sends of its local batch, as TorchRec's
+ * input distribution does per sharding type: a table-wise feature once
+ * (to its rank), a column-wise one once per column shard, a row-wise one's
+ * lengths to every rank and a table-row-wise one's to every rank of its
+ * host (its ids bucketized: each id once), a data-parallel one not at
+ * all. */
+static void kjt_sends_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
+                         int64_t *n_val) {
+  gg_b *b = c->b;
+  *n_len = *n_val = 0;
+  for (int32_t t = 0; t < c->p->n_tables; t++) {
+    const dc_table_plan *tp = &c->plan->tables[t];
+    if (only != DC_SHARDING_AUTO && tp->type != only) continue;
+    int64_t v = gg_lookups(b, c->batch, c->p->tables[t].pooling);
+    switch (tp->type) {
+    case DC_SHARDING_DATA_PARALLEL: continue;
+    case DC_SHARDING_COLUMN_WISE:
+      *n_len += gg_mul(b, tp->n_shards, c->batch);
+      *n_val += gg_mul(b, tp->n_shards, v);
+      break;
+    case DC_SHARDING_ROW_WISE:
+    case DC_SHARDING_TABLE_ROW_WISE:
+      *n_len += gg_mul(b, tp->n_shards, c->batch);
+      *n_val += v;
+      break;
+    default:
+      *n_len += c->batch;
+      *n_val += v;
+      break;
+    }
+  }
+}
+
+/* Every type's (sharding type `only` == DC_SHARDING_AUTO). */
+static void kjt_sends(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+  kjt_sends_of(c, DC_SHARDING_AUTO, n_len, n_val);
+}
+
 /* fbgemm::permute_2D_sparse_data: a KJT's lengths and values reordered
  * (by destination rank before the all-to-all, by feature after it) into
- * `*len`, `*val`: one kernel reading and writing both. */
-static void kjt_permute(gg_ctx *c, int32_t in_len, int32_t in_val,
-                        int32_t *len, int32_t *val) {
+ * `*len`, `*val` of n_len and n_val elements (-1: as the input): one
+ * kernel reading and writing both. */
+static void kjt_permute_n(gg_ctx *c, int32_t in_len, int32_t in_val,
+                          int64_t n_len, int64_t n_val, int32_t *len,
+                          int32_t *val) {
   gg_b *b = c->b;
-  int64_t nl = gg_numel(b, in_len), nv = gg_numel(b, in_val);
-  *len = gg_like(b, in_len);
-  *val = gg_like(b, in_val);
+  int64_t nl = n_len < 0 ? gg_numel(b, in_len) : n_len;
+  int64_t nv = n_val < 0 ? gg_numel(b, in_val) : n_val;
+  *len = gg_t1(b, DC_DTYPE_INT32, nl);
+  *val = gg_t1(b, DC_DTYPE_INT64, nv);
   gg_begin(b, "fbgemm::permute_2D_sparse_data");
   gg_in(b, in_len);
   gg_in(b, in_val);
   gg_out(b, *len);
   gg_out(b, *val);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, nl + nv, 0,
-        (8.0 * (double)nl + 16.0 * (double)nv) / (double)(nl + nv));
+  if (nl + nv > 0)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, nl + nv, 0,
+          (8.0 * (double)nl + 16.0 * (double)nv) / (double)(nl + nv));
   gg_end(b);
+}
+
+static void kjt_permute(gg_ctx *c, int32_t in_len, int32_t in_val,
+                        int32_t *len, int32_t *val) {
+  kjt_permute_n(c, in_len, in_val, -1, -1, len, val);
 }
 
 /* One all-to-all of the KJT in its record_function scope, on NCCL's
@@ -83,44 +130,205 @@ static void kjt_a2a(gg_ctx *c, const char *scope, int64_t bytes, int32_t in,
   gg_end(b);
 }
 
+/* The plan's sharding types in TorchRec's order (the order of their first
+ * table), into `types`; returns how many. */
+static int32_t plan_types(const gg_ctx *c, dc_sharding types[8]) {
+  int32_t n = 0;
+  for (int32_t t = 0; t < c->p->n_tables; t++) {
+    dc_sharding ty = c->plan->tables[t].type;
+    int32_t i = 0;
+    while (i < n && types[i] != ty) i++;
+    if (i == n && n < 8) types[n++] = ty;
+  }
+  return n;
+}
+
+/* Whether the KJT's features are already in the order the sharded module
+ * wants them: grouped by sharding type (plan_types), table-wise features
+ * by rank, table-row-wise by host, the others in table order, each once
+ * (a column-wise table of several shards appears once per shard, so it
+ * always needs the permute). */
+static bool features_in_order(const gg_ctx *c) {
+  dc_sharding types[8];
+  int32_t n = plan_types(c, types), next = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t key = -1;
+    for (int32_t t = 0; t < c->p->n_tables; t++) {
+      const dc_table_plan *tp = &c->plan->tables[t];
+      if (tp->type != types[i]) continue;
+      if (t != next++) return false;
+      int32_t k = 0;
+      if (tp->type == DC_SHARDING_TABLE_WISE ||
+          tp->type == DC_SHARDING_COLUMN_WISE) {
+        if (tp->n_shards > 1) return false;
+        k = tp->shards[0].rank;
+      } else if (tp->type == DC_SHARDING_TABLE_ROW_WISE) {
+        k = tp->host;
+      }
+      if (k < key) return false;
+      key = k;
+    }
+  }
+  return true;
+}
+
+/* One op of the input distribution over a KJT's lengths and values
+ * (fbgemm::permute_2D_sparse_data, fbgemm::block_bucketize_sparse_features):
+ * reads `in_l`, `in_v`, writes fresh `*len`, `*val` of n_len and n_val
+ * elements, moving `elems_l` lengths and `elems_v` values (int32 and
+ * int64, read and written). */
+static void kjt_op(gg_ctx *c, const char *name, int32_t in_l, int32_t in_v,
+                   int64_t n_len, int64_t n_val, int64_t elems_l,
+                   int64_t elems_v, int32_t *len, int32_t *val) {
+  gg_b *b = c->b;
+  *len = gg_t1(b, I32, n_len);
+  *val = gg_t1(b, I64, n_val);
+  gg_begin(b, name);
+  gg_in(b, in_l);
+  gg_in(b, in_v);
+  gg_out(b, *len);
+  gg_out(b, *val);
+  if (elems_l + elems_v > 0)
+    gg_ew(b, DC_KERNEL_ELEMENTWISE, elems_l + elems_v, 0,
+          (8.0 * (double)elems_l + 16.0 * (double)elems_v) /
+              (double)(elems_l + elems_v));
+  gg_end(b);
+}
+
+/* The first half, as TorchRec's sharded module runs it: the local KJT
+ * permuted into sharding-type order unless it is in that order already
+ * (features_in_order); per type, row-wise and table-row-wise ids
+ * bucketized by the shard that holds their row
+ * (fbgemm::block_bucketize_sparse_features: lengths to every rank of the
+ * shard group, each id once), table-row-wise ones then permuted by
+ * destination; then one splits all-to-all of 3 int64 per rank for every
+ * sharding type that sends (all but data-parallel). */
 int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
   gg_b *b = c->b;
-  kjt_permute(c, c->kjt_len, c->kjt_val, send_l, send_v);
-  int32_t splits = gg_t1(b, I64, gg_mul(b, c->n_ranks, 3));
+  int64_t n_len, n_val;
+  kjt_sends(c, &n_len, &n_val);
+  int32_t l = c->kjt_len, v = c->kjt_val;
+  bool any = false;
+  if (!features_in_order(c)) {
+    int64_t pl = 0, pv = 0; /* the permuted KJT: column shards repeated */
+    for (int32_t t = 0; t < c->p->n_tables; t++) {
+      const dc_table_plan *tp = &c->plan->tables[t];
+      int32_t rep = tp->type == DC_SHARDING_COLUMN_WISE ? tp->n_shards : 1;
+      pl += gg_mul(b, rep, c->batch);
+      pv += gg_mul(b, rep,
+                   gg_lookups(b, c->batch, c->p->tables[t].pooling));
+    }
+    kjt_op(c, "fbgemm::permute_2D_sparse_data", l, v, pl, pv, pl, pv, &l,
+           &v);
+    any = true;
+  }
+  dc_sharding types[8];
+  int32_t n_types = plan_types(c, types), n_send_types = 0;
+  for (int32_t i = 0; i < n_types; i++) {
+    if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send_types++;
+    if (types[i] != DC_SHARDING_ROW_WISE &&
+        types[i] != DC_SHARDING_TABLE_ROW_WISE)
+      continue;
+    int64_t tl = 0, tv = 0, ol = 0; /* this type's lengths, values, out */
+    for (int32_t t = 0; t < c->p->n_tables; t++) {
+      const dc_table_plan *tp = &c->plan->tables[t];
+      if (tp->type != types[i]) continue;
+      tl += c->batch;
+      tv += gg_lookups(b, c->batch, c->p->tables[t].pooling);
+      ol += gg_mul(b, tp->n_shards, c->batch);
+    }
+    kjt_op(c, "fbgemm::block_bucketize_sparse_features", l, v, n_len, n_val,
+           tl + ol, 2 * tv, &l, &v);
+    if (types[i] == DC_SHARDING_TABLE_ROW_WISE)
+      kjt_op(c, "fbgemm::permute_2D_sparse_data", l, v, n_len, n_val, ol, tv,
+             &l, &v);
+    any = true;
+  }
+  if (!any || gg_numel(b, l) != n_len || gg_numel(b, v) != n_val) {
+    /* the sends are slices (views) of what the last op wrote */
+    int32_t vl = gg_t1(b, I32, n_len), vv = gg_t1(b, I64, n_val);
+    b->ts[vl].producer = b->ts[l].producer;
+    b->ts[vv].producer = b->ts[v].producer;
+    l = vl;
+    v = vv;
+  }
+  *send_l = l;
+  *send_v = v;
+  if (n_send_types < 1) n_send_types = 1;
+  int64_t n_splits = gg_mul3(b, c->n_ranks, 3, n_send_types);
+  int32_t splits = gg_t1(b, I64, n_splits);
   int32_t rs = gg_like(b, splits);
-  kjt_a2a(c, "## all2all_data:kjt splits ##",
-          gg_mul(b, gg_mul(b, c->n_ranks, 3), 8), splits, -1, rs);
+  kjt_a2a(c, "## all2all_data:kjt splits ##", gg_mul(b, n_splits, 8),
+          splits, -1, rs);
   return rs;
 }
 
 /* The lengths and values this rank receives: those of its non-replicated
- * shards over the samples each class looks up. */
-void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+ * shards (of sharding type `only`; DC_SHARDING_AUTO: all) over the
+ * samples each class looks up. */
+static void kjt_received_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
+                            int64_t *n_val) {
   *n_len = *n_val = 0;
   for (int32_t k = 0; k < GG_N_CLS; k++) {
     if (k == GG_CLS_DP) continue;
     for (int32_t i = c->cls_first[k]; i < c->cls_first[k + 1]; i++) {
+      int32_t t = c->local[i];
+      if (only != DC_SHARDING_AUTO && c->plan->tables[t].type != only)
+        continue;
       *n_len += c->cls_batch[k];
-      *n_val += c->n_idx[c->local[i]];
+      *n_val += c->n_idx[t];
     }
   }
-  if (*n_len < 1) *n_len = 1;
-  if (*n_val < 1) *n_val = 1;
 }
 
-/* The second half: lengths then values, into fresh tensors. */
+void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
+  kjt_received_of(c, DC_SHARDING_AUTO, n_len, n_val);
+}
+
+/* The second half: per sharding type that sends (TorchRec's order,
+ * plan_types), its lengths then its values all-to-all, each rank sending
+ * its slice of the send buffers and receiving its shards' of that type
+ * (empty when it holds none). The received tensors (fresh) stand for all
+ * types' together, produced by the last exchange. */
 void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
-                        int32_t send_v, int32_t *recv_l, int32_t *recv_v) {
+                    int32_t send_v, int32_t *recv_l, int32_t *recv_v) {
   gg_b *b = c->b;
   int64_t n_len, n_val;
   gg_kjt_received(c, &n_len, &n_val);
+  dc_sharding types[8];
+  int32_t n_types = plan_types(c, types), n_send = 0;
+  for (int32_t i = 0; i < n_types; i++)
+    if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send++;
+  if (n_send <= 1) {
+    *recv_l = gg_t1(b, I32, n_len);
+    *recv_v = gg_t1(b, I64, n_val);
+    kjt_a2a(c, "## all2all_data:kjt lengths ##",
+            gg_mul(b, gg_numel(b, send_l), 4), send_l, splits, *recv_l);
+    kjt_a2a(c, "## all2all_data:kjt values ##",
+            gg_mul(b, gg_numel(b, send_v), 8), send_v, splits, *recv_v);
+    return;
+  }
+  int32_t last_l = -1, last_v = -1;
+  for (int32_t i = 0; i < n_types; i++) {
+    if (types[i] == DC_SHARDING_DATA_PARALLEL) continue;
+    int64_t sl, sv, rl, rv;
+    kjt_sends_of(c, types[i], &sl, &sv);
+    kjt_received_of(c, types[i], &rl, &rv);
+    /* this type's slices of the send buffers (views) */
+    int32_t tl = gg_t1(b, I32, sl), tv = gg_t1(b, I64, sv);
+    b->ts[tl].producer = b->ts[send_l].producer;
+    b->ts[tv].producer = b->ts[send_v].producer;
+    last_l = gg_t1(b, I32, rl);
+    last_v = gg_t1(b, I64, rv);
+    kjt_a2a(c, "## all2all_data:kjt lengths ##", gg_mul(b, sl, 4), tl,
+            splits, last_l);
+    kjt_a2a(c, "## all2all_data:kjt values ##", gg_mul(b, sv, 8), tv,
+            splits, last_v);
+  }
   *recv_l = gg_t1(b, I32, n_len);
   *recv_v = gg_t1(b, I64, n_val);
-  kjt_a2a(c, "## all2all_data:kjt lengths ##",
-          gg_mul(b, gg_mul(b, c->p->n_tables, c->batch), 4), send_l, splits,
-          *recv_l);
-  kjt_a2a(c, "## all2all_data:kjt values ##",
-          gg_mul(b, gg_all_lookups(c, c->batch), 8), send_v, splits, *recv_v);
+  b->ts[*recv_l].producer = b->ts[last_l].producer;
+  b->ts[*recv_v].producer = b->ts[last_v].producer;
 }
 
 /* In the forward, before the lookups (called by gg_embeddings): without
@@ -133,6 +341,9 @@ void gg_tbe_dist(gg_ctx *c) {
     int32_t sl, sv, splits = gg_kjt_splits(c, &sl, &sv);
     gg_kjt_tensors(c, splits, sl, sv, &c->kjt_rlen, &c->kjt_rval);
   }
+  /* a rank holding no shard that receives features has nothing to
+   * regroup (TorchRec builds no recat) */
+  if (c->cls_first[GG_CLS_DP] == 0) return;
   gg_annotation(c->b, "## dist_init:recat_values ##");
   kjt_permute(c, c->kjt_rlen, c->kjt_rval, &c->kjt_rlen, &c->kjt_rval);
   gg_end(c->b);
@@ -142,8 +353,9 @@ void gg_tbe_dist(gg_ctx *c) {
  * in the forward: the offsets from the lengths
  * (fbgemm::asynchronous_complete_cumsum) and the indices checked against
  * the tables' rows (fbgemm::bounds_check_indices, FBGEMM's default
- * BoundsCheckMode.WARNING), both on the device. The indices are the
- * class's slice of the KJT values (a view). Called by gg_embeddings. */
+ * BoundsCheckMode.WARNING; the dense TBE of data-parallel tables has
+ * none), both on the device. The lengths and indices are the
+ * class's slices of the KJT's (views). Called by gg_embeddings. */
 void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
   int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
@@ -155,11 +367,19 @@ void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   c->offs_cls[k] = gg_t1(b, I64, n_off + 1);
   b->ts[c->idx_cls[k]].producer = b->ts[local ? c->kjt_val : c->kjt_rval]
                                       .producer;
+  /* the class's slice of the lengths (a view) */
+  int32_t lens = local ? c->kjt_len : c->kjt_rlen;
+  if (gg_numel(b, lens) != n_off) {
+    int32_t view = gg_t1(b, DC_DTYPE_INT32, n_off);
+    b->ts[view].producer = b->ts[lens].producer;
+    lens = view;
+  }
   gg_begin(b, "fbgemm::asynchronous_complete_cumsum");
-  gg_in(b, local ? c->kjt_len : c->kjt_rlen);
+  gg_in(b, lens);
   gg_out(b, c->offs_cls[k]);
   gg_ew(b, DC_KERNEL_ELEMENTWISE, n_off + 1, 1, 4 + 8);
   gg_end(b);
+  if (k == GG_CLS_DP && c->sharded) return; /* the dense TBE: none */
   gg_begin(b, "fbgemm::bounds_check_indices");
   gg_in(b, c->idx_cls[k]);
   gg_in(b, c->offs_cls[k]);

@@ -250,7 +250,7 @@ bool dc_graph_verify(const dc_graph *g, dc_diags *d) {
       bad(&v, -1, "tensor %d has %d dimensions", t, x->ndim);
     else
       for (int32_t k = 0; k < x->ndim; k++)
-        if (x->shape[k] < 1)
+        if (x->shape[k] < 0)
           bad(&v, -1, "tensor %d has dimension %d of size %lld", t, k,
               (long long)x->shape[k]);
     if (x->producer < -1 || x->producer >= g->n_ops)

@@ -838,12 +838,20 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   if (ok) progress_show(&prog, R.n_local, true);
   else progress_clear(&prog);
 
-  /* Diagnostics of the failing worker with the smallest point index. */
+  /* Diagnostics of the failing worker with the smallest point index; the
+   * warnings of the others (points that still got their rows). */
   int first = -1;
-  for (int i = 0; i < jobs; i++)
-    if (ws[i].diags.count &&
+  for (int i = 0; i < jobs; i++) {
+    bool failed = ws[i].diags.errors > 0 || ws[i].failed_index >= 0;
+    if (failed &&
         (first < 0 || ws[i].failed_index < ws[first].failed_index))
       first = i;
+  }
+  for (int i = 0; i < jobs; i++) {
+    bool failed = ws[i].diags.errors > 0 || ws[i].failed_index >= 0;
+    if (i != first && !failed && ws[i].diags.count)
+      dc_diags_append(d, &ws[i].diags);
+  }
   if (first >= 0) {
     dc_diags_append(d, &ws[first].diags);
     ok = false;

@@ -2,7 +2,8 @@
 # with python3 (standard library only; no torch):
 #  - torchrec_graph: the graph dlrmc synthesizes in the torchrec style for
 #    each recorded TorchRec training step (tests/fixtures/torchrec: DLRM
-#    and DLRM-DCNv2, world 1 and 2, gloo, the CPU) has the recording's
+#    and DLRM-DCNv2, table-wise at world 1 and 2, the other sharding
+#    types at world 4 in two hosts; gloo, the CPU) has the recording's
 #    top-level op sequence (the pipeline stages), the same key ops in each
 #    stage (collectives and their sizes, FBGEMM ops, GEMMs and their
 #    shapes, loss, optimizer) and the same GEMMs; what cannot match on the
@@ -36,3 +37,12 @@ if(DC_PYTHON3_TORCHREC)
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/uvm
             ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_uvm --uvm)
 endif()
+
+# planner_torchrec_no_plan: where TorchRec's planner finds no plan (storage),
+# `plan: auto` under `objective: torchrec` still prices dlrmc's default plan
+# (fits = false) and says so on stderr, as TorchRec's planner fails there.
+add_test(NAME planner_torchrec_no_plan
+  COMMAND ${CMAKE_COMMAND} -DDLRMC=$<TARGET_FILE:dlrmc>
+    -DSTUDY=${PROJECT_SOURCE_DIR}/tests/fixtures/planner/no_plan_torchrec.yaml
+    -P ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_no_plan.cmake)
+set_tests_properties(planner_torchrec_no_plan PROPERTIES LABELS unit)

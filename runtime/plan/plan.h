@@ -110,7 +110,9 @@ void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
  * than one GPU runs dc_plan_auto on the point's GPU (its catalog entry:
  * prices and HBM) and builds for that plan; every other point is built
  * with graphgen's own plan (dc_graph_build), as is an auto point that
- * nothing fits (its row then says fits = false). The driver's entry;
+ * nothing fits (its row then says fits = false; under the torchrec
+ * objective with a warning, as TorchRec's planner fails there). The
+ * driver's entry;
  * `detail` as graphgen.h's dc_graph_detail (PRICED when only the metrics
  * are wanted). */
 dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,

@@ -56,6 +56,14 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
     dc_diags_free(&pd);
     return NULL;
   }
+  if (no_fit && p->objective == DC_OBJECTIVE_TORCHREC) {
+    /* TorchRec's planner raises here (no plan within its storage
+     * budget); the row still comes, fits = false, and says why */
+    dc_diag *g = dc_diag_warning(d, DC_DIAG_NO_PLAN, pd.items[0].span, "%s",
+                                 pd.items[0].message);
+    dc_diag_set_help(g, "TorchRec's planner finds no plan here; this row "
+                        "prices dlrmc's default plan (fits = false)");
+  }
   dc_diags_free(&pd);
   return dc_graph_build_detail(p, s, detail, a, d);
 }
