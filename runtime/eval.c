@@ -166,6 +166,20 @@ static void input_ready(const evaluator *ev, int32_t j, double *ready,
   *ready_shadow = rs;
 }
 
+/* An op that launches no kernel of its own (a view, a concat the fused
+ * graph folds away, a host-side step) still produces its outputs only once
+ * its inputs exist: its end is its inputs' readiness, carried up to its
+ * ancestors as a kernel's end is. Without it a consumer of such an op's
+ * output would find it ready at time 0. */
+static void mark_kernelless(evaluator *ev, int32_t j) {
+  double r, rs;
+  input_ready(ev, j, &r, &rs);
+  for (int32_t p = j; p >= 0; p = ev->g->ops[p].parent) {
+    ev->done[p] = dmax(ev->done[p], r);
+    ev->done_shadow[p] = dmax(ev->done_shadow[p], rs);
+  }
+}
+
 /* The cross-evaluation cache: keyed by the name's pointer too, and a hit
  * also compares the text kept at insertion, so a pointer that now holds
  * another name (an arena reused by the next graph) is never mistaken. */
@@ -350,6 +364,7 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       rs->cpu += rs->cost.t1_us;
       rs->n_launch = subtree_launches(g, rs->top);
       if (rs->n_launch == 0) {
+        for (int32_t j = rs->top; j < top->end; j++) mark_kernelless(ev, j);
         if (subtree_syncs(g, rs->top)) host_sync(ev, rs);
         rs->cpu += rs->cost.t5_us;
         if (rs->rec) rs->rec->t5_us = rs->cost.t5_us;
@@ -367,6 +382,7 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       progress = true;
     }
     while (rs->sub < top->end && rs->li >= g->ops[rs->sub].n_launches) {
+      if (g->ops[rs->sub].n_launches == 0) mark_kernelless(ev, rs->sub);
       rs->sub++;
       rs->li = 0;
     }
