@@ -17,9 +17,12 @@
  *   fused::linear_backward ×m         dgrad (dReLU epilogue) + wgrad
  *                                     (bias-gradient epilogue) GEMMs
  *   fused::dot_interaction_backward | fused::cross_layer_backward ×l
- *   [exchange backward] LookupFunctionBackward (optimizer fused)
- *   fused::linear_backward ×k
- *   nccl:all_reduce                   the dense gradients, one buffer
+ *   one GPU: LookupFunctionBackward (optimizer fused),
+ *            fused::linear_backward ×k
+ *   sharded: exchange backward, fused::linear_backward ×k,
+ *            nccl:all_reduce (the dense gradients, one buffer, on the
+ *            communication stream), LookupFunctionBackward: the
+ *            all-reduce overlaps the embedding backward
  *   fused::optimizer_step             one multi-tensor update kernel
  *
  * What it keeps from the stock graph: the parameters, the table-batched
@@ -324,13 +327,24 @@ void gg_build_fused(gg_ctx *c) {
   /* the bottom output's gradient goes on to the bottom MLP */
   c->bno = dc_arena_array(c->s, (size_t)c->n_params + 1, sizeof(int32_t));
   for (int32_t q = 0; q < c->n_params; q++) c->bno[q] = -1;
-  if (c->sharded) gg_exchange_backward(c);
-  else c->eg = c->gfeat;
-  gg_embedding_backward(c);
-  for (int32_t i = c->k - 1; i >= 0; i--)
-    g = linear_backward(c, &c->bot[i], g);
+  if (c->sharded) {
+    /* HugeCTR's intra-iteration overlap: the exchange's backward is
+     * issued first, the bottom MLP's backward and the dense all-reduce
+     * (behind it on the communication stream) run while the embedding
+     * backward waits for the exchange, and only the optimizer step waits
+     * for the all-reduce. */
+    gg_exchange_backward(c);
+    for (int32_t i = c->k - 1; i >= 0; i--)
+      g = linear_backward(c, &c->bot[i], g);
+    allreduce(c);
+    gg_embedding_backward(c);
+  } else {
+    c->eg = c->gfeat;
+    gg_embedding_backward(c);
+    for (int32_t i = c->k - 1; i >= 0; i--)
+      g = linear_backward(c, &c->bot[i], g);
+  }
   (void)g;
-  if (c->sharded) allreduce(c);
 
   b->phase = DC_PHASE_OPTIMIZER;
   step(c);

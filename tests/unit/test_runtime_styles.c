@@ -125,6 +125,33 @@ static void test_fused_half_payload(void **state) {
   assert_int_equal(2 * half, a2a_bytes(g));
 }
 
+/* Sharded, the fused style issues the dense all-reduce before the
+ * embedding backward (HugeCTR's intra-iteration overlap): on rank 0 the
+ * all-reduce's op comes first and its kernel starts before the embedding
+ * backward's kernel ends. */
+static void test_fused_allreduce_overlap(void **state) {
+  (void)state;
+  tp_cfg c;
+  multi(&c, DC_FRAMEWORK_FUSED, false);
+  dc_eval_result r;
+  dc_metrics m;
+  const dc_graph *g = evaluate_point(&c.p, &r, &m);
+  int32_t ar = -1, lb = -1;
+  for (int32_t j = g->rank_first[0]; j < g->rank_first[1]; j++) {
+    if (ar < 0 && strcmp(g->ops[j].name, "nccl:all_reduce") == 0) ar = j;
+    if (lb < 0 && strstr(g->ops[j].name, "LookupFunctionBackward")) lb = j;
+  }
+  assert_true(ar >= 0 && lb >= 0);
+  assert_true(ar < lb);
+  double ar_start = -1, lb_end = -1;
+  for (size_t i = 0; i < r.n_kernels; i++) {
+    if (r.kernels[i].rank != 0) continue;
+    if (r.kernels[i].top == ar) ar_start = r.kernels[i].start_us;
+    if (r.kernels[i].top == lb) lb_end = r.kernels[i].end_us;
+  }
+  assert_true(ar_start >= 0 && lb_end > ar_start);
+}
+
 /* One run of captured ops costs one cudaGraphLaunch: the fused graph's
  * host time is the input copies' plus the profile's default T4. */
 static void test_graph_launch(void **state) {
@@ -274,6 +301,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fused_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(test_graph_launch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fused_half_payload, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_fused_allreduce_overlap, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_interaction_physics, setup,
                                       teardown),
