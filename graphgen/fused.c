@@ -291,6 +291,9 @@ void gg_build_fused(gg_ctx *c) {
   int32_t first = b->n_ops;
   gg_build_input(c);
   gg_prefetched(b, first, true);
+  /* HugeCTR's data reader issues the next batch's copies from its own
+   * threads: the training thread only launches the graph */
+  for (int32_t j = first; j < b->n_ops; j++) b->ops[j].loader = true;
 
   b->captured = true;
   b->phase = DC_PHASE_FORWARD;

@@ -278,6 +278,35 @@ static void test_kernelless_op_passes_readiness(void **state) {
   dc_arena_free(&b.a);
 }
 
+/* A loader-thread op (dc_op.loader) keeps its host time off the training
+ * thread: l (loader, 5 on s1), then g (10 on s0):
+ *   l on the loader clock: 2, 5; start max(1, 10) = 10, end 15; cpu 15;
+ *     T3 → 19
+ *   g on the training clock from 0: 2, 5; start max(0+1, 5+5) = 10, end
+ *     20; cpu 15; T3 19
+ *   e2e max(19, 20) = 20; host time max(19, 19) = 19.
+ * As one thread (no flag), g's host work follows l's: start 29, e2e 39. */
+static void test_loader_thread(void **state) {
+  (void)state;
+  gb b;
+  gb_init(&b, 1, 2);
+  int32_t l = gb_op(&b, "l", 0, 1, 1, (double[]){5});
+  gb_op(&b, "g", 0, 0, 1, (double[]){10});
+  b.ops[l].loader = true;
+  dc_profile p = test_profile();
+  dc_eval_result r = eval(&b, &p, true);
+  NEAR(r.kernels[0].start_us, 10);
+  NEAR(r.kernels[1].start_us, 10);
+  NEAR(r.e2e_us, 20);
+  NEAR(r.ranks[0].cpu_us, 19);
+  NEAR(r.ops[1].cpu_start_us, 0);
+  b.ops[l].loader = false;
+  r = eval(&b, &p, true);
+  NEAR(r.kernels[1].start_us, 29);
+  NEAR(r.e2e_us, 39);
+  dc_arena_free(&b.a);
+}
+
 /* Host synchronisation: a (100), b (5, host_sync), c (no kernel):
  *   a: 2, 5; start 10, end 110; cpu 15; T3 19
  *   b: 21, 24; start max(111, 29) = 111, end 116; cpu 34; sync → 116;
@@ -592,6 +621,7 @@ int main(void) {
       cmocka_unit_test(test_op_without_kernels_and_lookup),
       cmocka_unit_test(test_two_streams_dependency),
       cmocka_unit_test(test_kernelless_op_passes_readiness),
+      cmocka_unit_test(test_loader_thread),
       cmocka_unit_test(test_host_sync),
       cmocka_unit_test(test_two_ranks_collective),
       cmocka_unit_test(test_overlapped_comm),
