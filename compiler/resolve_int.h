@@ -33,6 +33,7 @@ void dc_res_fail(dc_rctx *c);
 const dc_node *dc_res_int(dc_rctx *c, const char *path, int64_t *out);
 const dc_node *dc_res_num(dc_rctx *c, const char *path, double *out);
 int dc_res_enum(dc_rctx *c, const char *path, int def);
+void dc_res_topology(dc_rctx *c, dc_point *p);
 bool dc_res_bool(dc_rctx *c, const char *path, bool def);
 double dc_res_gbps(dc_rctx *c, const char *path, double def);
 /* A list of counts: `what` names it in messages, `min` entries at least. */

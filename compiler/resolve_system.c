@@ -78,6 +78,22 @@ void dc_res_system(dc_rctx *c, dc_point *p, bool fill) {
                          dc_schema_find("system.links.latency"),
                          &p->link_latency_us, c->d))
     dc_res_fail(c);
+  dc_res_topology(c, p);
+}
+
+/* schema: system.nvlink_domain (GPUs on one NVLink/NVSwitch fabric),
+ * system.links.sharp: none | nvls | ib | both. Unwritten, both come from
+ * the GPU's catalog entry (`nvlink_domain`, `sharp`: 8 on DGX/HGX boards,
+ * 72 on GB200 NVL72, 1-4 on PCIe cards), which the device applies
+ * (runtime/links.c): 0 and -1 here mean "the catalog's". The one place the
+ * front end decides a point's NVLink domain (spec/collectives.md). */
+void dc_res_topology(dc_rctx *c, dc_point *p) {
+  int64_t dom = 0;
+  dc_res_int(c, "system.nvlink_domain", &dom);
+  p->nvlink_domain = (int32_t)dom;
+  p->sharp = dc_res_get(c, "system.links.sharp")
+                 ? dc_res_enum(c, "system.links.sharp", 0)
+                 : -1;
 }
 
 /* schema: system.framework: pytorch | torchrec | fused (default pytorch);

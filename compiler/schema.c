@@ -21,6 +21,8 @@ const char *const dc_enum_interaction[] = {"dot", "cat", "dcn", NULL};
 const char *const dc_enum_loss[] = {"mse", "bce", NULL};
 const char *const dc_enum_embedding_kernel[] = {"per_table", "batched", NULL};
 const char *const dc_enum_framework[] = {"pytorch", "torchrec", "fused", NULL};
+/* index = DC_SHARP_* bits: none 0, nvls 1, ib 2, both 3 */
+const char *const dc_enum_sharp[] = {"none", "nvls", "ib", "both", NULL};
 const char *const dc_enum_precision[] = {"fp32", "tf32", "fp16", "bf16",
                                          NULL};
 /* Same order as dc_storage (point.h); the exchange has no int8 codec. */
@@ -119,6 +121,8 @@ static const dc_skey keys[] = {
     {"system.links.pcie", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
     {"system.links.nic", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
     {"system.links.latency", DC_SK_TIME, NULL, 0, 1e7, S},
+    {"system.links.sharp", DC_SK_ENUM, dc_enum_sharp, 0, 0, S},
+    {"system.nvlink_domain", DC_SK_INT, NULL, 1, 65536, S},
     {"sharding", DC_SK_MAP, NULL, 0, 0, 0},
     {"sharding.plan", DC_SK_PLAN, dc_enum_plan, 0, 0, S},
     {"sharding.plan[]", DC_SK_MAP, NULL, 0, 0, 0},

@@ -107,6 +107,7 @@ extern const char *const dc_enum_interaction[];
 extern const char *const dc_enum_loss[];
 extern const char *const dc_enum_embedding_kernel[];
 extern const char *const dc_enum_framework[];
+extern const char *const dc_enum_sharp[];
 extern const char *const dc_enum_precision[];
 extern const char *const dc_enum_optimizer[];
 extern const char *const dc_enum_storage[];

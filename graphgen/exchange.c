@@ -119,6 +119,18 @@ static dc_dtype comm_dtype(const gg_ctx *c) {
   return dc_storage_dtype(c->p->comm_precision);
 }
 
+/* The unquantized payload's dtype on the wire: fp32 pooled outputs, but
+ * the fused style (HugeCTR's MLPerf DLRM-DCNv2) keeps its embeddings and
+ * their gradients in the model's half precision end to end, so it sends
+ * fp16/bf16 with no quantize kernels (spec/frameworks.md). */
+static dc_dtype wire_dtype(const gg_ctx *c) {
+  const dc_point *p = c->p;
+  if (p->framework != DC_FRAMEWORK_FUSED) return F32;
+  if (p->precision == DC_PRECISION_FP16) return DC_DTYPE_FP16;
+  if (p->precision == DC_PRECISION_BF16) return DC_DTYPE_BF16;
+  return F32;
+}
+
 static const char *quantize_name(dc_dtype t) {
   switch (t) {
   case DC_DTYPE_FP16: return "fbgemm::FloatToFP16Quantized";
@@ -262,7 +274,8 @@ void gg_exchange_forward(gg_ctx *c) {
       in_a2a_sends(c);
       for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
     }
-    gg_coll(c, DC_KERNEL_ALL_TO_ALL, gg_mul(b, n_send, gg_es(qt)),
+    gg_coll(c, DC_KERNEL_ALL_TO_ALL,
+            gg_mul(b, n_send, gg_es(q >= 0 ? qt : wire_dtype(c))),
             c->n_ranks, hosts_spanned(c), b->coll_next++);
     gg_end(b);
     if (q >= 0) {
@@ -415,7 +428,8 @@ void gg_exchange_backward(gg_ctx *c) {
     else
       reout_grads(c, GG_CLS_TWRW);
     gg_coll(c, DC_KERNEL_ALL_TO_ALL,
-            gg_mul3(b, B, plan_dims(c, GG_CLS_A2A), 4), c->n_ranks,
+            gg_mul3(b, B, plan_dims(c, GG_CLS_A2A), gg_es(wire_dtype(c))),
+            c->n_ranks,
             hosts_spanned(c), b->coll_next++);
     gg_end(b);
     gg_end(b);

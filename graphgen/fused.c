@@ -17,9 +17,12 @@
  *   fused::linear_backward ×m         dgrad (dReLU epilogue) + wgrad
  *                                     (bias-gradient epilogue) GEMMs
  *   fused::dot_interaction_backward | fused::cross_layer_backward ×l
- *   [exchange backward] LookupFunctionBackward (optimizer fused)
- *   fused::linear_backward ×k
- *   nccl:all_reduce                   the dense gradients, one buffer
+ *   one GPU: LookupFunctionBackward (optimizer fused),
+ *            fused::linear_backward ×k
+ *   sharded: exchange backward, fused::linear_backward ×k,
+ *            nccl:all_reduce (the dense gradients, one buffer, on the
+ *            communication stream), LookupFunctionBackward: the
+ *            all-reduce overlaps the embedding backward
  *   fused::optimizer_step             one multi-tensor update kernel
  *
  * What it keeps from the stock graph: the parameters, the table-batched
@@ -160,8 +163,10 @@ static int32_t concat_backward(gg_ctx *c, int32_t g) {
 }
 
 /* One cross layer, x_{l+1} = x0 ⊙ (x_l·Wᵀ + b) + x_l: low rank, x_l·Vᵀ
- * then ·Wᵀ; full rank, one [N, N] GEMM; the bias, ⊙ x0 and + x_l run in
- * the last GEMM's epilogue (HugeCTR's MultiCrossLayer). */
+ * then ·Wᵀ; full rank, one [N, N] GEMM; then, as HugeCTR's
+ * MultiCrossLayer runs it, one element-wise pass over the [B, N] output
+ * adding the bias, multiplying by x0 and adding x_l (reads h, x0, x_l,
+ * writes the output: 4 elements moved, 3 flops per element). */
 static int32_t cross_forward(gg_ctx *c, gg_cross *L, int32_t x0, int32_t x) {
   gg_b *b = c->b;
   L->x = x;
@@ -178,12 +183,18 @@ static int32_t cross_forward(gg_ctx *c, gg_cross *L, int32_t x0, int32_t x) {
     q->wg = q->w;
     gg_gemm(b, c->batch, q->out, q->in, 1, false, true, c->gdt);
   }
+  int64_t es = gg_es(act_dtype(c));
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, L->out), 3, 4.0 * es);
   gg_end(b);
   return L->out;
 }
 
-/* Its backward: per GEMM, the weight's gradient then the input's (the
- * epilogue's element-wise gradients fused into them). */
+/* Its backward, as HugeCTR's MultiCrossLayer runs it: the output
+ * gradient times x0 (one element-wise pass, reading g and x0, writing the
+ * GEMM's output gradient, its bias gradient reduced in the same pass),
+ * per GEMM the weight's gradient then the input's, and the residual's
+ * gradient added to the last dgrad (a matrix add: reads two [B, N],
+ * writes one). */
 static int32_t cross_backward(gg_ctx *c, gg_cross *L, int32_t g) {
   gg_b *b = c->b;
   int32_t gx = gg_like(b, L->x);
@@ -191,6 +202,8 @@ static int32_t cross_backward(gg_ctx *c, gg_cross *L, int32_t g) {
   gg_in(b, g);
   gg_in(b, L->x);
   gg_out(b, gx);
+  int64_t es = gg_es(act_dtype(c)), n = gg_numel(b, L->x);
+  gg_ew(b, DC_KERNEL_REDUCE, n, 2, 3.0 * es);
   for (int32_t j = L->n_lin - 1; j >= 0; j--) {
     gg_lin *q = &L->lin[j];
     int32_t gw = gg_like_dtype(b, q->w, act_dtype(c));
@@ -199,6 +212,7 @@ static int32_t cross_backward(gg_ctx *c, gg_cross *L, int32_t g) {
     gg_gemm(b, c->batch, q->in, q->out, 1, false, false, c->gdt);
     c->params[q->pw].grad = gw;
   }
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, n, 1, 3.0 * es);
   int32_t gb = gg_like_dtype(b, L->bias, act_dtype(c));
   gg_out(b, gb);
   gg_end(b);
@@ -277,6 +291,9 @@ void gg_build_fused(gg_ctx *c) {
   int32_t first = b->n_ops;
   gg_build_input(c);
   gg_prefetched(b, first, true);
+  /* HugeCTR's data reader issues the next batch's copies from its own
+   * threads: the training thread only launches the graph */
+  for (int32_t j = first; j < b->n_ops; j++) b->ops[j].loader = true;
 
   b->captured = true;
   b->phase = DC_PHASE_FORWARD;
@@ -313,13 +330,24 @@ void gg_build_fused(gg_ctx *c) {
   /* the bottom output's gradient goes on to the bottom MLP */
   c->bno = dc_arena_array(c->s, (size_t)c->n_params + 1, sizeof(int32_t));
   for (int32_t q = 0; q < c->n_params; q++) c->bno[q] = -1;
-  if (c->sharded) gg_exchange_backward(c);
-  else c->eg = c->gfeat;
-  gg_embedding_backward(c);
-  for (int32_t i = c->k - 1; i >= 0; i--)
-    g = linear_backward(c, &c->bot[i], g);
+  if (c->sharded) {
+    /* HugeCTR's intra-iteration overlap: the exchange's backward is
+     * issued first, the bottom MLP's backward and the dense all-reduce
+     * (behind it on the communication stream) run while the embedding
+     * backward waits for the exchange, and only the optimizer step waits
+     * for the all-reduce. */
+    gg_exchange_backward(c);
+    for (int32_t i = c->k - 1; i >= 0; i--)
+      g = linear_backward(c, &c->bot[i], g);
+    allreduce(c);
+    gg_embedding_backward(c);
+  } else {
+    c->eg = c->gfeat;
+    gg_embedding_backward(c);
+    for (int32_t i = c->k - 1; i >= 0; i--)
+      g = linear_backward(c, &c->bot[i], g);
+  }
   (void)g;
-  if (c->sharded) allreduce(c);
 
   b->phase = DC_PHASE_OPTIMIZER;
   step(c);

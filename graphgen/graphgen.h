@@ -96,6 +96,10 @@ typedef struct dc_op {
   bool captured;     /* replayed from a CUDA graph: no host overhead of its
                         own; a run of captured top-level ops costs one
                         cudaGraphLaunch (runtime/eval.c) */
+  bool loader;       /* issued by the data loader's own host thread (the
+                        fused style's prefetch of the next batch): its host
+                        time runs on that thread's clock, off the training
+                        thread's (runtime/eval.c) */
 } dc_op;
 
 /* ---- sharding plans -----------------------------------------

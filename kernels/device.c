@@ -149,6 +149,19 @@ static bool flag(entry_reader *r, const dc_node *map, const char *key,
   return def;
 }
 
+/* `sharp`: none | nvls | ib | both, as DC_SHARP_* bits (absent: none). */
+static int32_t sharp_of(entry_reader *r, const dc_node *m) {
+  static const char *const names[] = {"none", "nvls", "ib", "both"};
+  const dc_node *n = get(r, m, "sharp", false);
+  if (!n) return 0;
+  for (int32_t i = 0; i < 4; i++)
+    if (n->kind == DC_NODE_SCALAR && strcmp(n->text, names[i]) == 0) return i;
+  dc_diag_error(r->d, DC_DIAG_BAD_CATALOG, n->span,
+                "'sharp' must be none, nvls, ib or both");
+  r->ok = false;
+  return 0;
+}
+
 /* Fills `out` from one parsed entry; false (with diagnostics) when an entry
  * lacks a figure a model needs or has a malformed one. */
 static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
@@ -193,6 +206,11 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->host_link_gbps = gbps(&r, m, "host_link", false, out->pcie_gbps, 1e-3);
   out->host_memory_bytes = bytes(&r, m, "host_memory", false, 1);
   if (out->host_memory_bytes <= 0) out->host_memory_bytes = DEFAULT_HOST_MEM;
+  /* absent: a GPU with NVLink is taken on an 8-GPU board, one without on
+   * its own; no in-switch reduction (spec/gpus/README.md) */
+  out->nvlink_domain = (int32_t)num(&r, m, "nvlink_domain", false,
+                                    out->nvlink_gbps > 0 ? 8 : 1, 1, 65536);
+  out->sharp = sharp_of(&r, m);
 
   /* Achievable fractions: where an entry has none, the rules of thumb of
    * spec/gpus/README.md (0.9 of HBM, 0.95 of fp32, 0.8 of tensor peaks). */
@@ -208,8 +226,10 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->eff_source = str(&r, ach, "source", ach != NULL, "rule of thumb");
   const dc_node *lat = dc_node_get(m, "latency");
   out->kernel_floor_us = num(&r, lat, "kernel_us", false, 2.0, 0, MAX_LAT_US);
-  out->link_latency_us = num(&r, lat, "link_us", false, 3.0, 0, MAX_LAT_US);
-  out->nic_latency_us = num(&r, lat, "nic_us", false, 8.0, 0, MAX_LAT_US);
+  /* absent: NCCL's Simple ring step over NVLink and the network
+   * (kernels/coll.c) */
+  out->link_latency_us = num(&r, lat, "link_us", false, 3.4, 0, MAX_LAT_US);
+  out->nic_latency_us = num(&r, lat, "nic_us", false, 14.0, 0, MAX_LAT_US);
 
   const char *pos[] = {"dram", "fp32", "tensor", "link", "host_link"};
   double vals[] = {out->dram_eff, out->fp32_eff, out->tensor_eff,

@@ -314,45 +314,25 @@ double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
   return dev->kernel_floor_us + tmax(c, mem);
 }
 
-/* ---- collectives -----------------------------------------------------------
- * NCCL-style ring algorithms; `bytes` is the collective's buffer (the
- * all-reduce buffer, the all-to-all send buffer, the reduce-scatter input,
- * the all-gather output). Bytes each rank moves and steps:
- *   all_reduce 2(n−1)/n · bytes, 2(n−1) steps;
- *   all_to_all, reduce_scatter, all_gather (n−1)/n · bytes, n−1 steps.
- * Over the slowest link of the group: the NIC when the group spans hosts,
- * else NVLink/xGMI (per direction = half the bidirectional figure), else
- * PCIe; × the achievable link factor. t = latency + steps·step_latency +
- * moved / bw. A group of one rank moves nothing. */
-static inline void coll_path(const dc_kernel *k, const dc_device *dev,
-                             dc_k_coll_path *p) {
-  double n = k->u.coll.ranks, b = (double)k->u.coll.bytes;
-  double frac = (n - 1) / n, steps = n - 1;
-  if (k->kind == DC_KERNEL_ALL_REDUCE) {
-    frac *= 2;
-    steps *= 2;
-  }
-  bool across = k->u.coll.hosts > 1;
-  double bw = across ? dev->nic_gbps
-                     : (dev->nvlink_gbps > 0 ? dev->nvlink_gbps / 2
-                                             : dev->pcie_gbps);
-  if (across && dev->nvlink_gbps > 0 && dev->nvlink_gbps / 2 < bw)
-    bw = dev->nvlink_gbps / 2; /* slowest link of the group */
-  p->moved_bytes = frac * b;
-  p->link_gbps = bw;
-  p->steps = steps;
-  p->step_us = across ? dev->nic_latency_us : dev->link_latency_us;
-}
-
+/* ---- collectives ------------------------------------------------------------
+ * NCCL's algorithms and protocols, the cheapest kept (kernels/coll.c). A
+ * group of one rank moves nothing. The link floor (kernels/bounds.c) is
+ * the slower level's bytes over its datasheet figure. */
 void dc_k_collective_path(const dc_kernel *k, const dc_device *dev,
                           dc_k_coll_path *p) {
-  coll_path(k, dev, p);
+  dc_coll_plan c;
+  dc_collective_plan(k, dev, &c);
+  double ti = c.intra_raw_gbps > 0 ? c.intra_bytes / c.intra_raw_gbps : 0;
+  double tx = c.inter_raw_gbps > 0 ? c.inter_bytes / c.inter_raw_gbps : 0;
+  bool across = tx > ti;
+  p->moved_bytes = across ? c.inter_bytes : c.intra_bytes;
+  p->link_gbps = across ? c.inter_raw_gbps : c.intra_raw_gbps;
+  p->steps = 0;
+  p->step_us = c.latency_us;
 }
 
 double dc_k_collective_us(const dc_kernel *k, const dc_device *dev) {
-  if (k->u.coll.ranks <= 1) return dev->kernel_floor_us;
-  dc_k_coll_path p;
-  coll_path(k, dev, &p);
-  return dev->kernel_floor_us + p.steps * p.step_us +
-         xfer_us(p.moved_bytes, p.link_gbps * dev->link_eff);
+  dc_coll_plan c;
+  dc_collective_plan(k, dev, &c);
+  return tmax(dev->kernel_floor_us, c.total_us);
 }

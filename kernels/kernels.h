@@ -67,7 +67,36 @@ typedef struct dc_device {
   double host_link_gbps;
   double host_link_eff;
   int64_t host_memory_bytes;
+  int32_t nvlink_domain;    /* GPUs sharing one NVLink fabric (1: none) */
+  int32_t sharp;            /* DC_SHARP_* bits: in-switch reductions */
 } dc_device;
+
+/* How a collective runs (kernels/coll.c, spec/collectives.md): NCCL's
+ * algorithm and protocol the model picks as cheapest, the group cut into
+ * NVLink domains, and per GPU and direction the bytes and achievable rate
+ * inside the domain (NVLink, or PCIe) and across it (the GPU's NIC), the
+ * time each level takes and the latency. total = latency + the slower
+ * level (NCCL pipelines both). */
+typedef enum dc_coll_algo {
+  DC_COLL_NONE, DC_COLL_RING, DC_COLL_TREE, DC_COLL_NVLS, DC_COLL_NVLS_TREE,
+  DC_COLL_COLLNET, DC_COLL_P2P
+} dc_coll_algo;
+typedef enum dc_coll_proto {
+  DC_PROTO_LL, DC_PROTO_LL128, DC_PROTO_SIMPLE
+} dc_coll_proto;
+typedef struct dc_coll_plan {
+  dc_coll_algo algo;
+  dc_coll_proto proto;
+  int32_t domain_ranks, domains;
+  double intra_bytes, inter_bytes;       /* per GPU, per direction */
+  double intra_gbps, inter_gbps;         /* achievable, protocol included */
+  double intra_raw_gbps, inter_raw_gbps; /* the links' datasheet figures */
+  double intra_us, inter_us, latency_us, total_us;
+} dc_coll_plan;
+void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
+                        dc_coll_plan *out);
+const char *dc_coll_algo_name(dc_coll_algo a);
+const char *dc_coll_proto_name(dc_coll_proto p);
 
 /* Looks `name` up in spec/gpus/ (case-insensitive, aliases) or reads it as
  * a path. Reports unknown names with a suggestion. */

@@ -44,6 +44,11 @@
  *   ready to start from then on (the stream gap and data dependencies
  *   still apply).
  *
+ * - a data loader thread (dc_op.loader, the fused style's prefetch of the
+ *   next batch): such an op's host time runs on a second host clock, so
+ *   the training thread's ops (the graph launch) do not wait for it; the
+ *   rank's host time is the later of the two clocks.
+ *
  * Alongside, the same schedule is replayed with no host at all (cpu = 0,
  * gap 0): that "kernel only" critical path is the paper's sum-of-kernels
  * baseline on one stream and stays ≤ e2e on any graph because every start
@@ -102,6 +107,9 @@ typedef struct rank_state {
   int32_t dep_sub;    /* op whose input readiness is cached below */
   double dep, dep_shadow;
   double cpu;
+  double other_cpu;   /* the idle host clock: the loader thread's while the
+                         training thread runs, and the other way round */
+  bool on_loader;     /* `top` runs on the loader thread's clock */
   bool in_graph;      /* the previous top-level op was captured */
   double *stream, *shadow; /* [n_streams] */
   dc_eval_op *rec;    /* record of `top` (when recording) */
@@ -164,6 +172,20 @@ static void input_ready(const evaluator *ev, int32_t j, double *ready,
   }
   *ready = r;
   *ready_shadow = rs;
+}
+
+/* An op that launches no kernel of its own (a view, a concat the fused
+ * graph folds away, a host-side step) still produces its outputs only once
+ * its inputs exist: its end is its inputs' readiness, carried up to its
+ * ancestors as a kernel's end is. Without it a consumer of such an op's
+ * output would find it ready at time 0. */
+static void mark_kernelless(evaluator *ev, int32_t j) {
+  double r, rs;
+  input_ready(ev, j, &r, &rs);
+  for (int32_t p = j; p >= 0; p = ev->g->ops[p].parent) {
+    ev->done[p] = dmax(ev->done[p], r);
+    ev->done_shadow[p] = dmax(ev->done_shadow[p], rs);
+  }
 }
 
 /* The cross-evaluation cache: keyed by the name's pointer too, and a hit
@@ -307,6 +329,12 @@ static inline __attribute__((always_inline)) bool finish_op(evaluator *ev,
                                                           rank_state *rs) {
   bool ok = time_ok(ev, rs, rs->top, "the host clock reaches", NULL, rs->cpu);
   if (rs->rec) rs->rec->cpu_end_us = rs->cpu;
+  if (rs->on_loader) {
+    double t = rs->cpu;
+    rs->cpu = rs->other_cpu;
+    rs->other_cpu = t;
+    rs->on_loader = false;
+  }
   rs->in_op = false;
   rs->top = ev->g->ops[rs->top].end;
   return ok;
@@ -333,6 +361,12 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       continue;
     }
     if (!rs->in_op) {
+      if (top->loader) { /* switch to the loader thread's clock */
+        double t = rs->cpu;
+        rs->cpu = rs->other_cpu;
+        rs->other_cpu = t;
+        rs->on_loader = true;
+      }
       rs->cost = op_cost(ev, top->name);
       if (top->captured) {
         memset(&rs->cost, 0, sizeof rs->cost);
@@ -350,6 +384,7 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       rs->cpu += rs->cost.t1_us;
       rs->n_launch = subtree_launches(g, rs->top);
       if (rs->n_launch == 0) {
+        for (int32_t j = rs->top; j < top->end; j++) mark_kernelless(ev, j);
         if (subtree_syncs(g, rs->top)) host_sync(ev, rs);
         rs->cpu += rs->cost.t5_us;
         if (rs->rec) rs->rec->t5_us = rs->cost.t5_us;
@@ -367,6 +402,7 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       progress = true;
     }
     while (rs->sub < top->end && rs->li >= g->ops[rs->sub].n_launches) {
+      if (g->ops[rs->sub].n_launches == 0) mark_kernelless(ev, rs->sub);
       rs->sub++;
       rs->li = 0;
     }
@@ -618,8 +654,8 @@ bool dc_eval_graph_names(const dc_graph *g, const dc_eval_opts *o,
       gpu = dmax(gpu, rs[r].stream[s]);
       sh = dmax(sh, rs[r].shadow[s]);
     }
-    x->cpu_us = rs[r].cpu;
-    x->e2e_us = dmax(rs[r].cpu, gpu);
+    x->cpu_us = dmax(rs[r].cpu, rs[r].other_cpu);
+    x->e2e_us = dmax(x->cpu_us, gpu);
     x->kernel_only_us = sh;
     x->gpu_active_us = x->kernel_sum_us;
     /* one stream: kernels never overlap, so compute is the rest */

@@ -69,3 +69,47 @@ void dc_explain_write(const dc_graph *g, const dc_eval_result *r,
   dc_buf_put_double(out, r->e2e_us, 1);
   dc_buf_printf(out, " us (slowest rank %d)\n", (int)r->critical_rank);
 }
+
+static void mb(dc_buf *b, double bytes, int width) {
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%.3f", bytes / 1e6);
+  dc_buf_printf(b, "%*s", width, tmp);
+}
+
+void dc_explain_collectives(const dc_graph *g, const dc_eval_result *r,
+                            const dc_device *dev, int32_t rank, dc_buf *out) {
+  bool any = false;
+  for (size_t i = 0; i < r->n_kernels; i++) {
+    const dc_eval_kernel *e = &r->kernels[i];
+    if (e->rank != rank) continue;
+    const dc_launch *l = &g->ops[e->op].launches[e->launch];
+    if (!dc_kernel_is_collective(l->k.kind)) continue;
+    if (!any) {
+      dc_buf_printf(out, "\ncollectives of rank %d on %s (NVLink domain %d, "
+                         "sharp %s); MB per GPU and direction, times in us\n",
+                    (int)rank, dev->name, (int)dev->nvlink_domain,
+                    (const char *[]){"none", "nvls", "ib", "both"}
+                        [dev->sharp & 3]);
+      dc_buf_printf(out, "%-14s %10s %6s %10s %6s %8s %9s %8s %9s %8s %7s "
+                         "%9s  %s\n",
+                    "collective", "MB", "ranks", "algorithm", "proto",
+                    "domains", "intra_MB", "intra_us", "inter_MB",
+                    "inter_us", "lat_us", "kernel_us", "op");
+      any = true;
+    }
+    dc_coll_plan c;
+    dc_collective_plan(&l->k, dev, &c);
+    dc_buf_printf(out, "%-14s", dc_kernel_kind_name(l->k.kind));
+    mb(out, (double)l->k.u.coll.bytes, 11);
+    dc_buf_printf(out, " %6d %10s %6s %4dx%-3d", (int)l->k.u.coll.ranks,
+                  dc_coll_algo_name(c.algo), dc_coll_proto_name(c.proto),
+                  (int)c.domains, (int)c.domain_ranks);
+    mb(out, c.intra_bytes, 10);
+    num(out, c.intra_us, 9);
+    mb(out, c.inter_bytes, 10);
+    num(out, c.inter_us, 9);
+    num(out, c.latency_us, 8);
+    num(out, e->end_us - e->start_us, 10);
+    dc_buf_printf(out, "  %s\n", g->ops[e->op].name);
+  }
+}

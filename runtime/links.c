@@ -19,7 +19,9 @@
  *              fraction of the link: host↔device copies;
  *   nic      → nic_gbps (per GPU): collectives across hosts;
  *   latency  → link_latency_us and nic_latency_us: each step of every
- *              collective.
+ *              collective;
+ *   sharp    → sharp (in-switch reductions: NVLS, IB SHARP);
+ * and system.nvlink_domain → nvlink_domain (GPUs on one NVLink fabric).
  */
 #include "runtime/runtime.h"
 
@@ -31,6 +33,8 @@ void dc_device_apply_links(dc_device *dev, const dc_point *p) {
     dev->pcie_gbps = p->pcie_gbps;
   }
   if (p->nic_gbps > 0) dev->nic_gbps = p->nic_gbps;
+  if (p->nvlink_domain > 0) dev->nvlink_domain = p->nvlink_domain;
+  if (p->sharp >= 0) dev->sharp = p->sharp;
   if (p->link_latency_us >= 0) {
     dev->link_latency_us = p->link_latency_us;
     dev->nic_latency_us = p->link_latency_us;

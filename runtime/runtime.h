@@ -362,4 +362,10 @@ void dc_timeline_write(const dc_graph *g, const dc_eval_result *r,
 void dc_explain_write(const dc_graph *g, const dc_eval_result *r,
                       const dc_profile *p, int32_t rank, dc_buf *out);
 
+/* `dlrmc explain`'s collectives of one rank: per collective kernel, the
+ * algorithm and protocol NCCL's tuner would pick (kernels/coll.c), the
+ * bytes, the NVLink domains, and the time inside and across a domain. */
+void dc_explain_collectives(const dc_graph *g, const dc_eval_result *r,
+                            const dc_device *dev, int32_t rank, dc_buf *out);
+
 #endif /* DC_RUNTIME_H */

@@ -113,6 +113,9 @@ static int cmd_explain(int argc, char **argv) {
                     (int)p->gpus, lay, (long long)p->batch_size,
                     dc_precision_name(p->precision));
       dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
+      dc_device dev;
+      if (dc_device_of_point(p, &dev, &a, &d))
+        dc_explain_collectives(g, &r, &dev, (int32_t)rank, &out);
       dc_buf_puts(&out, "\n");
       for (int k = 0; k < DC_METRIC_COUNT_; k++) {
         if (k == DC_METRIC_SPEEDUP) continue;

@@ -46,11 +46,18 @@ static void show_one(const dc_device *v, const dc_kmodels *km, dc_buf *o) {
                 v->tensor_cores ? v->tensor_eff : v->fp32_eff);
   if (v->fp8_tflops > 0)
     dc_buf_printf(o, "  FP8                    %.1f TFLOP/s\n", v->fp8_tflops);
-  dc_buf_printf(o, "  PCIe                   Gen%d, %.2f GB/s per direction; "
-                "pageable H2D %.2f GB/s\n", (int)v->pcie_gen, v->pcie_gbps,
-                v->h2d_pageable_gbps);
-  dc_buf_printf(o, "  NVLink / fabric        %.0f GB/s bidirectional\n",
-                v->nvlink_gbps);
+  if (v->pcie_gen > 0)
+    dc_buf_printf(o, "  PCIe                   Gen%d, ", (int)v->pcie_gen);
+  else
+    dc_buf_puts(o, "  host link              ");
+  dc_buf_printf(o, "%.2f GB/s per direction; pageable H2D %.2f GB/s\n",
+                v->pcie_gbps, v->h2d_pageable_gbps);
+  dc_buf_printf(o, "  NVLink / fabric        %.0f GB/s bidirectional; domain "
+                "of %d GPU%s; in-switch reduction %s\n",
+                v->nvlink_gbps, (int)v->nvlink_domain,
+                v->nvlink_domain == 1 ? "" : "s",
+                (const char *[]){"none", "NVLS", "IB SHARP",
+                                 "NVLS and IB SHARP"}[v->sharp & 3]);
   dc_buf_printf(o, "  NIC                    %.2f GB/s per GPU\n", v->nic_gbps);
   dc_buf_printf(o, "  host                   %d GPUs (a bare system.gpus is laid "
                    "out in hosts of this size)\n",

@@ -39,6 +39,11 @@ typedef enum dc_framework {
   DC_FRAMEWORK_FUSED     /* vendor kernels and CUDA-graph replay */
 } dc_framework;
 
+/* In-switch reductions a system has (system.links.sharp, the catalog's
+ * `sharp`): NVLink SHARP in the NVSwitch (NCCL's NVLS algorithms) and
+ * SHARP in the InfiniBand switches (NCCL's CollNet). spec/collectives.md. */
+enum { DC_SHARP_NVLS = 1, DC_SHARP_IB = 2 };
+
 typedef enum dc_precision {
   DC_PRECISION_FP32,
   DC_PRECISION_TF32,
@@ -176,6 +181,8 @@ typedef struct dc_point {
   double pcie_gbps;           /* 0: from the GPU catalog */
   double nic_gbps;            /* per GPU; 0: default */
   double link_latency_us;     /* < 0: default */
+  int32_t nvlink_domain;      /* GPUs per NVLink fabric; 0: the catalog's */
+  int32_t sharp;              /* DC_SHARP_* bits; < 0: the catalog's */
   dc_framework framework;     /* execution style (default pytorch) */
   bool pipeline;              /* torchrec: TrainPipelineSparseDist overlap */
 

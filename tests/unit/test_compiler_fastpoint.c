@@ -81,6 +81,8 @@ static void same_point(const dc_point *a, const dc_point *b) {
   assert_true(a->pcie_gbps == b->pcie_gbps);
   assert_true(a->nic_gbps == b->nic_gbps);
   assert_true(a->link_latency_us == b->link_latency_us);
+  assert_int_equal(a->nvlink_domain, b->nvlink_domain);
+  assert_int_equal(a->sharp, b->sharp);
   assert_int_equal(a->sharding, b->sharding);
   assert_int_equal(a->embedding_model, b->embedding_model);
   assert_int_equal(a->n_transforms, b->n_transforms);

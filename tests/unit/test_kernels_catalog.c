@@ -19,7 +19,7 @@ static const char *const all_gpus[] = {
     "V100-SXM2-32GB", "T4",             "A10",            "A100-SXM4-40GB",
     "A100-SXM4-80GB", "L4",             "L40S",           "H100-SXM5-80GB",
     "H100-PCIE-80GB", "H200-SXM-141GB", "B200",           "MI250X",
-    "MI300X"};
+    "MI300X",         "GB200",          "H200-NVL"};
 
 static void every_gpu_with_sources(void **st) {
   (void)st;

@@ -262,29 +262,60 @@ static void matrix_roofline(void **st) {
   NEAR(dc_kernel_time(&k, &v, NULL), 2.14);
 }
 
-/* Collectives. All-reduce of 100 MB over 8 ranks in one host: 2·7/8 =
- * 1.75 → 1.75e8 B / 150 GB/s (NVLink per direction) = 1166.667 µs, 14 steps
- * × 3 µs = 42, + 2 → 1210.667 µs. All-to-all of 8 MB over 8 ranks on 2
- * hosts: 7/8 · 8e6 / 10 GB/s (NIC) = 700 µs, 7 × 8 µs = 56, + 2 → 758 µs.
- * Reduce-scatter without NVLink: 7e6 / 16 GB/s = 437.5 + 21 + 2 = 460.5. */
+/* Collectives (kernels/coll.c), on the toy with NCCL's reference step
+ * latencies (NVLink Simple ring 3.4 µs, network 14 µs) so the table is
+ * used unscaled; NVLink 150 GB/s per direction, NIC 10 × 0.96 = 9.6.
+ *  - all-reduce of 100 MB over 8 ranks in one 8-GPU domain: ring Simple
+ *    8.4 + 14 × 3.4 + 1.75e8 B / 150 GB/s = 1222.667 µs (LL128 1308.7,
+ *    tree 1543); with NVLink SHARP, NVLS: 25 + 1e8 / (0.61 × 150 GB/s) =
+ *    1117.9, cheaper.
+ *  - all-to-all of 8 MB over 8 ranks on 2 hosts, domains of 4: 3/8 of it
+ *    over NVLink (20 µs), 4/8 over the rank's NIC: 4e6 / 9.6 GB/s =
+ *    416.667; latency 8.4 + 3.4 + 14 → 442.467.
+ *  - all-gather of the same: ring Simple, intra 7e6 / 150 GB/s = 46.7,
+ *    across 7e6 / 4 NICs / 9.6 = 182.292; latency 8.4 + 6 × 3.4 + 14 →
+ *    225.092 (LL128 227.5).
+ *  - reduce-scatter of 8 MB without NVLink, one host: PCIe 16 GB/s ring,
+ *    7e6 / 16 GB/s = 437.5 + 8.4 + 7 × 5.7 = 485.8.
+ *  - one rank: the kernel floor. */
 static void collectives(void **st) {
   (void)st;
   dc_device v = toy();
+  v.link_latency_us = 3.4;
+  v.nic_latency_us = 14;
+  v.nvlink_domain = 8;
   dc_kernel k = ew(DC_KERNEL_ALL_REDUCE);
   k.u.coll.bytes = 100000000;
   k.u.coll.ranks = 8;
   k.u.coll.hosts = 1;
-  NEAR(dc_kernel_time(&k, &v, NULL), 2 + 42 + 1.75e8 / 150e3);
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 14 * 3.4 + 1.75e8 / 150e3);
+  dc_coll_plan c;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_RING);
+  assert_int_equal(c.proto, DC_PROTO_SIMPLE);
+  assert_int_equal(c.domains, 1);
+  v.sharp = DC_SHARP_NVLS;
+  NEAR(dc_kernel_time(&k, &v, NULL), 25 + 1e8 / (0.61 * 150e3));
+  dc_collective_plan(&k, &v, &c);
+  assert_string_equal(dc_coll_algo_name(c.algo), "nvls");
+  v.sharp = 0;
+  v.nvlink_domain = 4;
   k.kind = DC_KERNEL_ALL_TO_ALL;
   k.u.coll.bytes = 8000000;
   k.u.coll.hosts = 2;
-  NEAR(dc_kernel_time(&k, &v, NULL), 758.0);
-  k.kind = DC_KERNEL_ALL_GATHER; /* same bytes and steps as all-to-all */
-  NEAR(dc_kernel_time(&k, &v, NULL), 758.0);
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 3.4 + 14 + 4e6 / 9.6e3);
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_P2P);
+  assert_int_equal(c.domain_ranks, 4);
+  assert_int_equal(c.domains, 2);
+  NEAR(c.intra_bytes, 3e6);
+  NEAR(c.inter_bytes, 4e6);
+  k.kind = DC_KERNEL_ALL_GATHER;
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 6 * 3.4 + 14 + 1.75e6 / 9.6e3);
   k.kind = DC_KERNEL_REDUCE_SCATTER;
   k.u.coll.hosts = 1;
   v.nvlink_gbps = 0;
-  NEAR(dc_kernel_time(&k, &v, NULL), 460.5);
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 7 * 5.7 + 7e6 / 16e3);
   k.u.coll.ranks = 1;
   NEAR(dc_kernel_time(&k, &v, NULL), 2.0);
 }

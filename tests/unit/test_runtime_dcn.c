@@ -75,6 +75,38 @@ static void test_lowrank_gemms(void **state) {
   assert_int_equal(dc_point_top_in(&c.p), 80);
 }
 
+/* The fused style's cross layers price HugeCTR's element-wise passes
+ * beside the GEMMs: per layer one forward pass (bias, ⊙ x0, + x_l) over
+ * the [32, 80] output, and in the backward the ⊙ x0 pass (with the bias
+ * gradient, a reduce) and the residual's matrix add. */
+static void test_fused_cross_elementwise(void **state) {
+  (void)state;
+  tp_cfg c;
+  dcn(&c, 8);
+  c.p.framework = DC_FRAMEWORK_FUSED;
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c.p.gpu = "A100-SXM4-80GB";
+  const dc_graph *g = build(&c);
+  int fwd = 0, mul = 0, add = 0;
+  for (int32_t j = 0; j < g->n_ops; j++) {
+    bool f = strcmp(g->ops[j].name, "fused::cross_layer") == 0;
+    bool bw = strcmp(g->ops[j].name, "fused::cross_layer_backward") == 0;
+    for (int32_t i = 0; i < g->ops[j].n_launches; i++) {
+      const dc_kernel *x = &g->ops[j].launches[i].k;
+      if ((!f && !bw) ||
+          (x->kind != DC_KERNEL_ELEMENTWISE && x->kind != DC_KERNEL_REDUCE))
+        continue;
+      assert_int_equal(x->u.ew.elements, 32 * 80);
+      fwd += f;
+      mul += bw && x->kind == DC_KERNEL_REDUCE;
+      add += bw && x->kind == DC_KERNEL_ELEMENTWISE;
+    }
+  }
+  assert_int_equal(fwd, 2);
+  assert_int_equal(mul, 2);
+  assert_int_equal(add, 2);
+}
+
 static void test_fullrank_gemms(void **state) {
   (void)state;
   tp_cfg c;
@@ -218,6 +250,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lowrank_gemms, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fullrank_gemms, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fused_cross_elementwise, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_embedding_precision, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_comm_precision, setup, teardown),

@@ -231,6 +231,82 @@ static void test_two_streams_dependency(void **state) {
   dc_arena_free(&b.a);
 }
 
+/* An op with no kernels passes its inputs' readiness on: a (100 on s0,
+ * writes t0), m (no kernel: reads t0, writes t1), c (10 on s1, reads t1):
+ *   a: 2, 5; start 10, end 110; cpu 15; T3 19
+ *   m: T1 21, T5 26 (ready when t0 is: 110)
+ *   c: 28, 31; start max(0+1, 31+5, ready 110) = 110, end 120.
+ * Then the same inside one op whose kernel-less child reads its kernel
+ * child's output: p { k (100 on s0, writes t0), m (reads t0, writes t2) },
+ * c (10 on s1, reads t2):
+ *   p: T1 2, T2 5; k start 10, end 110; cpu 15; T3 19
+ *   c: 21, 24; start max(1, 29, ready 110) = 110, end 120.
+ * Before the fix c started at 36 and 29: m's output looked ready at 0. */
+static void test_kernelless_op_passes_readiness(void **state) {
+  (void)state;
+  gb b;
+  gb_init(&b, 1, 2);
+  int32_t a = gb_op(&b, "a", 0, 0, 1, (double[]){100});
+  int32_t m = gb_op(&b, "m", 0, 0, 0, NULL);
+  int32_t c = gb_op(&b, "c", 0, 1, 1, (double[]){10});
+  gb_io(&b, a, -1, 0);
+  gb_io(&b, m, 0, 1);
+  gb_io(&b, c, 1, -1);
+  dc_profile p = test_profile();
+  dc_eval_result r = eval(&b, &p, true);
+  NEAR(r.ops[1].cpu_end_us, 26);
+  NEAR(r.kernels[1].start_us, 110);
+  NEAR(r.e2e_us, 120);
+  dc_arena_free(&b.a);
+
+  gb_init(&b, 1, 2);
+  int32_t top = gb_op(&b, "p", 0, 0, 0, NULL);
+  int32_t k = gb_op(&b, "k", 0, 0, 1, (double[]){100});
+  m = gb_op(&b, "m", 0, 0, 0, NULL);
+  c = gb_op(&b, "c", 0, 1, 1, (double[]){10});
+  b.ops[top].end = m + 1;
+  b.ops[k].parent = top;
+  b.ops[m].parent = top;
+  gb_io(&b, k, -1, 0);
+  gb_io(&b, m, 0, 2);
+  gb_io(&b, c, 2, -1);
+  r = eval(&b, &p, true);
+  assert_int_equal(r.n_ops, 2);
+  NEAR(r.ops[0].cpu_end_us, 19);
+  NEAR(r.kernels[1].start_us, 110);
+  NEAR(r.e2e_us, 120);
+  dc_arena_free(&b.a);
+}
+
+/* A loader-thread op (dc_op.loader) keeps its host time off the training
+ * thread: l (loader, 5 on s1), then g (10 on s0):
+ *   l on the loader clock: 2, 5; start max(1, 10) = 10, end 15; cpu 15;
+ *     T3 → 19
+ *   g on the training clock from 0: 2, 5; start max(0+1, 5+5) = 10, end
+ *     20; cpu 15; T3 19
+ *   e2e max(19, 20) = 20; host time max(19, 19) = 19.
+ * As one thread (no flag), g's host work follows l's: start 29, e2e 39. */
+static void test_loader_thread(void **state) {
+  (void)state;
+  gb b;
+  gb_init(&b, 1, 2);
+  int32_t l = gb_op(&b, "l", 0, 1, 1, (double[]){5});
+  gb_op(&b, "g", 0, 0, 1, (double[]){10});
+  b.ops[l].loader = true;
+  dc_profile p = test_profile();
+  dc_eval_result r = eval(&b, &p, true);
+  NEAR(r.kernels[0].start_us, 10);
+  NEAR(r.kernels[1].start_us, 10);
+  NEAR(r.e2e_us, 20);
+  NEAR(r.ranks[0].cpu_us, 19);
+  NEAR(r.ops[1].cpu_start_us, 0);
+  b.ops[l].loader = false;
+  r = eval(&b, &p, true);
+  NEAR(r.kernels[1].start_us, 29);
+  NEAR(r.e2e_us, 39);
+  dc_arena_free(&b.a);
+}
+
 /* Host synchronisation: a (100), b (5, host_sync), c (no kernel):
  *   a: 2, 5; start 10, end 110; cpu 15; T3 19
  *   b: 21, 24; start max(111, 29) = 111, end 116; cpu 34; sync → 116;
@@ -544,6 +620,8 @@ int main(void) {
       cmocka_unit_test(test_one_op_two_kernels),
       cmocka_unit_test(test_op_without_kernels_and_lookup),
       cmocka_unit_test(test_two_streams_dependency),
+      cmocka_unit_test(test_kernelless_op_passes_readiness),
+      cmocka_unit_test(test_loader_thread),
       cmocka_unit_test(test_host_sync),
       cmocka_unit_test(test_two_ranks_collective),
       cmocka_unit_test(test_overlapped_comm),

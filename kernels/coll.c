@@ -1,0 +1,273 @@
+/*
+ * coll.c — collectives as NCCL runs them (spec/collectives.md).
+ *
+ * A collective's group of n ranks is cut into NVLink domains: L ranks share
+ * one NVLink/NVSwitch fabric (dc_device.nvlink_domain, or the host when the
+ * fabric is smaller than the host's share of the group: PCIe joins its
+ * parts), N = n / L domains talk over the NICs, one per GPU ("rails").
+ * For each algorithm NCCL has for the collective and each of its protocols
+ * (LL, LL128, Simple) the model prices
+ *
+ *   t = latency + max(intra bytes / intra rate, inter bytes / inter rate)
+ *
+ * (NCCL pipelines chunks through both levels, so the slower level bounds
+ * the time) and keeps the cheapest, as NCCL's tuner does (its cost is
+ * latency + bytes / bandwidth per algorithm and protocol). The structure
+ * and the latency table follow NCCL's tuning model (src/graph/tuning.cc);
+ * the bandwidths are the links' own, derated by the catalog's achievable
+ * factor and the protocol's payload share. Per rank and direction:
+ *
+ *   ring AR      intra 2(n-1)/n·b over NVLink, inter 2(n-1)/n·b / L per NIC
+ *                (each of the domain's rings crosses its boundary once, and
+ *                the rings are spread over all L NICs);
+ *   ring RS/AG   the same with (n-1)/n;
+ *   tree AR      2b over the chain inside, 2b / L per NIC across (double
+ *                binary tree: a domain sends and receives the buffer once
+ *                per phase), × 0.9 (NCCL: busBw × 0.9);
+ *   NVLS AR      b at NVLS's rate inside one domain (NVLink SHARP reduces in
+ *                the switch);
+ *   NVLS-tree AR NVLS inside, a tree across (2b / L per NIC);
+ *   CollNet AR   NVLS (or a ring reduce-scatter + all-gather) inside, b / L
+ *                per NIC across: the IB switches reduce (SHARP);
+ *   all-to-all   pairwise sends: (L-1)/n·b over NVLink, (n-L)/n·b over the
+ *                rank's own NIC (an all-to-all cannot spread one GPU's
+ *                traffic over the other GPUs' NICs).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/kinternal.h"
+
+/* Protocols: LL sends 8-byte words carrying 4 bytes of data and a flag;
+ * NCCL's tuner takes a quarter of the link for a ring's LL across nodes or
+ * in an all-reduce and a third otherwise, 1/3.8 for a tree's LL; LL128
+ * sends 120 data bytes per 128-byte line (0.92 in the tuner) and is on by
+ * default only over NVLink; Simple carries full chunks (tuning.cc). */
+#define LL_RING_MULTI (1.0 / 4.0)
+#define LL_RING_ONE (1.0 / 3.0)
+#define LL_TREE (1.0 / 3.8)
+#define LL128_SHARE 0.92
+#define TREE_SHARE 0.9    /* tuning.cc: tree busBw × 0.9 */
+#define COLLNET_SHARE 0.9 /* tuning.cc: CollNet busBw × 0.9 */
+/* A 400 Gb/s ConnectX-7 reaches 48-49 GB/s of its 50 (NCCL maintainers,
+ * nccl-tests issue 267), a DGX A100's 8 × 200 Gb/s HDR 192 GB/s of 200 in
+ * an all-reduce (nccl issue 1576): 0.96 of the NIC's line rate. */
+#define NIC_EFF 0.96
+/* NVLS all-reduce on 8 H100s: algorithm bandwidth ~275 GB/s of the
+ * 450 GB/s per-direction NVLink (NCCL maintainers, nccl-tests issue 212;
+ * bus bandwidth ~480 GB/s): 0.61 of the per-direction link. */
+#define NVLS_ALGBW 0.61
+/* Pairwise sends in flight at once: NCCL spreads a group of sends over its
+ * p2p channels, a few channels per peer; 8 peers per round (?). */
+#define P2P_PEERS_PER_ROUND 8.0
+
+/* NCCL's latency model (tuning.cc, µs): a base per algorithm and protocol
+ * plus a per-step hardware latency over NVLink, PCIe and the network.
+ * [algo][proto] with algo ring, tree, collnet, nvls, nvls-tree. */
+enum { A_RING, A_TREE, A_COLLNET, A_NVLS, A_NVLS_TREE, A_N };
+enum { HW_NVL, HW_PCI, HW_NET };
+static const double base_lat[A_N][3] = {
+    {6.6, 14.0, 8.4}, {6.8, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+static const double hw_lat[3][A_N][3] = {
+    /* NVLink */
+    {{.6, 1.9, 3.4}, {.6, 1.25, 4.0}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}},
+    /* PCIe */
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}},
+    /* network */
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 14}},
+};
+/* The catalog's latency.link_us / nic_us are the Simple ring's step over
+ * NVLink / the network; the table scales with them (system.links.latency
+ * sets both). */
+#define REF_LINK_US 3.4
+#define REF_NIC_US 14.0
+
+const char *dc_coll_algo_name(dc_coll_algo a) {
+  static const char *const n[] = {"none", "ring",    "tree", "nvls",
+                                  "nvls_tree", "collnet", "p2p"};
+  return (unsigned)a < DC_COUNTOF(n) ? n[a] : "?";
+}
+
+const char *dc_coll_proto_name(dc_coll_proto p) {
+  static const char *const n[] = {"LL", "LL128", "Simple"};
+  return (unsigned)p < DC_COUNTOF(n) ? n[p] : "?";
+}
+
+typedef struct topo {
+  double n, L, N;          /* ranks, ranks per domain, domains */
+  double intra, inter;     /* achievable GB/s per GPU per direction */
+  double intra_raw, inter_raw;
+  int hw_intra;            /* HW_NVL or HW_PCI */
+  double s_intra, s_net;   /* latency scales */
+  bool nvlink, nvls, ib;
+} topo;
+
+static void topo_of(const dc_kernel *k, const dc_device *dev, topo *t) {
+  int64_t n = k->u.coll.ranks, h = k->u.coll.hosts > 0 ? k->u.coll.hosts : 1;
+  if (h > n) h = n;
+  int64_t q = n / h; /* the group's ranks per host */
+  if (q < 1) q = 1;
+  int64_t D = dev->nvlink_domain > 0 ? dev->nvlink_domain : 1;
+  bool nvlink = dev->nvlink_gbps > 0;
+  int64_t L;
+  if (!nvlink || D < q) {
+    L = q; /* the host's GPUs, joined by PCIe (bridged pairs at most) */
+    nvlink = nvlink && D >= q;
+  } else {
+    L = D / q * q; /* whole hosts per fabric (NVL72: 18 trays of 4) */
+    if (L > n) L = n;
+  }
+  /* A group of no more GPUs than one bridge joins (2 H100 PCIe) is on
+   * NVLink even when the host holds more. */
+  if (dev->nvlink_gbps > 0 && n <= D) {
+    L = n;
+    nvlink = true;
+  }
+  while (L > 1 && n % L) L--; /* an even split of the group */
+  t->n = (double)n;
+  t->L = (double)L;
+  t->N = (double)(n / L);
+  t->nvlink = nvlink;
+  t->intra_raw = nvlink ? dev->nvlink_gbps / 2 : dev->pcie_gbps;
+  t->intra = t->intra_raw * dev->link_eff;
+  t->inter_raw = dev->nic_gbps;
+  t->inter = dev->nic_gbps * NIC_EFF;
+  t->hw_intra = nvlink ? HW_NVL : HW_PCI;
+  t->s_intra = dev->link_latency_us / REF_LINK_US;
+  t->s_net = dev->nic_latency_us / REF_NIC_US;
+  /* NVLS needs the NVSwitch's multicast (Hopper and later): only over a
+   * fabric of more than a bridged pair */
+  t->nvls = nvlink && (dev->sharp & DC_SHARP_NVLS) && L > 2;
+  t->ib = (dev->sharp & DC_SHARP_IB) && t->N > 1;
+}
+
+static double lat_intra(const topo *t, int a, int p) {
+  double v = hw_lat[t->hw_intra][a][p] * t->s_intra;
+  return t->N > 1 && p == DC_PROTO_LL ? v * 1.8 : v; /* tuning.cc */
+}
+
+static double lat_net(const topo *t, int a, int p) {
+  return hw_lat[HW_NET][a][p] * t->s_net;
+}
+
+static double log2ceil(double x) { return x > 1 ? ceil(log2(x)) : 0; }
+
+/* Fills c's level times from its bytes and rates and keeps it in *best
+ * when cheaper. */
+static void consider(dc_coll_plan *best, dc_coll_plan *c) {
+  c->intra_us = c->intra_bytes > 0 && c->intra_gbps > 0
+                    ? c->intra_bytes / (c->intra_gbps * 1e3)
+                    : 0;
+  c->inter_us = c->inter_bytes > 0 && c->inter_gbps > 0
+                    ? c->inter_bytes / (c->inter_gbps * 1e3)
+                    : 0;
+  c->total_us = c->latency_us + fmax(c->intra_us, c->inter_us);
+  if (best->algo == DC_COLL_NONE || c->total_us < best->total_us) *best = *c;
+}
+
+static double proto_share(int a, int p, const topo *t, bool ar) {
+  if (p == DC_PROTO_SIMPLE) return 1.0;
+  if (p == DC_PROTO_LL128) return LL128_SHARE;
+  if (a == A_TREE) return LL_TREE;
+  return t->N > 1 || ar ? LL_RING_MULTI : LL_RING_ONE;
+}
+
+static void reduce_family(const dc_kernel *k, const topo *t, dc_coll_plan *best,
+                          dc_coll_plan *c) {
+  double b = (double)k->u.coll.bytes, n = t->n, L = t->L, N = t->N;
+  bool ar = k->kind == DC_KERNEL_ALL_REDUCE;
+  double frac = ar ? 2 * (n - 1) / n : (n - 1) / n;
+  double steps = ar ? 2 * (n - 1) : n - 1;
+  double isteps = ar ? 2 * (N - 1) : N - 1;
+  for (int p = 0; p < 3; p++) {
+    if (p == DC_PROTO_LL128 && !t->nvlink) continue; /* NCCL: NVLink only */
+    /* ring */
+    double s = proto_share(A_RING, p, t, ar);
+    c->algo = DC_COLL_RING;
+    c->proto = (dc_coll_proto)p;
+    c->intra_bytes = L > 1 ? frac * b : 0;
+    c->intra_gbps = t->intra * s;
+    c->inter_bytes = N > 1 ? frac * b / L : 0;
+    c->inter_gbps = t->inter * s;
+    c->latency_us = base_lat[A_RING][p] +
+                    (steps - isteps) * lat_intra(t, A_RING, p) +
+                    isteps * lat_net(t, A_RING, p);
+    consider(best, c);
+    if (!ar) continue;
+    /* tree: a chain inside each domain, a double binary tree across */
+    s = proto_share(A_TREE, p, t, ar) * TREE_SHARE;
+    c->algo = DC_COLL_TREE;
+    c->intra_bytes = L > 1 ? 2 * b : 0;
+    c->intra_gbps = t->intra * s;
+    c->inter_bytes = N > 1 ? 2 * b / L : 0;
+    c->inter_gbps = t->inter * s;
+    c->latency_us = base_lat[A_TREE][p] +
+                    2 * ((L - 1) * lat_intra(t, A_TREE, p) +
+                         log2ceil(N) * lat_net(t, A_TREE, p));
+    consider(best, c);
+  }
+  if (!ar) return;
+  c->proto = DC_PROTO_SIMPLE;
+  double nvls_gbps = t->intra_raw * NVLS_ALGBW;
+  if (t->nvls) {
+    c->algo = N > 1 ? DC_COLL_NVLS_TREE : DC_COLL_NVLS;
+    c->intra_bytes = b;
+    c->intra_gbps = nvls_gbps;
+    c->inter_bytes = N > 1 ? 2 * b / L : 0;
+    c->inter_gbps = t->inter * TREE_SHARE;
+    c->latency_us = hw_lat[HW_NVL][A_NVLS][2] * t->s_intra +
+                    (N > 1 ? 2 * log2ceil(N) * lat_net(t, A_NVLS_TREE, 2) : 0);
+    consider(best, c);
+  }
+  if (t->ib) {
+    c->algo = DC_COLL_COLLNET;
+    if (t->nvls) {
+      c->intra_bytes = b;
+      c->intra_gbps = nvls_gbps;
+      c->latency_us = hw_lat[HW_NVL][A_NVLS][2] * t->s_intra;
+    } else {
+      c->intra_bytes = L > 1 ? 2 * (L - 1) / L * b : 0;
+      c->intra_gbps = t->intra;
+      c->latency_us = 2 * (L - 1) * lat_intra(t, A_COLLNET, 2);
+    }
+    c->inter_bytes = b / L;
+    c->inter_gbps = t->inter * COLLNET_SHARE;
+    c->latency_us += lat_net(t, A_COLLNET, 2);
+    consider(best, c);
+  }
+}
+
+static void all_to_all(const dc_kernel *k, const topo *t, dc_coll_plan *c) {
+  double b = (double)k->u.coll.bytes, n = t->n, L = t->L;
+  c->algo = DC_COLL_P2P;
+  c->proto = DC_PROTO_SIMPLE;
+  c->intra_bytes = (L - 1) / n * b;
+  c->intra_gbps = t->intra;
+  c->inter_bytes = (n - L) / n * b;
+  c->inter_gbps = t->inter;
+  c->latency_us =
+      base_lat[A_RING][2] +
+      ceil((L - 1) / P2P_PEERS_PER_ROUND) * lat_intra(t, A_RING, 2) +
+      ceil((n - L) / P2P_PEERS_PER_ROUND) * lat_net(t, A_RING, 2);
+}
+
+void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
+                        dc_coll_plan *out) {
+  memset(out, 0, sizeof *out);
+  out->algo = DC_COLL_NONE;
+  out->domain_ranks = out->domains = 1;
+  if (k->u.coll.ranks <= 1 || k->u.coll.bytes <= 0) return;
+  topo t;
+  topo_of(k, dev, &t);
+  dc_coll_plan c = {0};
+  c.domain_ranks = (int32_t)t.L;
+  c.domains = (int32_t)t.N;
+  c.intra_raw_gbps = t.intra_raw;
+  c.inter_raw_gbps = t.inter_raw;
+  if (k->kind == DC_KERNEL_ALL_TO_ALL) {
+    all_to_all(k, &t, &c);
+    consider(out, &c);
+  } else {
+    reduce_family(k, &t, out, &c);
+  }
+}
