@@ -8,7 +8,8 @@
  *   memory, mem_bw, fp32_tflops, [fp32_matrix_tflops], tf32_tflops,
  *   fp16_tflops, bf16_tflops, fp8_tflops, tensor_cores, pcie_gen, pcie,
  *   nvlink, nic, tdp_w, [llc], [sustained_mhz], [kernel_models],
- *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable, link, source},
+ *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable,
+ *                h2d_pageable_direct, link, source},
  *   latency: {kernel_us, link_us, nic_us, source}, source
  *
  * Required keys are the ones a model needs; every problem of an entry is
@@ -183,6 +184,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->l2_gbps = gbps(&r, ach, "l2_bw", false, 3.0 * out->dram_gbps, 1e-3);
   out->h2d_pageable_gbps =
       gbps(&r, ach, "h2d_pageable", false, 0.5 * out->pcie_gbps, 1e-3);
+  out->h2d_pageable_direct = bytes(&r, ach, "h2d_pageable_direct", false, 0);
   out->eff_source = str(&r, ach, "source", ach != NULL, "rule of thumb");
   const dc_node *lat = dc_node_get(m, "latency");
   out->kernel_floor_us = num(&r, lat, "kernel_us", false, 2.0, 0, MAX_LAT_US);

@@ -38,6 +38,9 @@ typedef struct dc_device {
   double fp32_eff;      /* achievable fraction of the fp32 peak */
   double pcie_gbps;     /* per direction, after encoding */
   double h2d_pageable_gbps; /* achievable pageable host→device */
+  int64_t h2d_pageable_direct; /* bytes of a pageable copy that go at the
+                                * pinned rate (the first staging buffer);
+                                * 0: none */
   double nvlink_gbps;   /* per GPU, bidirectional total; 0 when absent */
   double nic_gbps;      /* per GPU, across hosts */
   double link_latency_us;   /* per collective step */
@@ -212,6 +215,61 @@ typedef struct dc_mlp_mono {
 
 void dc_mlp_check_monotone(const dc_mlp *m, dc_dtype t, double tol,
                            dc_mlp_mono *out);
+
+/* ---- fitted bandwidth models of kernel families (kernels/family.c) ------
+ * A memory-bound family's analytic model with the device's DRAM factor
+ * and small-kernel latency replaced by what a GPU reached on it
+ * (spec/calibrate.md). Loaded from spec/kernels/<gpu>/families.yaml or a
+ * calibration folder (dlrmc calibrate) beside the GEMM models. */
+typedef enum dc_kfam_id {
+  DC_KFAM_ELEMENTWISE,
+  DC_KFAM_REDUCE,
+  DC_KFAM_INDEXED,     /* gather / scatter through an index */
+  DC_KFAM_CONCAT,
+  DC_KFAM_MEMCPY_D2D,
+  DC_KFAM_EMB_FWD,     /* FBGEMM's table-batched lookup */
+  DC_KFAM_EMB_BWD,
+  DC_KFAM_EMB_FWD_STOCK, /* PyTorch's nn.EmbeddingBag */
+  DC_KFAM_EMB_BWD_STOCK,
+  DC_KFAM_COUNT_
+} dc_kfam_id;
+
+typedef struct dc_kfam {
+  bool set;
+  double fraction;     /* of the datasheet DRAM bandwidth, (0, 1] */
+  double latency_us;   /* a small kernel's fixed cost */
+  double row_ns;       /* lookups: issue time per looked-up row, 0: none */
+  double bag_ns;       /* lookups: issue time per pooled bag (B·T), 0 */
+  int32_t rows;        /* measured kernels it was fitted on */
+  double heldout_gmae; /* k-fold held-out GMAE of the fit */
+  double heldout_mlae; /* and mean |ln(pred / real)| (not in the file) */
+} dc_kfam;
+
+typedef struct dc_kfams {
+  dc_kfam f[DC_KFAM_COUNT_];
+  const char *source;
+} dc_kfams;
+
+const char *dc_kfam_name(dc_kfam_id f);
+/* The family of a kernel, or -1 (GEMMs, collectives, host copies, ...). */
+int dc_kfam_of(const dc_kernel *k);
+/* The family model's time, µs, without the scale or the floor. */
+double dc_kfam_us(const dc_kernel *k, const dc_device *dev, const dc_kfam *f);
+bool dc_kfams_from_node(const dc_node *root, dc_kfams *out, dc_diags *d);
+void dc_kfams_write_yaml(const dc_kfams *f, const char *gpu,
+                         const char *header, dc_buf *out);
+/* The family fitted of samples s[0..n) of one family on dev, with the
+ * error of `folds`-fold cross-validation; false with fewer than 2 rows. */
+struct dc_fit_sample;
+bool dc_kfam_fit(const struct dc_fit_sample *s, int32_t n,
+                 const dc_device *dev, int32_t folds, dc_kfam *out);
+/* Checks a fitted-model folder (dlrmc calibrate's output) a study names
+ * at `at`: it must hold gemm.yaml, transpose.yaml, tril_fwd.yaml,
+ * tril_bwd.yaml or families.yaml, and each it holds must load (their
+ * errors at their own lines). */
+bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_diags *d);
+/* The fitted families of a device's models, or NULL. */
+const dc_kfams *dc_kmodels_families(const dc_kmodels *models);
 
 /* ---- kernel parameters as key=value (dlrmc kernel, --csv) -------------- */
 
