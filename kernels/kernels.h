@@ -89,6 +89,12 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev);
 /* The paper's L2 hit-rate estimate for one group of a lookup kernel. */
 double dc_kernel_emb_hit_rate(const dc_device *dev, int64_t batch,
                               const dc_emb_group *g, int row_bytes);
+/* Why that model priced `k`, one sentence appended to out: the fitted
+ * model's gate (the distance to its nearest fitted row against the
+ * radius), the dtype it lacks, the fitted family's constants, or that
+ * the GPU has no fitted model of the kind. */
+void dc_kernel_model_why(const dc_kernel *k, const dc_kmodels *models,
+                         dc_buf *out);
 /* Which model priced `k`: "mlp" or "analytic"/"heuristic". */
 const char *dc_kernel_model_used(const dc_kernel *k, const dc_kmodels *models);
 
@@ -161,6 +167,15 @@ typedef struct dc_mlp {
   bool has_domain;
   double feat_min[DC_MLP_MAX_FEATURES], feat_max[DC_MLP_MAX_FEATURES];
   double raw_min[DC_MLP_MAX_FEATURES], raw_max[DC_MLP_MAX_FEATURES];
+  /* The distance-to-data gate (spec/kernels/README.md): the feature rows
+   * the model was fitted on ([n_support][n_features], feature units) and
+   * a radius in ln units. With a gate, a kernel is covered when a fitted
+   * row with the same flags (half, tf32, diag) lies within the radius in
+   * the ln-size features (Euclidean); the box domain is then not used. */
+  int32_t n_support;
+  const double *support; /* sorted by feature gate_key (ascending) */
+  int32_t gate_key;      /* the ln feature of widest spread */
+  double gate_radius;
 } dc_mlp;
 
 typedef enum dc_mlp_feature {
@@ -189,6 +204,15 @@ void dc_mlp_set_domain(dc_mlp *m, const double *x, int32_t n);
  * a model without a domain): outside it a network extrapolates, and its
  * answer is not evidence of anything. */
 bool dc_mlp_covers(const dc_mlp *m, const dc_kernel *k);
+/* The distance from k to the nearest fitted row with its flags (ln
+ * units; INFINITY when none, 0 for a model without a gate). */
+double dc_mlp_gate_distance(const dc_mlp *m, const dc_kernel *k);
+/* Sets the gate from the fitted rows x (n rows) and the held-out rows xt
+ * (nt rows): the radius is the 95th percentile of the held-out rows'
+ * distances to the fitted ones, so that the model keeps the shapes like
+ * those it was judged on. Copies x into `a`. */
+void dc_mlp_set_gate(dc_mlp *m, const double *x, int32_t n, const double *xt,
+                     int32_t nt, dc_arena *a);
 /* Builds m->wt (the transposed weights) in `a`. */
 void dc_mlp_prepare(dc_mlp *m, dc_arena *a);
 /* Serialises / parses the model YAML (spec/kernels/<gpu>/<kind>.yaml). */
@@ -334,6 +358,11 @@ void dc_fit_split(int32_t n, uint64_t seed, bool *is_test);
  * live in `a`. `report` gets a human-readable summary. */
 bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
                 dc_mlp *out, dc_buf *report, dc_arena *a, dc_diags *d);
+/* Adds the gate to a model fitted before gates existed: the rows of s
+ * that `dlrmc fit` with `seed` (0: its default) trained on, and the radius
+ * from those it held out. False with fewer than 10 rows. */
+bool dc_fit_gate(dc_mlp *m, const dc_fit_sample *s, int32_t n, uint64_t seed,
+                 dc_arena *a);
 /* Trains one configuration (exposed for tests). */
 void dc_mlp_train(dc_mlp *m, const double *x, const double *y, int32_t n,
                   int32_t hidden, int32_t width, bool adam, double lr,

@@ -293,6 +293,51 @@ const char *dc_kernel_model_used(const dc_kernel *k,
   }
 }
 
+void dc_kernel_model_why(const dc_kernel *k, const dc_kmodels *models,
+                         dc_buf *out) {
+  dc_kernel tmp;
+  const dc_kernel *c = models ? canonical(k, &tmp) : k;
+  const dc_kfam *f = models ? family_for(c, models) : NULL;
+  if (f) {
+    dc_buf_printf(out, "fitted family %s: %.3f of the datasheet DRAM "
+                  "bandwidth, %.3f us latency",
+                  dc_kfam_name((dc_kfam_id)dc_kfam_of(c)), f->fraction,
+                  f->latency_us);
+    if (f->row_ns > 0 || f->bag_ns > 0)
+      dc_buf_printf(out, ", %.3f ns a row, %.3f ns a bag", f->row_ns,
+                    f->bag_ns);
+    if (f->rows > 0)
+      dc_buf_printf(out, " (%d kernels, held-out GMAE %.1f %%)",
+                    (int)f->rows, 100 * f->heldout_gmae);
+    return;
+  }
+  bool fittable = c->kind == DC_KERNEL_GEMM ||
+                  c->kind == DC_KERNEL_TRANSPOSE ||
+                  c->kind == DC_KERNEL_TRIL_FWD || c->kind == DC_KERNEL_TRIL_BWD;
+  const dc_mlp *m = fittable ? dc_kmodels_get(models, c->kind) : NULL;
+  if (!m) {
+    dc_buf_puts(out, dc_kfam_of(c) >= 0 || fittable
+                         ? "no fitted model of this kind for this GPU"
+                         : "this kind is never fitted");
+    return;
+  }
+  dc_dtype t = c->kind == DC_KERNEL_GEMM ? c->u.gemm.dtype : c->u.mat.dtype;
+  if ((unsigned)t > DC_DTYPE_BF16 || !(m->dtypes & (1u << t))) {
+    dc_buf_printf(out, "the fitted model has no %s rows", dc_dtype_name(t));
+    return;
+  }
+  if (m->n_support > 0) {
+    double dist = dc_mlp_gate_distance(m, c);
+    bool in = dist <= m->gate_radius;
+    dc_buf_printf(out, "nearest of the %d fitted rows at %.3f (ln units), %s "
+                  "the gate's %.3f", (int)m->n_support, dist,
+                  in ? "within" : "beyond", m->gate_radius);
+    return;
+  }
+  dc_buf_puts(out, dc_mlp_covers(m, c) ? "inside the fitted rows' range"
+                                       : "outside the fitted rows' range");
+}
+
 /* The answer raised to the floor when below it (or NaN). Out of line and
  * cold: prices clear of their floor never pay for its divisions. */
 static __attribute__((noinline, cold)) double clamp_to_floor(const dc_kernel *k, const dc_device *dev,

@@ -5,7 +5,9 @@
  * device), the reader refuses what physics forbids, the fit recovers the
  * parameters that generated its rows, and the shipped H200 families price
  * PyTorch's lookups (never below a kernel's floor) while a GPU without
- * them keeps the analytic models.
+ * them keeps the analytic models. And the fitted MLPs' distance-to-data
+ * gate (kernels/mlp.c): a shipped model prices the shapes near its rows
+ * only, says why, and writes and reads its gate back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -179,12 +181,65 @@ static void shipped(void **st) {
   dc_arena_free(&a);
 }
 
+static dc_kernel gemm(int64_t m, int64_t n, int64_t k, dc_dtype t) {
+  return dc_kernel_gemm(m, n, k, 1, false, false, t);
+}
+
+static void gate(void **st) {
+  (void)st;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  dc_device v;
+  assert_true(dc_device_lookup("V100", &v, &a, &d));
+  const dc_kmodels *km = dc_kmodels_for(&v);
+  const dc_mlp *m = dc_kmodels_get(km, DC_KERNEL_GEMM);
+  assert_true(m->n_support > 100 && m->gate_radius > 0);
+  /* a DeepBench shape is a fitted row or near one; the issue's shape
+   * with one side of 64 and k = 1024 is far from all of them */
+  dc_kernel in = gemm(1760, 128, 1760, DC_DTYPE_FP32);
+  dc_kernel out = gemm(64, 1024, 1024, DC_DTYPE_FP32);
+  assert_true(dc_mlp_covers(m, &in));
+  assert_false(dc_mlp_covers(m, &out));
+  assert_true(dc_mlp_gate_distance(m, &out) > m->gate_radius);
+  assert_string_equal(dc_kernel_model_used(&in, km), "mlp");
+  assert_string_equal(dc_kernel_model_used(&out, km), "analytic");
+  dc_buf why = {0};
+  dc_kernel_model_why(&out, km, &why);
+  assert_non_null(strstr(why.data, "beyond the gate"));
+  dc_buf_free(&why);
+  /* written and read back: the same gate */
+  dc_buf y = {0};
+  dc_mlp_write_yaml(m, NULL, &y);
+  const dc_source *src = dc_source_from_memory("g.yaml", y.data, y.len, &a);
+  dc_mlp back;
+  assert_true(dc_mlp_from_node(dc_yaml_parse(src, &a, &d), &back, &a, &d));
+  assert_int_equal(back.n_support, m->n_support);
+  assert_true(back.gate_radius == m->gate_radius);
+  assert_true(dc_mlp_covers(&back, &in) && !dc_mlp_covers(&back, &out));
+  dc_buf_free(&y);
+  /* a support list of partial rows is refused at its line */
+  static const char *bad =
+      "kind: gemm\nfeatures: [ln_m, ln_n]\nfeature_mean: [0, 0]\n"
+      "feature_std: [1, 1]\ngate_radius: 0.5\nsupport: [1, 2, 3]\n"
+      "target: {mean: 0, std: 1}\ndtypes: [fp32]\n"
+      "layers:\n  - {in: 2, out: 1, w: [1, 1], b: [0]}\n";
+  dc_diags e = {0};
+  src = dc_source_from_memory("b.yaml", bad, strlen(bad), &a);
+  assert_false(dc_mlp_from_node(dc_yaml_parse(src, &a, &e), &back, &a, &e));
+  assert_true(e.errors == 1 && e.items[0].span.line == 6);
+  dc_diags_free(&e);
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(family_by_hand),
       cmocka_unit_test(reader),
       cmocka_unit_test(fit_recovers),
       cmocka_unit_test(shipped),
+      cmocka_unit_test(gate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
