@@ -48,6 +48,9 @@ YAML
 sed '/kernel_models/d; s/gpus: 1, kernel_models: cal/gpus: 1/' "$tmp/s.yaml" >"$tmp/b.yaml"
 "$dlrmc" run "$tmp/b.yaml" >"$tmp/base.csv" 2>"$tmp/err" || { echo "FAIL base run: exit $?"; cat "$tmp/err"; fail=1; }
 check "$tmp/cal.csv" "2048," "calibrated run"
+"$dlrmc" explain "$tmp/s.yaml" >"$tmp/explain" 2>"$tmp/err" || { echo "FAIL explain: exit $?"; cat "$tmp/err"; fail=1; }
+check "$tmp/explain" "fitted family elementwise:" "explain names the fitted family"
+check "$tmp/explain" "gemm             mlp                nearest of the" "explain gives the gate's distance"
 if cmp -s "$tmp/cal.csv" "$tmp/base.csv"; then
   echo "FAIL: the calibrated models changed nothing"; fail=1
 fi
