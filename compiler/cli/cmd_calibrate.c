@@ -116,6 +116,58 @@ static double gmae_of(const dc_fit_sample *s, int32_t n, const dc_device *dev,
   return g;
 }
 
+/* dlrmc-bench's embedding CSV (direction,batch,rows,tables,pooling,dim,
+ * time_us: the table-batched lookup, forward and backward with the SGD
+ * update fused, fp32): one sample per row, appended to *s. Other columns
+ * name kernel parameters (dtype, optimizer, fused, ...) or are skipped. */
+static bool bench_rows(const char *path, dc_fit_sample **s, int32_t *n,
+                       dc_arena *a, dc_diags *d) {
+  dc_csv c;
+  if (!dc_csv_read(path, &c, a, d)) return false;
+  int32_t dir = dc_csv_col(&c, "direction"), t = dc_csv_col(&c, "time_us");
+  if (dir < 0 || t < 0) {
+    dc_span at = c.n_rows ? dc_csv_span(&c, 0, 0)
+                          : (dc_span){c.src, 1, 1, 0};
+    dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_CSV, at,
+                               "an embedding benchmark needs the columns "
+                               "direction and time_us");
+    dc_diag_set_help(g, "dlrmc-bench embedding writes them (spec/calibrate.md)");
+    return false;
+  }
+  *s = dc_xrealloc(*s, ((size_t)*n + (size_t)c.n_rows + 1) * sizeof **s);
+  for (int32_t r = 0; r < c.n_rows; r++) {
+    const char *dv = c.cells[r][dir];
+    dc_kernel k;
+    bool fwd = strcmp(dv, "fwd") == 0;
+    if (!fwd && strcmp(dv, "bwd") != 0) {
+      dc_diag_error(d, DC_DIAG_BAD_CSV, dc_csv_span(&c, r, dir),
+                    "'direction' must be fwd or bwd, not '%s'", dv);
+      return false;
+    }
+    dc_kernel_params_init(&k, fwd ? DC_KERNEL_EMBEDDING_FWD
+                                  : DC_KERNEL_EMBEDDING_BWD, a);
+    bool ok = true;
+    for (int32_t col = 0; col < c.n_cols && ok; col++) {
+      if (col == dir || col == t) continue;
+      bool known = true;
+      ok = dc_kernel_param_set(&k, c.cols[col], c.cells[r][col],
+                               dc_csv_span(&c, r, col), &known, d) ||
+           !known;
+    }
+    double us;
+    const char *why;
+    if (!ok || !dc_parse_double(c.cells[r][t], &us, &why) || !(us > 0)) {
+      if (ok)
+        dc_diag_error(d, DC_DIAG_BAD_CSV, dc_csv_span(&c, r, t),
+                      "'time_us' must be a positive number");
+      return false;
+    }
+    if (!dc_kernel_params_check(&k, dc_csv_span(&c, r, 0), d)) return false;
+    (*s)[(*n)++] = (dc_fit_sample){k, us, "bench"};
+  }
+  return true;
+}
+
 static bool make_dir(const char *dir) {
   if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
     struct stat st;
@@ -138,8 +190,8 @@ static bool write_in(const char *dir, const char *name, const dc_buf *b) {
 static int cmd_calibrate(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_calibrate_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
-  const char *traces[CAL_MAX_TRACES];
-  int nt = 0;
+  const char *traces[CAL_MAX_TRACES], *bench[CAL_MAX_TRACES];
+  int nt = 0, nb = 0;
   const char *gpu = NULL, *dir = NULL;
   int64_t folds = CAL_FOLDS_DEFAULT;
   for (int i = 1; i < argc; i++) {
@@ -151,11 +203,17 @@ static int cmd_calibrate(int argc, char **argv) {
       continue;
     }
     if (strcmp(a, "--gpu") != 0 && strcmp(a, "-o") != 0 &&
-        strcmp(a, "--output") != 0 && strcmp(a, "--folds") != 0)
+        strcmp(a, "--output") != 0 && strcmp(a, "--folds") != 0 &&
+        strcmp(a, "--bench-embedding") != 0)
       return dc_cli_usage_error(cmd, "unknown option '%s'", a);
     if (i + 1 >= argc) return dc_cli_usage_error(cmd, "%s needs a value", a);
     const char *v = argv[++i];
-    if (strcmp(a, "--gpu") == 0)
+    if (strcmp(a, "--bench-embedding") == 0) {
+      if (nb == CAL_MAX_TRACES)
+        return dc_cli_usage_error(cmd, "at most %d benchmark files",
+                                  CAL_MAX_TRACES);
+      bench[nb++] = v;
+    } else if (strcmp(a, "--gpu") == 0)
       gpu = v;
     else if (strcmp(a, "--folds") == 0) {
       if (!dc_cli_parse_int(v, 2, 100, &folds))
@@ -163,9 +221,10 @@ static int cmd_calibrate(int argc, char **argv) {
     } else
       dir = v;
   }
-  if (nt == 0 || nt % 2)
+  if ((nt == 0 && nb == 0) || nt % 2)
     return dc_cli_usage_error(cmd, "give pairs of traces: RUN.et.json "
-                                   "KINETO.json (the same run's)");
+                                   "KINETO.json (the same run's), or "
+                                   "--bench-embedding CSV");
   if (!gpu)
     return dc_cli_usage_error(cmd, "--gpu NAME is required (`dlrmc gpus` "
                                    "lists the catalog)");
@@ -182,6 +241,8 @@ static int cmd_calibrate(int argc, char **argv) {
   for (int i = 0; i < nt; i += 2)
     if (!dc_replay_samples(traces[i], traces[i + 1], &dev, &s, &n, &arena, &d))
       goto out;
+  for (int i = 0; i < nb; i++)
+    if (!bench_rows(bench[i], &s, &n, &arena, &d)) goto out;
   const dc_kmodels *km = dc_kmodels_for(&dev);
   /* GEMMs first, then each family, each collapsed to distinct kernels */
   dc_fit_sample *g = dc_xmalloc(((size_t)n + 1) * sizeof *g);
@@ -194,9 +255,9 @@ static int cmd_calibrate(int argc, char **argv) {
     }
   ng = distinct(g, ng);
   dc_buf rep = {0}, yaml = {0};
-  dc_buf_printf(&rep, "# dlrmc calibrate: %d kernels of %d iteration%s on "
-                "%s -> %s/\n\n", (int)n, nt / 2, nt > 2 ? "s" : "", dev.name,
-                dir);
+  dc_buf_printf(&rep, "# dlrmc calibrate: %d kernels of %d iteration%s and "
+                "%d benchmark file%s on %s -> %s/\n\n", (int)n, nt / 2,
+                nt == 2 ? "" : "s", nb, nb == 1 ? "" : "s", dev.name, dir);
   dc_buf_puts(&rep, "| family | kernels | distinct | model | built-in GMAE "
                     "| fitted GMAE (held out) | fraction | latency µs | row ns |\n"
                     "|---|---:|---:|---|---:|---:|---:|---:|---:|\n");
@@ -229,7 +290,8 @@ static int cmd_calibrate(int argc, char **argv) {
   }
   dc_kfams fams = {0};
   fams.source = dc_arena_printf(&arena, "dlrmc calibrate, %d trace pair(s), "
-                                "first %s", nt / 2, traces[1]);
+                                "%d benchmark file(s), first %s", nt / 2, nb,
+                                nt ? traces[1] : bench[0]);
   bool any_fam = false;
   for (int f = 0; f < DC_KFAM_COUNT_; f++) {
     int32_t nf = 0, raw = 0;
@@ -304,7 +366,7 @@ out:
 const dc_command dc_cmd_calibrate_def = {
     "calibrate", cmd_calibrate,
     "dlrmc calibrate RUN.et.json KINETO.json [...] --gpu NAME -o DIR "
-    "[--folds K]",
+    "[--bench-embedding CSV] [--folds K]",
     "Fit the kernel models to a recorded run; a study uses them with "
     "system.kernel_models.",
     "Reads pairs of a PyTorch execution trace and the Kineto trace of the\n"
@@ -322,5 +384,8 @@ const dc_command dc_cmd_calibrate_def = {
     "  --gpu NAME      the device the run was recorded on\n"
     "  -o DIR          the folder to write (created if absent)\n"
     "  --folds K       cross-validation folds of the family fits (default 5)\n"
+    "  --bench-embedding CSV\n"
+    "                  dlrmc-bench's embedding rows too (the table-batched\n"
+    "                  lookup, forward and backward with fused SGD)\n"
     "Exit status: 0 written, 1 unreadable input or nothing to fit, 2 usage\n"
     "errors.\n"};

@@ -4,7 +4,7 @@
  * model with the fitted fraction and latency (checked by hand on a toy
  * device), the reader refuses what physics forbids, the fit recovers the
  * parameters that generated its rows, and the shipped H200 families price
- * PyTorch's lookups (never below a kernel's floor) while a GPU without
+ * the lookups (never below a kernel's floor) while a GPU without
  * them keeps the analytic models. And the fitted MLPs' distance-to-data
  * gate (kernels/mlp.c): a shipped model prices the shapes near its rows
  * only, says why, and writes and reads its gate back.
@@ -147,7 +147,7 @@ static void fit_recovers(void **st) {
   assert_false(dc_kfam_fit(s, 1, &v, 5, &f)); /* nothing to hold out */
 }
 
-/* The shipped H200 families price PyTorch's lookups; the V100 has none. */
+/* The shipped H200 families price both lookups; the V100 has none. */
 static void shipped(void **st) {
   (void)st;
   dc_arena a;
@@ -167,8 +167,12 @@ static void shipped(void **st) {
   e.u.emb.stock = true;
   assert_string_equal(dc_kernel_model_used(&e, kh), "fitted-bandwidth");
   assert_string_equal(dc_kernel_model_used(&e, kv), "heuristic-enhanced");
-  e.u.emb.stock = false; /* FBGEMM's: no fitted family on the H200 yet */
-  assert_string_equal(dc_kernel_model_used(&e, kh), "heuristic-enhanced");
+  e.u.emb.stock = false; /* the table-batched lookup: its own family */
+  assert_string_equal(dc_kernel_model_used(&e, kh), "fitted-bandwidth");
+  dc_buf why = {0};
+  dc_kernel_model_why(&e, kh, &why);
+  assert_non_null(strstr(why.data, "fitted family embedding_bwd:"));
+  dc_buf_free(&why);
   /* never below the floor, for any size */
   for (int i = 0; i < 30; i++) {
     dc_kernel k = ew((int64_t)1 << i, 12, i % 2);
