@@ -101,5 +101,9 @@ bool dc_study_has_baseline(const dc_study *s);
  * is evaluated. */
 size_t dc_study_catalog_names(const dc_study *s, const char *dir,
                               dc_arena *a, const char ***names);
+/* Where the study names catalog entry `name` of `dir` (the key's span, or
+ * an empty span). */
+dc_span dc_study_catalog_span(const dc_study *s, const char *dir,
+                              const char *name);
 
 #endif /* DC_COMPILER_H */

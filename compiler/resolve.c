@@ -230,6 +230,14 @@ const dc_catref *dc_res_catalog(dc_rctx *c, const char *path,
   return r;
 }
 
+dc_span dc_study_catalog_span(const dc_study *s, const char *dir,
+                              const char *name) {
+  char key[4200];
+  snprintf(key, sizeof key, "%s\x1f%s", dir, name);
+  const dc_catref *r = dc_map_get((dc_map *)&s->catalog, key);
+  return r && r->root ? r->root->span : (dc_span){0};
+}
+
 /* True when `path` is swept or given as a -D list: its value varies from
  * point to point, so keys that apply to only some of its values are
  * legitimately present at the others. */

@@ -31,6 +31,43 @@ static int64_t catalog_host_size(const dc_catref *r) {
   return DEFAULT_HOST_SIZE;
 }
 
+/* schema: system.kernel_models: a folder of fitted kernel models (dlrmc
+ * calibrate's -o), relative to the study file. The folder is recorded in
+ * the study's catalog under "kernel_models" (root: the key, for its span),
+ * and the driver checks its files before anything is priced
+ * (dc_cli_check_catalogs): the front end prices nothing. */
+static void res_kernel_models(dc_rctx *c, dc_point *p) {
+  p->kernel_models = NULL;
+  const dc_node *n = dc_res_get(c, "system.kernel_models");
+  const char *v = NULL;
+  if (!n) return;
+  if (!dc_leaf_str(n, "system.kernel_models", &v, c->d)) {
+    dc_res_fail(c);
+    return;
+  }
+  if (!v || !*v) {
+    dc_diag_error(c->d, DC_DIAG_BAD_MODEL, n->span,
+                  "'system.kernel_models' must name a folder");
+    dc_res_fail(c);
+    return;
+  }
+  dc_study *s = (dc_study *)c->s;
+  const char *look = v;
+  if (v[0] != '/' && s->dir && *s->dir)
+    look = dc_arena_printf(&s->arena, "%s/%s", s->dir, v);
+  else if (v[0] != '/')
+    look = dc_arena_printf(&s->arena, "./%s", v);
+  char *key = dc_arena_printf(&s->arena, "kernel_models\x1f%s", look);
+  dc_catref *r = dc_map_get(&s->catalog, key);
+  if (!r) {
+    r = dc_arena_alloc(&s->arena, sizeof *r);
+    r->name = look;
+    r->root = n;
+    dc_map_put(&s->catalog, key, r);
+  }
+  p->kernel_models = r->name;
+}
+
 /* schema: system: {gpu, gpus, hosts, gpus_per_host, overheads, links:
  * {nvlink, pcie, nic, latency}}; gpus = hosts × gpus_per_host. */
 void dc_res_system(dc_rctx *c, dc_point *p, bool fill) {
@@ -64,6 +101,7 @@ void dc_res_system(dc_rctx *c, dc_point *p, bool fill) {
   r = dc_res_catalog(c, "system.overheads", "overheads", DEFAULT_OVERHEADS,
                      fill);
   p->overheads = r ? r->name : DEFAULT_OVERHEADS;
+  res_kernel_models(c, p);
   const dc_node *n;
   if ((n = dc_res_int(c, "system.gpus", &c->x.gpus))) c->x.gpus_sp = n->span;
   if ((n = dc_res_int(c, "system.hosts", &c->x.hosts))) c->x.hosts_sp = n->span;

@@ -113,6 +113,7 @@ static const dc_skey keys[] = {
     {"system.hosts", DC_SK_INT, NULL, 1, 65536, S},
     {"system.gpus_per_host", DC_SK_INT, NULL, 1, 1024, S},
     {"system.overheads", DC_SK_NAME, NULL, 0, 0, S},
+    {"system.kernel_models", DC_SK_NAME, NULL, 0, 0, S},
     {"system.framework", DC_SK_ENUM, dc_enum_framework, 0, 0, S},
     {"system.pipeline", DC_SK_BOOL, NULL, 0, 0, S},
     {"system.host_memory", DC_SK_BYTES, NULL, 1, BIG, S},

@@ -186,12 +186,13 @@ void gg_gemm(gg_b *b, int64_t m, int64_t n, int64_t k, int64_t batch,
   l->k = dc_kernel_gemm(m, n, k, batch, ta, tb, dt);
 }
 
-void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
-           double bytes_per_elem) {
+dc_launch *gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
+                 double bytes_per_elem) {
   dc_launch *l = gg_launch(b, kind, GG_STREAM_COMPUTE);
   l->k.u.ew.elements = elems;
   l->k.u.ew.flops_per_elem = flops;
   l->k.u.ew.bytes_per_elem = bytes_per_elem;
+  return l;
 }
 
 void gg_copy(gg_b *b, dc_kernel_kind kind, int64_t bytes, bool pinned) {

@@ -140,8 +140,8 @@ int64_t gg_mul3(gg_b *b, int64_t x, int64_t y, int64_t z);
 void gg_gemm(gg_b *b, int64_t m, int64_t n, int64_t k, int64_t batch,
              bool ta, bool tb, dc_dtype dt);
 /* Element-wise / reduce kernel: `acc` tensor accesses of `es` bytes each. */
-void gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
-           double bytes_per_elem);
+dc_launch *gg_ew(gg_b *b, dc_kernel_kind kind, int64_t elems, double flops,
+                 double bytes_per_elem);
 void gg_copy(gg_b *b, dc_kernel_kind kind, int64_t bytes, bool pinned);
 /* Pooled index count of a table for `batch` samples: round(batch·L),
  * at least 1. */

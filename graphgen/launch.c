@@ -59,6 +59,7 @@ void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
   l->k.u.emb.optimizer = p->sparse_optimizer;
   l->k.u.emb.fused_optimizer = fused;
   l->k.u.emb.model = p->embedding_model;
+  l->k.u.emb.stock = !c->batched; /* one nn.EmbeddingBag per table */
 }
 
 /* A collective op: `name` with one launch of `kind` on NCCL's stream. */

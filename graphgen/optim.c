@@ -247,8 +247,11 @@ static void build_step(gg_ctx *c, dc_optimizer opt, gg_group grp) {
         gg_begin(b, steps[s].name);
         step_inputs(b, pq, &cur[q]);
         gg_out(b, step_target(c, pq, &cur[q], steps[s].target, row_state));
-        gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, steps[s].flops,
-              steps[s].acc * 4);
+        dc_launch *l = gg_ew(b, DC_KERNEL_ELEMENTWISE, elems,
+                             steps[s].flops, steps[s].acc * 4);
+        /* a sparse table's update scatters into the looked-up rows
+         * (PyTorch's index_add_) */
+        l->k.u.ew.indexed = pq->table >= 0 && !pq->dense;
         gg_end(b);
       }
     }

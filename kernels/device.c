@@ -11,7 +11,7 @@
  *   [kernel_models],
  *   [host_link], [host_memory],
  *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable, link,
- *   [host_link], source},
+ *   h2d_pageable_direct, [host_link], source},
  *   latency: {kernel_us, link_us, nic_us, source}, source
  *
  * Required keys are the ones a model needs; every problem of an entry is
@@ -223,6 +223,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->l2_gbps = gbps(&r, ach, "l2_bw", false, 3.0 * out->dram_gbps, 1e-3);
   out->h2d_pageable_gbps =
       gbps(&r, ach, "h2d_pageable", false, 0.5 * out->pcie_gbps, 1e-3);
+  out->h2d_pageable_direct = bytes(&r, ach, "h2d_pageable_direct", false, 0);
   out->eff_source = str(&r, ach, "source", ach != NULL, "rule of thumb");
   const dc_node *lat = dc_node_get(m, "latency");
   out->kernel_floor_us = num(&r, lat, "kernel_us", false, 2.0, 0, MAX_LAT_US);

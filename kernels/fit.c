@@ -397,6 +397,24 @@ static void report_gemm_shape(const dc_mlp *m, const dc_fit_sample *s,
   }
 }
 
+bool dc_fit_gate(dc_mlp *m, const dc_fit_sample *s, int32_t n, uint64_t seed,
+                 dc_arena *a) {
+  if (n < 10) return false;
+  int32_t nf = m->n_features;
+  bool *is_test = dc_arena_array(a, (size_t)n, sizeof *is_test);
+  dc_fit_split(n, seed ? seed : 20221218, is_test);
+  double *tr = dc_arena_array(a, (size_t)n * (size_t)nf, sizeof *tr);
+  double *te = dc_arena_array(a, (size_t)n * (size_t)nf, sizeof *te);
+  int32_t ntr = 0, nte = 0;
+  for (int32_t i = 0; i < n; i++) {
+    double *row = is_test[i] ? te + (size_t)(nte++) * (size_t)nf
+                             : tr + (size_t)(ntr++) * (size_t)nf;
+    dc_mlp_features(m, &s[i].k, row);
+  }
+  dc_mlp_set_gate(m, tr, ntr, te, nte, a);
+  return true;
+}
+
 bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
                 dc_mlp *out, dc_buf *rep, dc_arena *a, dc_diags *d) {
   if (n < 10) {
@@ -472,8 +490,15 @@ bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
   train_score(&proto, xtr, ytr, ntr, NULL, &cfgs[best], epochs, seed + 1000,
               out, a);
   dc_mlp_set_domain(out, xtr, ntr);
-  /* report on the held-out 20 % */
+  /* the gate: the fitted rows, and a radius from the held-out ones */
   int32_t nte = n - ntr;
+  double *xte = dc_arena_array(a, (size_t)nte * (size_t)nf + 1, sizeof *xte);
+  for (int32_t i = 0, j = 0; i < n; i++)
+    if (is_test[i])
+      memcpy(xte + (size_t)(j++) * (size_t)nf, x + (size_t)i * (size_t)nf,
+             (size_t)nf * sizeof *x);
+  dc_mlp_set_gate(out, xtr, ntr, xte, nte, a);
+  /* report on the held-out 20 % */
   double *p = dc_arena_array(a, (size_t)n, sizeof *p);
   double *r = dc_arena_array(a, (size_t)n, sizeof *r);
   int32_t k = 0;
@@ -495,6 +520,9 @@ bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
                 cfgs[best].lr, best_g);
   dc_buf_printf(rep, "held-out: GMAE %.4f, mean rel. error %+.4f, std %.4f\n",
                 g, mu, sd);
+  dc_buf_printf(rep, "gate: %d fitted rows, radius %.3f (ln units: the "
+                "95th percentile of the held-out rows' distances)\n",
+                (int)out->n_support, out->gate_radius);
   /* per group (gpu and dtype), in order of first appearance */
   for (int32_t i = 0; i < n; i++) {
     if (!is_test[i]) continue;

@@ -228,7 +228,9 @@ double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
  * the authors' measured concat efficiency; device-to-device: read + write,
  * 2·bytes / dram; host transfers: bytes / pcie (pinned) or bytes /
  * h2d_pageable (pageable host memory, the authors measured 8.1 GB/s on a
- * Gen3 x16 V100 host); D2H uses the same figures. Each adds the fixed
+ * Gen3 x16 V100 host) past the first h2d_pageable_direct bytes, which go
+ * at the pinned rate (an H200 host: pageable = pinned up to 1 MiB,
+ * tests/validation/h200/bench/memcpy.csv); D2H uses the same figures. Each adds the fixed
  * kernel latency. */
 double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
   double b = (double)k->u.copy.bytes, t = 0;
@@ -236,12 +238,20 @@ double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
   case DC_KERNEL_CONCAT: t = xfer_us(2 * b, 0.79 * dc_k_dram_gbps(dev)); break;
   case DC_KERNEL_MEMCPY_D2D: t = xfer_us(2 * b, dc_k_dram_gbps(dev)); break;
   case DC_KERNEL_MEMCPY_H2D:
-  case DC_KERNEL_MEMCPY_D2H:
-    /* pageable copies cross the same PCIe link: never faster */
-    t = xfer_us(b, k->u.copy.pinned || dev->h2d_pageable_gbps > dev->pcie_gbps
-                       ? dev->pcie_gbps
-                       : dev->h2d_pageable_gbps);
+  case DC_KERNEL_MEMCPY_D2H: {
+    /* pageable copies cross the same PCIe link: never faster; their first
+     * h2d_pageable_direct bytes (one staging buffer, which the driver
+     * fills before the DMA starts) go at the pinned rate */
+    double slow = dev->h2d_pageable_gbps > dev->pcie_gbps
+                      ? dev->pcie_gbps
+                      : dev->h2d_pageable_gbps;
+    double direct = (double)dev->h2d_pageable_direct;
+    if (k->u.copy.pinned || b <= direct)
+      t = xfer_us(b, dev->pcie_gbps);
+    else
+      t = xfer_us(direct, dev->pcie_gbps) + xfer_us(b - direct, slow);
     break;
+  }
   default: break;
   }
   return dev->kernel_floor_us + t;

@@ -38,6 +38,9 @@ typedef struct dc_device {
   double fp32_eff;      /* achievable fraction of the fp32 peak */
   double pcie_gbps;     /* per direction, after encoding */
   double h2d_pageable_gbps; /* achievable pageable host→device */
+  int64_t h2d_pageable_direct; /* bytes of a pageable copy that go at the
+                                * pinned rate (the first staging buffer);
+                                * 0: none */
   double nvlink_gbps;   /* per GPU, bidirectional total; 0 when absent */
   double nic_gbps;      /* per GPU, across hosts */
   int32_t gpus_per_host; /* one host's GPUs (a bare system.gpus' layout) */
@@ -139,6 +142,12 @@ double dc_kernel_embedding_host_us(const dc_kernel *k, const dc_device *dev);
 /* Bytes a lookup kernel moves over the host link, each direction. */
 void dc_kernel_emb_host_bytes(const dc_kernel *k, double *in_bytes,
                               double *out_bytes);
+/* Why that model priced `k`, one sentence appended to out: the fitted
+ * model's gate (the distance to its nearest fitted row against the
+ * radius), the dtype it lacks, the fitted family's constants, or that
+ * the GPU has no fitted model of the kind. */
+void dc_kernel_model_why(const dc_kernel *k, const dc_kmodels *models,
+                         dc_buf *out);
 /* Which model priced `k`: "mlp" or "analytic"/"heuristic". */
 const char *dc_kernel_model_used(const dc_kernel *k, const dc_kmodels *models);
 
@@ -211,6 +220,15 @@ typedef struct dc_mlp {
   bool has_domain;
   double feat_min[DC_MLP_MAX_FEATURES], feat_max[DC_MLP_MAX_FEATURES];
   double raw_min[DC_MLP_MAX_FEATURES], raw_max[DC_MLP_MAX_FEATURES];
+  /* The distance-to-data gate (spec/kernels/README.md): the feature rows
+   * the model was fitted on ([n_support][n_features], feature units) and
+   * a radius in ln units. With a gate, a kernel is covered when a fitted
+   * row with the same flags (half, tf32, diag) lies within the radius in
+   * the ln-size features (Euclidean); the box domain is then not used. */
+  int32_t n_support;
+  const double *support; /* sorted by feature gate_key (ascending) */
+  int32_t gate_key;      /* the ln feature of widest spread */
+  double gate_radius;
 } dc_mlp;
 
 typedef enum dc_mlp_feature {
@@ -239,6 +257,15 @@ void dc_mlp_set_domain(dc_mlp *m, const double *x, int32_t n);
  * a model without a domain): outside it a network extrapolates, and its
  * answer is not evidence of anything. */
 bool dc_mlp_covers(const dc_mlp *m, const dc_kernel *k);
+/* The distance from k to the nearest fitted row with its flags (ln
+ * units; INFINITY when none, 0 for a model without a gate). */
+double dc_mlp_gate_distance(const dc_mlp *m, const dc_kernel *k);
+/* Sets the gate from the fitted rows x (n rows) and the held-out rows xt
+ * (nt rows): the radius is the 95th percentile of the held-out rows'
+ * distances to the fitted ones, so that the model keeps the shapes like
+ * those it was judged on. Copies x into `a`. */
+void dc_mlp_set_gate(dc_mlp *m, const double *x, int32_t n, const double *xt,
+                     int32_t nt, dc_arena *a);
 /* Builds m->wt (the transposed weights) in `a`. */
 void dc_mlp_prepare(dc_mlp *m, dc_arena *a);
 /* Serialises / parses the model YAML (spec/kernels/<gpu>/<kind>.yaml). */
@@ -266,6 +293,61 @@ typedef struct dc_mlp_mono {
 
 void dc_mlp_check_monotone(const dc_mlp *m, dc_dtype t, double tol,
                            dc_mlp_mono *out);
+
+/* ---- fitted bandwidth models of kernel families (kernels/family.c) ------
+ * A memory-bound family's analytic model with the device's DRAM factor
+ * and small-kernel latency replaced by what a GPU reached on it
+ * (spec/calibrate.md). Loaded from spec/kernels/<gpu>/families.yaml or a
+ * calibration folder (dlrmc calibrate) beside the GEMM models. */
+typedef enum dc_kfam_id {
+  DC_KFAM_ELEMENTWISE,
+  DC_KFAM_REDUCE,
+  DC_KFAM_INDEXED,     /* gather / scatter through an index */
+  DC_KFAM_CONCAT,
+  DC_KFAM_MEMCPY_D2D,
+  DC_KFAM_EMB_FWD,     /* FBGEMM's table-batched lookup */
+  DC_KFAM_EMB_BWD,
+  DC_KFAM_EMB_FWD_STOCK, /* PyTorch's nn.EmbeddingBag */
+  DC_KFAM_EMB_BWD_STOCK,
+  DC_KFAM_COUNT_
+} dc_kfam_id;
+
+typedef struct dc_kfam {
+  bool set;
+  double fraction;     /* of the datasheet DRAM bandwidth, (0, 1] */
+  double latency_us;   /* a small kernel's fixed cost */
+  double row_ns;       /* lookups: issue time per looked-up row, 0: none */
+  double bag_ns;       /* lookups: issue time per pooled bag (B·T), 0 */
+  int32_t rows;        /* measured kernels it was fitted on */
+  double heldout_gmae; /* k-fold held-out GMAE of the fit */
+  double heldout_mlae; /* and mean |ln(pred / real)| (not in the file) */
+} dc_kfam;
+
+typedef struct dc_kfams {
+  dc_kfam f[DC_KFAM_COUNT_];
+  const char *source;
+} dc_kfams;
+
+const char *dc_kfam_name(dc_kfam_id f);
+/* The family of a kernel, or -1 (GEMMs, collectives, host copies, ...). */
+int dc_kfam_of(const dc_kernel *k);
+/* The family model's time, µs, without the scale or the floor. */
+double dc_kfam_us(const dc_kernel *k, const dc_device *dev, const dc_kfam *f);
+bool dc_kfams_from_node(const dc_node *root, dc_kfams *out, dc_diags *d);
+void dc_kfams_write_yaml(const dc_kfams *f, const char *gpu,
+                         const char *header, dc_buf *out);
+/* The family fitted of samples s[0..n) of one family on dev, with the
+ * error of `folds`-fold cross-validation; false with fewer than 2 rows. */
+struct dc_fit_sample;
+bool dc_kfam_fit(const struct dc_fit_sample *s, int32_t n,
+                 const dc_device *dev, int32_t folds, dc_kfam *out);
+/* Checks a fitted-model folder (dlrmc calibrate's output) a study names
+ * at `at`: it must hold gemm.yaml, transpose.yaml, tril_fwd.yaml,
+ * tril_bwd.yaml or families.yaml, and each it holds must load (their
+ * errors at their own lines). */
+bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_diags *d);
+/* The fitted families of a device's models, or NULL. */
+const dc_kfams *dc_kmodels_families(const dc_kmodels *models);
 
 /* ---- kernel parameters as key=value (dlrmc kernel, --csv) -------------- */
 
@@ -311,6 +393,11 @@ void dc_fit_split(int32_t n, uint64_t seed, bool *is_test);
  * live in `a`. `report` gets a human-readable summary. */
 bool dc_fit_run(const dc_fit_opts *o, const dc_fit_sample *s, int32_t n,
                 dc_mlp *out, dc_buf *report, dc_arena *a, dc_diags *d);
+/* Adds the gate to a model fitted before gates existed: the rows of s
+ * that `dlrmc fit` with `seed` (0: its default) trained on, and the radius
+ * from those it held out. False with fewer than 10 rows. */
+bool dc_fit_gate(dc_mlp *m, const dc_fit_sample *s, int32_t n, uint64_t seed,
+                 dc_arena *a);
 /* Trains one configuration (exposed for tests). */
 void dc_mlp_train(dc_mlp *m, const double *x, const double *y, int32_t n,
                   int32_t hidden, int32_t width, bool adam, double lr,

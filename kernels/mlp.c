@@ -92,7 +92,141 @@ void dc_mlp_set_domain(dc_mlp *m, const double *x, int32_t n) {
   domain_raw(m);
 }
 
+/* Distance between feature rows a and b: INFINITY when a flag other than
+ * the transposes differs (the model is evaluated untransposed), else the
+ * Euclidean distance over the ln-size features. */
+static double row_distance(const dc_mlp *m, const double *a, const double *b) {
+  double s = 0;
+  for (int32_t i = 0; i < m->n_features; i++) {
+    int32_t f = m->features[i];
+    if (feature_is_ln(f)) {
+      double d = a[i] - b[i];
+      s += d * d;
+    } else if (f != DC_MLPF_TRANSA && f != DC_MLPF_TRANSB && a[i] != b[i]) {
+      return INFINITY;
+    }
+  }
+  return sqrt(s);
+}
+
+/* The nearest of `n` rows sorted by column `key` to x, scanning only the
+ * rows whose key lies within `within` of x's (a row farther along one
+ * feature is farther in all); stops at the first row within `enough`. */
+static double nearest_sorted(const dc_mlp *m, const double *x,
+                             const double *rows, int32_t n, int32_t key,
+                             double within, double enough) {
+  size_t nf = (size_t)m->n_features;
+  double lo = x[key] - within, best = INFINITY;
+  int32_t a = 0, b = n; /* first row with key >= lo */
+  while (a < b) {
+    int32_t mid = a + (b - a) / 2;
+    if (rows[(size_t)mid * nf + (size_t)key] < lo)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  for (int32_t r = a; r < n; r++) {
+    const double *row = rows + (size_t)r * nf;
+    if (row[key] > x[key] + within) break;
+    double d = row_distance(m, x, row);
+    if (d < best) {
+      best = d;
+      if (best <= enough) break;
+      if (best < within) within = best;
+    }
+  }
+  return best;
+}
+
+static double nearest(const dc_mlp *m, const double *x, const double *rows,
+                      int32_t n) {
+  double best = INFINITY;
+  for (int32_t r = 0; r < n; r++) {
+    double d = row_distance(m, x, rows + (size_t)r * (size_t)m->n_features);
+    if (d < best) best = d;
+  }
+  return best;
+}
+
+double dc_mlp_gate_distance(const dc_mlp *m, const dc_kernel *k) {
+  if (m->n_support <= 0) return 0;
+  double x[DC_MLP_MAX_FEATURES];
+  dc_mlp_features(m, k, x);
+  return nearest_sorted(m, x, m->support, m->n_support, m->gate_key,
+                        INFINITY, 0);
+}
+
+static int cmp_double(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return a < b ? -1 : a > b;
+}
+
+typedef struct keyed {
+  double key;
+  int32_t row;
+} keyed;
+
+static int cmp_keyed(const void *pa, const void *pb) {
+  const keyed *a = pa, *b = pb;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return a->row - b->row;
+}
+
+/* Picks the ln feature of widest spread as the key and sorts the rows of
+ * s (n × n_features, in place) by it. */
+static void sort_support(dc_mlp *m, double *s, int32_t n) {
+  size_t nf = (size_t)m->n_features;
+  double spread = -1;
+  m->gate_key = 0;
+  for (int32_t i = 0; i < m->n_features; i++) {
+    if (!feature_is_ln(m->features[i])) continue;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int32_t r = 0; r < n; r++) {
+      double v = s[(size_t)r * nf + (size_t)i];
+      lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+    }
+    if (hi - lo > spread) spread = hi - lo, m->gate_key = i;
+  }
+  keyed *kv = malloc(((size_t)n + 1) * sizeof *kv);
+  double *copy = malloc(((size_t)n * nf + 1) * sizeof *copy);
+  if (!kv || !copy) abort();
+  for (int32_t r = 0; r < n; r++)
+    kv[r] = (keyed){s[(size_t)r * nf + (size_t)m->gate_key], r};
+  qsort(kv, (size_t)n, sizeof *kv, cmp_keyed);
+  memcpy(copy, s, (size_t)n * nf * sizeof *s);
+  for (int32_t r = 0; r < n; r++)
+    memcpy(s + (size_t)r * nf, copy + (size_t)kv[r].row * nf,
+           nf * sizeof *s);
+  free(kv);
+  free(copy);
+}
+
+void dc_mlp_set_gate(dc_mlp *m, const double *x, int32_t n, const double *xt,
+                     int32_t nt, dc_arena *a) {
+  size_t nf = (size_t)m->n_features;
+  double *s = dc_arena_array(a, (size_t)n * nf + 1, sizeof *s);
+  memcpy(s, x, (size_t)n * nf * sizeof *s);
+  sort_support(m, s, n);
+  m->support = s;
+  m->n_support = n;
+  double *d = dc_arena_array(a, (size_t)nt + 1, sizeof *d);
+  int32_t k = 0;
+  for (int32_t i = 0; i < nt; i++) {
+    double v = nearest(m, xt + (size_t)i * nf, s, n);
+    if (isfinite(v)) d[k++] = v;
+  }
+  qsort(d, (size_t)k, sizeof *d, cmp_double);
+  /* the 95th percentile (the largest below it, rounded up) */
+  m->gate_radius = k ? d[(size_t)ceil(0.95 * k) - 1] : 0;
+}
+
 bool dc_mlp_covers(const dc_mlp *m, const dc_kernel *k) {
+  if (m->n_support > 0) {
+    double x[DC_MLP_MAX_FEATURES];
+    dc_mlp_features(m, k, x);
+    return nearest_sorted(m, x, m->support, m->n_support, m->gate_key,
+                          m->gate_radius, m->gate_radius) <= m->gate_radius;
+  }
   if (!m->has_domain) return true;
   for (int32_t i = 0; i < m->n_features; i++) {
     double v = feature_raw(m->features[i], k);
@@ -188,6 +322,10 @@ void dc_mlp_write_yaml(const dc_mlp *m, const char *header_comment,
     put_list_as(o, m->feat_min, m->n_features, true);
     dc_buf_puts(o, "\nfeature_max: ");
     put_list_as(o, m->feat_max, m->n_features, true);
+  }
+  if (m->n_support > 0) { /* exact, like the domain: compared, not fitted */
+    dc_buf_printf(o, "\ngate_radius: %.17g\nsupport: ", m->gate_radius);
+    put_list(o, m->support, m->n_support * m->n_features);
   }
   dc_buf_printf(o, "\ntarget: {mean: %.9g, std: %.9g}\ndtypes: [", m->y_mean,
                 m->y_std);
@@ -294,6 +432,27 @@ bool dc_mlp_from_node(const dc_node *root, dc_mlp *m, dc_arena *a,
       m->feat_min[i] = vlo[i], m->feat_max[i] = vhi[i];
     }
     domain_raw(m);
+  }
+  const dc_node *sup = dc_node_get(root, "support");
+  const dc_node *rad = dc_node_get(root, "gate_radius");
+  if (sup || rad) {
+    int32_t got = 0;
+    const char *why;
+    double *v = read_list(sup, -1, &got, a, d, root,
+                          "'support' needs 'gate_radius' and the fitted rows, "
+                          "one number per feature each");
+    if (!v) return false;
+    if (got % m->n_features)
+      return bad(d, sup, root, "'support' must hold whole rows (a multiple "
+                               "of the feature count)");
+    if (!rad || rad->kind != DC_NODE_SCALAR ||
+        !dc_parse_double(rad->text, &m->gate_radius, &why) ||
+        !(m->gate_radius >= 0 && m->gate_radius <= 100))
+      return bad(d, rad ? rad : sup, root,
+                 "'gate_radius' must be a distance in ln units, 0 to 100");
+    m->n_support = got / m->n_features;
+    sort_support(m, v, m->n_support);
+    m->support = v;
   }
   const dc_node *t = dc_node_get(root, "target");
   const dc_node *tm = dc_node_get(t, "mean"), *ts = dc_node_get(t, "std");

@@ -145,9 +145,9 @@ static const char *const gemm_keys[] = {"m", "n", "k", "batch", "transa",
 static const char *const emb_keys[] = {"batch",     "rows",  "tables",
                                        "pooling",   "dim",   "dtype",
                                        "model",     "optimizer", "fused",
-                                       "scale"};
+                                       "stock",     "scale"};
 static const char *const ew_keys[] = {"elements", "flops_per_elem",
-                                      "bytes_per_elem", "scale"};
+                                      "bytes_per_elem", "indexed", "scale"};
 static const char *const copy_keys[] = {"bytes", "direction", "pinned",
                                         "scale"};
 static const char *const mat_keys[] = {"batch", "m", "n", "diag", "dtype",
@@ -240,6 +240,8 @@ bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
     if (strcmp(key, "dtype") == 0) return dtype_val(v, sp, &k->u.emb.dtype, d);
     if (strcmp(key, "fused") == 0)
       return bool_val(key, v, sp, &k->u.emb.fused_optimizer, d);
+    if (strcmp(key, "stock") == 0)
+      return bool_val(key, v, sp, &k->u.emb.stock, d);
     if (strcmp(key, "model") == 0) {
       if (strcmp(v, "plain") == 0) k->u.emb.model = DC_EMBMODEL_PLAIN;
       else if (strcmp(v, "enhanced") == 0)
@@ -275,6 +277,8 @@ bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
       return num_val(key, v, sp, &k->u.ew.flops_per_elem, d);
     if (strcmp(key, "bytes_per_elem") == 0)
       return num_val(key, v, sp, &k->u.ew.bytes_per_elem, d);
+    if (strcmp(key, "indexed") == 0)
+      return bool_val(key, v, sp, &k->u.ew.indexed, d);
     break;
   case DC_KERNEL_CONCAT:
   case DC_KERNEL_MEMCPY_H2D:

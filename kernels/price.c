@@ -44,13 +44,17 @@
 #include "kernels/kinternal.h"
 
 struct dc_kmodels {
-  const char *name; /* lowercase folder name */
+  const char *name; /* lowercase folder name, or a folder's path */
+  bool on_disk;     /* name is a path (a calibration folder) */
   /* Each kind's model is parsed the first time a kernel of that kind is
    * priced (a dot model's tril networks are 240 KB of YAML a cat model
    * never reads): `loaded` is set, with release order, after mlp[kind]. */
   const dc_mlp *mlp[DC_KERNEL_KIND_COUNT_];
   _Atomic bool loaded[DC_KERNEL_KIND_COUNT_];
   bool any; /* a built-in file for some kind */
+  /* the fitted families (families.yaml), parsed on first use */
+  const dc_kfams *fams;
+  _Atomic bool fams_loaded;
   struct dc_kmodels *next;
 };
 
@@ -62,45 +66,94 @@ static const dc_kernel_kind fitted_kinds[] = {
     DC_KERNEL_GEMM, DC_KERNEL_TRANSPOSE, DC_KERNEL_TRIL_FWD,
     DC_KERNEL_TRIL_BWD};
 
-static const dc_spec_file *model_file(const char *lower, dc_kernel_kind kind) {
+#define FAMILIES_FILE "families"
+
+/* A model folder name is a path (a calibration folder on disk) when it
+ * holds a '/' (`./cal` for one in the working directory); else the name
+ * of a built-in folder, spec/kernels/<name>/. */
+static bool is_path(const char *name) { return strchr(name, '/') != NULL; }
+
+static const dc_spec_file *model_file(const char *lower, const char *base) {
   char path[300];
-  snprintf(path, sizeof path, "kernels/%s/%s.yaml", lower,
-           dc_kernel_kind_name(kind));
+  snprintf(path, sizeof path, "kernels/%s/%s.yaml", lower, base);
   return dc_spec_file_find(path);
 }
 
-/* Called with models_lock held. */
+static bool disk_file(const char *dir, const char *base) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s.yaml", dir, base);
+  FILE *f = fopen(path, "rb");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+static bool has_file(const dc_kmodels *km, const char *base) {
+  return km->on_disk ? disk_file(km->name, base)
+                     : model_file(km->name, base) != NULL;
+}
+
+/* The parsed document of one model file, or NULL. Called with
+ * models_lock held. A built-in model that does not load is a build bug
+ * that the unit tests catch, a folder's was checked when the study named
+ * it (dc_kmodels_check_dir); either way pricing falls back to the
+ * analytic model. */
+static const dc_node *load_doc(const dc_kmodels *km, const char *base) {
+  dc_diags d = {0};
+  const dc_source *src = NULL;
+  if (km->on_disk) {
+    char *path = dc_arena_printf(&models_arena, "%s/%s.yaml", km->name, base);
+    src = dc_source_load(path, &models_arena, &d);
+  } else {
+    const dc_spec_file *f = model_file(km->name, base);
+    if (f)
+      src = dc_source_from_memory(
+          dc_arena_printf(&models_arena, "builtin:%s", f->path), f->data,
+          f->len, &models_arena);
+  }
+  const dc_node *root = src ? dc_yaml_parse(src, &models_arena, &d) : NULL;
+  dc_diags_free(&d);
+  return root;
+}
+
 static void load_kind(dc_kmodels *km, dc_kernel_kind kind) {
-  const dc_spec_file *f = model_file(km->name, kind);
-  if (f) {
+  const dc_node *root = load_doc(km, dc_kernel_kind_name(kind));
+  if (root) {
     dc_diags d = {0};
-    const dc_source *src = dc_source_from_memory(
-        dc_arena_printf(&models_arena, "builtin:%s", f->path), f->data,
-        f->len, &models_arena);
-    dc_node *root = dc_yaml_parse(src, &models_arena, &d);
     dc_mlp *m = dc_arena_alloc(&models_arena, sizeof *m);
-    /* A built-in model that does not load is a build bug that the unit
-     * tests catch; pricing then falls back to the analytic model. */
-    if (root && dc_mlp_from_node(root, m, &models_arena, &d) &&
-        m->kind == kind)
+    if (dc_mlp_from_node(root, m, &models_arena, &d) && m->kind == kind)
       km->mlp[kind] = m;
     dc_diags_free(&d);
   }
   atomic_store_explicit(&km->loaded[kind], true, memory_order_release);
 }
 
-static dc_kmodels *new_models(const char *lower) {
+static void load_families(dc_kmodels *km) {
+  const dc_node *root = load_doc(km, FAMILIES_FILE);
+  if (root) {
+    dc_diags d = {0};
+    dc_kfams *f = dc_arena_alloc(&models_arena, sizeof *f);
+    if (dc_kfams_from_node(root, f, &d)) km->fams = f;
+    dc_diags_free(&d);
+  }
+  atomic_store_explicit(&km->fams_loaded, true, memory_order_release);
+}
+
+static dc_kmodels *new_models(const char *lower, bool on_disk) {
   dc_kmodels *km = dc_arena_alloc(&models_arena, sizeof *km);
   km->name = dc_arena_strdup(&models_arena, lower);
-  /* a kind without a built-in file has nothing to load */
+  km->on_disk = on_disk;
+  /* a kind without a file has nothing to load */
   for (int k = 0; k < DC_KERNEL_KIND_COUNT_; k++)
     atomic_store_explicit(&km->loaded[k], true, memory_order_relaxed);
   for (size_t i = 0; i < DC_COUNTOF(fitted_kinds); i++)
-    if (model_file(lower, fitted_kinds[i])) {
+    if (has_file(km, dc_kernel_kind_name(fitted_kinds[i]))) {
       atomic_store_explicit(&km->loaded[fitted_kinds[i]], false,
                             memory_order_relaxed);
       km->any = true;
     }
+  bool fams = has_file(km, FAMILIES_FILE);
+  atomic_store_explicit(&km->fams_loaded, !fams, memory_order_relaxed);
+  km->any |= fams;
   return km;
 }
 
@@ -108,16 +161,17 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev) {
   if (!dev) return NULL;
   const char *name = dev->models_name ? dev->models_name : dev->name;
   if (!name) return NULL;
-  char lower[200];
+  char lower[4096];
   size_t n = strlen(name);
   if (n >= sizeof lower) return NULL;
+  bool disk = is_path(name);
   for (size_t i = 0; i <= n; i++)
-    lower[i] = (char)tolower((unsigned char)name[i]);
+    lower[i] = disk ? name[i] : (char)tolower((unsigned char)name[i]);
   pthread_mutex_lock(&models_lock);
   dc_kmodels *km = models_list;
   while (km && strcmp(km->name, lower) != 0) km = km->next;
   if (!km) {
-    km = new_models(lower);
+    km = new_models(lower, disk);
     km->next = models_list;
     models_list = km;
   }
@@ -135,6 +189,75 @@ const dc_mlp *dc_kmodels_get(const dc_kmodels *models, dc_kernel_kind kind) {
     pthread_mutex_unlock(&models_lock);
   }
   return km->mlp[kind];
+}
+
+bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_diags *d) {
+  size_t before = d->errors;
+  int found = 0;
+  const char *bases[DC_COUNTOF(fitted_kinds) + 1];
+  for (size_t i = 0; i < DC_COUNTOF(fitted_kinds); i++)
+    bases[i] = dc_kernel_kind_name(fitted_kinds[i]);
+  bases[DC_COUNTOF(fitted_kinds)] = FAMILIES_FILE;
+  for (size_t i = 0; i < DC_COUNTOF(bases); i++) {
+    if (!disk_file(dir, bases[i])) continue;
+    found++;
+    dc_arena a;
+    dc_arena_init(&a);
+    char *path = dc_arena_printf(&a, "%s/%s.yaml", dir, bases[i]);
+    const dc_source *src = dc_source_load(path, &a, d);
+    const dc_node *root = src ? dc_yaml_parse(src, &a, d) : NULL;
+    if (root && i == DC_COUNTOF(fitted_kinds)) {
+      dc_kfams f;
+      dc_kfams_from_node(root, &f, d);
+    } else if (root) {
+      dc_mlp m;
+      if (dc_mlp_from_node(root, &m, &a, d) && m.kind != fitted_kinds[i])
+        dc_diag_error(d, DC_DIAG_BAD_MODEL, root->span,
+                      "fitted model: '%s' holds a model of kind %s",
+                      path, dc_kernel_kind_name(m.kind));
+    }
+    dc_arena_free(&a);
+  }
+  if (!found) {
+    dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_MODEL, at,
+                               "no fitted kernel models in '%s'", dir);
+    dc_diag_set_help(g, "`dlrmc calibrate ... -o DIR` writes gemm.yaml and "
+                        "families.yaml there (spec/calibrate.md)");
+  }
+  return d->errors == before;
+}
+
+const dc_kfams *dc_kmodels_families(const dc_kmodels *models) {
+  if (!models) return NULL;
+  dc_kmodels *km = (dc_kmodels *)models; /* the lazy half of const */
+  if (!atomic_load_explicit(&km->fams_loaded, memory_order_acquire)) {
+    pthread_mutex_lock(&models_lock);
+    if (!atomic_load_explicit(&km->fams_loaded, memory_order_relaxed))
+      load_families(km);
+    pthread_mutex_unlock(&models_lock);
+  }
+  return km->fams;
+}
+
+/* Whether a lookup reads a table kept beyond HBM: its price is the UVM
+ * model's (kernels/uvm.c, the host link's traffic beside the HBM part),
+ * which a family fitted on HBM-resident runs does not know. */
+static bool emb_beyond_hbm(const dc_kernel *k) {
+  if (k->kind != DC_KERNEL_EMBEDDING_FWD && k->kind != DC_KERNEL_EMBEDDING_BWD)
+    return false;
+  for (int32_t i = 0; i < k->u.emb.n_groups; i++)
+    if (k->u.emb.groups[i].memory != DC_MEMORY_HBM) return true;
+  return false;
+}
+
+/* The fitted family model that prices k, or NULL. */
+static const dc_kfam *family_for(const dc_kernel *k,
+                                 const dc_kmodels *models) {
+  if (emb_beyond_hbm(k)) return NULL;
+  int f = dc_kfam_of(k);
+  if (f < 0) return NULL;
+  const dc_kfams *fs = dc_kmodels_families(models);
+  return fs && fs->f[f].set ? &fs->f[f] : NULL;
 }
 
 /* The kernel a fitted model is evaluated on: a GEMM in its canonical
@@ -161,6 +284,7 @@ const char *dc_kernel_model_used(const dc_kernel *k,
                                  const dc_kmodels *models) {
   dc_kernel tmp;
   k = models ? canonical(k, &tmp) : k;
+  if (models && family_for(k, models)) return "fitted-bandwidth";
   switch (k->kind) {
   case DC_KERNEL_GEMM:
     return applicable(k, models) ? "mlp" : "analytic";
@@ -180,6 +304,51 @@ const char *dc_kernel_model_used(const dc_kernel *k,
   default:
     return "roofline";
   }
+}
+
+void dc_kernel_model_why(const dc_kernel *k, const dc_kmodels *models,
+                         dc_buf *out) {
+  dc_kernel tmp;
+  const dc_kernel *c = models ? canonical(k, &tmp) : k;
+  const dc_kfam *f = models ? family_for(c, models) : NULL;
+  if (f) {
+    dc_buf_printf(out, "fitted family %s: %.3f of the datasheet DRAM "
+                  "bandwidth, %.3f us latency",
+                  dc_kfam_name((dc_kfam_id)dc_kfam_of(c)), f->fraction,
+                  f->latency_us);
+    if (f->row_ns > 0 || f->bag_ns > 0)
+      dc_buf_printf(out, ", %.3f ns a row, %.3f ns a bag", f->row_ns,
+                    f->bag_ns);
+    if (f->rows > 0)
+      dc_buf_printf(out, " (%d kernels, held-out GMAE %.1f %%)",
+                    (int)f->rows, 100 * f->heldout_gmae);
+    return;
+  }
+  bool fittable = c->kind == DC_KERNEL_GEMM ||
+                  c->kind == DC_KERNEL_TRANSPOSE ||
+                  c->kind == DC_KERNEL_TRIL_FWD || c->kind == DC_KERNEL_TRIL_BWD;
+  const dc_mlp *m = fittable ? dc_kmodels_get(models, c->kind) : NULL;
+  if (!m) {
+    dc_buf_puts(out, dc_kfam_of(c) >= 0 || fittable
+                         ? "no fitted model of this kind for this GPU"
+                         : "this kind is never fitted");
+    return;
+  }
+  dc_dtype t = c->kind == DC_KERNEL_GEMM ? c->u.gemm.dtype : c->u.mat.dtype;
+  if ((unsigned)t > DC_DTYPE_BF16 || !(m->dtypes & (1u << t))) {
+    dc_buf_printf(out, "the fitted model has no %s rows", dc_dtype_name(t));
+    return;
+  }
+  if (m->n_support > 0) {
+    double dist = dc_mlp_gate_distance(m, c);
+    bool in = dist <= m->gate_radius;
+    dc_buf_printf(out, "nearest of the %d fitted rows at %.3f (ln units), %s "
+                  "the gate's %.3f", (int)m->n_support, dist,
+                  in ? "within" : "beyond", m->gate_radius);
+    return;
+  }
+  dc_buf_puts(out, dc_mlp_covers(m, c) ? "inside the fitted rows' range"
+                                       : "outside the fitted rows' range");
 }
 
 /* The answer raised to the floor when below it (or NaN). Out of line and
@@ -222,9 +391,23 @@ fitted_or(const dc_kernel *k, const dc_device *dev, const dc_kmodels *models,
 /* The model's answer, µs, before the scale, raised to the kernel's floor
  * unless `raw` where fitted_or says; the other models are at or above
  * their floor by construction (kernels/bounds.c) and are not checked. */
+static __attribute__((noinline)) double
+family_us(const dc_kernel *k, const dc_device *dev, const dc_kfam *f,
+          bool raw) {
+  double t = dc_kfam_us(k, dev, f);
+  if (raw || dc_k_floor_check(k, dev, t)) return t;
+  dc_kfloor fl;
+  dc_kbound b;
+  return clamp_to_floor(k, dev, t, &fl, &b);
+}
+
 static inline double model_us(const dc_kernel *k, const dc_device *dev,
                               const dc_kmodels *models, bool raw) {
   double t = 0;
+  if (models && k->kind != DC_KERNEL_GEMM) {
+    const dc_kfam *f = family_for(k, models);
+    if (f) return family_us(k, dev, f, raw);
+  }
   switch (k->kind) {
   case DC_KERNEL_GEMM:
     t = fitted_or(k, dev, models, dc_kernel_gemm_analytic_us, raw);

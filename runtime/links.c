@@ -45,5 +45,6 @@ bool dc_device_of_point(const dc_point *p, dc_device *out, dc_arena *a,
                         dc_diags *d) {
   if (!dc_device_lookup(p->gpu, out, a, d)) return false;
   dc_device_apply_links(out, p);
+  if (p->kernel_models) out->models_name = p->kernel_models;
   return true;
 }

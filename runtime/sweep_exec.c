@@ -50,6 +50,7 @@ typedef struct dev_entry {
   char *name;
   double nvlink_gbps, pcie_gbps, nic_gbps, link_latency_us; /* as dc_point */
   int32_t nvlink_domain, sharp;
+  const char *kernel_models;                                /* as dc_point */
   dc_device dev;
   const dc_kmodels *km;
 } dev_entry;
@@ -122,7 +123,8 @@ static bool same_links(const dev_entry *e, const dc_point *p) {
   return e->nvlink_gbps == p->nvlink_gbps && e->pcie_gbps == p->pcie_gbps &&
          e->nic_gbps == p->nic_gbps &&
          e->link_latency_us == p->link_latency_us &&
-         e->nvlink_domain == p->nvlink_domain && e->sharp == p->sharp;
+         e->nvlink_domain == p->nvlink_domain && e->sharp == p->sharp &&
+         e->kernel_models == p->kernel_models; /* one string per folder */
 }
 
 /* The device a point names, with its links, looked up once per worker.
@@ -151,6 +153,7 @@ static bool worker_device(worker *w, const dc_point *p, pricer *out,
   e->link_latency_us = p->link_latency_us;
   e->nvlink_domain = p->nvlink_domain;
   e->sharp = p->sharp;
+  e->kernel_models = p->kernel_models;
   *out = (pricer){&e->dev, e->km, w->n_devs, w->memo};
   w->n_devs++;
   return true;

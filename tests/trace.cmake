@@ -58,3 +58,10 @@ foreach(_mode mapping roundtrip fixtures ranks hostile shared)
                    ${_mode})
   set_tests_properties(replay_${_mode} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+
+# `dlrmc calibrate` on a recorded H200 step, then a study on its models
+# (spec/calibrate.md).
+add_test(NAME calibrate
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/calibrate/calibrate.sh
+                 $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR})
+set_tests_properties(calibrate PROPERTIES LABELS unit)

@@ -126,6 +126,11 @@ bool dc_cli_check_catalogs(const dc_study *s) {
     dc_profile prof;
     dc_profile_load(names[i], &prof, &a, &d);
   }
+  n = dc_study_catalog_names(s, "kernel_models", &a, &names);
+  for (size_t i = 0; i < n; i++)
+    dc_kmodels_check_dir(names[i], dc_study_catalog_span(s, "kernel_models",
+                                                         names[i]),
+                         &d);
   bool ok = d.errors == 0;
   dc_cli_report(&d);
   dc_diags_free(&d);

@@ -4,7 +4,8 @@
  * switched on, and prints the per-op table of one rank (runtime/explain.c):
  * the host time of every top-level op, the overheads T1–T5 it paid, the
  * time the host waited on the GPU, its kernels, their predicted time and the
- * GPU idle time right before them — followed by the point's metrics.
+ * GPU idle time right before them — followed by which model priced the
+ * kernels and why, and the point's metrics.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,52 @@
 #include "graphgen/graphgen.h"
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
+
+/* Which model priced the rank's kernels and why (dc_kernel_model_why):
+ * one line per distinct (kind, model, reason), with its kernel count, in
+ * order of first launch; at most EXPLAIN_MODELS lines. */
+#define EXPLAIN_MODELS 40
+static void kernel_models(const dc_graph *g, const dc_point *p, int32_t rank,
+                          dc_arena *a, dc_buf *out) {
+  dc_device dev;
+  dc_diags d = {0};
+  if (!dc_device_of_point(p, &dev, a, &d)) {
+    dc_diags_free(&d);
+    return;
+  }
+  const dc_kmodels *km = dc_kmodels_for(&dev);
+  const char *line[EXPLAIN_MODELS];
+  int64_t count[EXPLAIN_MODELS];
+  int n = 0;
+  int64_t more = 0;
+  dc_buf why = {0};
+  for (int32_t o = 0; o < g->n_ops; o++) {
+    if (g->ops[o].rank != rank) continue;
+    for (int32_t i = 0; i < g->ops[o].n_launches; i++) {
+      const dc_kernel *k = &g->ops[o].launches[i].k;
+      dc_buf_clear(&why);
+      dc_buf_printf(&why, "%-16s %-18s ", dc_kernel_kind_name(k->kind),
+                    dc_kernel_model_used(k, km));
+      dc_kernel_model_why(k, km, &why);
+      int j = 0;
+      while (j < n && strcmp(line[j], why.data) != 0) j++;
+      if (j < n) {
+        count[j]++;
+      } else if (n < EXPLAIN_MODELS) {
+        line[n] = dc_arena_strdup(a, why.data);
+        count[n++] = 1;
+      } else {
+        more++;
+      }
+    }
+  }
+  dc_buf_puts(out, "\nkernel models (kind, model, why; kernels):\n");
+  for (int j = 0; j < n; j++)
+    dc_buf_printf(out, "  %s; %lld\n", line[j], (long long)count[j]);
+  if (more) dc_buf_printf(out, "  ... and %lld more kernels\n", (long long)more);
+  dc_buf_free(&why);
+  dc_diags_free(&d);
+}
 
 static int cmd_explain(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_explain_def;
@@ -116,6 +163,7 @@ static int cmd_explain(int argc, char **argv) {
       dc_device dev;
       if (dc_device_of_point(p, &dev, &a, &d))
         dc_explain_collectives(g, &r, &dev, (int32_t)rank, &out);
+      kernel_models(g, p, (int32_t)rank, &a, &out);
       dc_buf_puts(&out, "\n");
       for (int k = 0; k < DC_METRIC_COUNT_; k++) {
         if (k == DC_METRIC_SPEEDUP) continue;
@@ -151,5 +199,8 @@ const dc_command dc_cmd_explain_def = {
     "  kern       kernels launched; kernel_us their predicted time\n"
     "  gpu_idle   stream idle time right before its kernels: the GPU time\n"
     "             the op's host side (or a dependency) left unused\n"
-    "followed by the point's metrics. --memory-budget SIZE raises the\n"
-    "memory one point may need (default 1GiB; spec/numbers.md).\n"};
+    "then which model priced the rank's kernels and why (a fitted model's\n"
+    "distance to its data against its gate, a fitted family's constants;\n"
+    "spec/calibrate.md), and the point's metrics. --memory-budget SIZE\n"
+    "raises the memory one point may need (default 1GiB;\n"
+    "spec/numbers.md).\n"};

@@ -13,15 +13,49 @@
 #include "compiler/cli/cmd.h"
 #include "kernels/kernels.h"
 
+/* --gate-of MODEL: the model as it is (weights, comments), with the
+ * distance-to-data gate of the rows `dlrmc fit` trained it on (the same
+ * CSVs and seed) added. */
+static int gate_only(const char *path, const dc_fit_opts *o,
+                     const dc_fit_sample *s, int32_t n, const char *out,
+                     dc_arena *a, dc_diags *d) {
+  const dc_source *src = dc_source_load(path, a, d);
+  const dc_node *root = src ? dc_yaml_parse(src, a, d) : NULL;
+  dc_mlp m;
+  if (!root || !dc_mlp_from_node(root, &m, a, d)) return DC_EXIT_INPUT;
+  if (m.kind != o->kind || !dc_fit_gate(&m, s, n, o->seed, a)) {
+    dc_diag_error(d, DC_DIAG_BAD_MODEL, root->span,
+                  "fitted model: '%s' is not a %s model, or fewer than 10 "
+                  "rows", path, dc_kernel_kind_name(o->kind));
+    return DC_EXIT_INPUT;
+  }
+  dc_buf head = {0}, yaml = {0};
+  for (const char *p = src->text; *p == '#';) { /* its comment lines */
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+    if (strncmp(p, "# gate:", 7) != 0) dc_buf_append(&head, p, len);
+    p += len;
+  }
+  dc_buf_printf(&head, "# gate: %d fitted rows, radius %.3f (ln units: the "
+                "95th percentile of the held-out rows' distances)\n",
+                (int)m.n_support, m.gate_radius);
+  dc_mlp_write_yaml(&m, head.data, &yaml);
+  bool ok = dc_write_file_atomic(out, yaml.data, yaml.len);
+  dc_buf_free(&head);
+  dc_buf_free(&yaml);
+  return ok ? DC_EXIT_OK : DC_EXIT_INPUT;
+}
+
 static int cmd_fit(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_fit_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
   dc_fit_opts o = {0};
   o.grid = "small";
-  const char *kind = NULL, *out = NULL;
+  const char *kind = NULL, *out = NULL, *gate_of = NULL;
   const char *files[64];
   int nfiles = 0;
-  enum { O_OUT, O_GRID, O_EPOCHS, O_LAYERS, O_NEURONS, O_SEED, O_VERBOSE };
+  enum { O_OUT, O_GRID, O_EPOCHS, O_LAYERS, O_NEURONS, O_SEED, O_VERBOSE,
+         O_GATE_OF };
   static const dc_cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
                                     [O_GRID] = {"--grid", NULL, true},
                                     [O_EPOCHS] = {"--epochs", NULL, true},
@@ -29,6 +63,7 @@ static int cmd_fit(int argc, char **argv) {
                                     [O_NEURONS] = {"--neurons", NULL, true},
                                     [O_SEED] = {"--seed", NULL, true},
                                     [O_VERBOSE] = {"--verbose", "-v", false},
+                                    [O_GATE_OF] = {"--gate-of", NULL, true},
                                     {0}};
   dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *arg;
@@ -37,6 +72,7 @@ static int cmd_fit(int argc, char **argv) {
     switch (k) {
     case DC_CLI_FAIL: return DC_EXIT_USAGE;
     case O_OUT: out = arg; break;
+    case O_GATE_OF: gate_of = arg; break;
     case O_GRID:
       o.grid = arg;
       if (strcmp(o.grid, "small") != 0 && strcmp(o.grid, "full") != 0)
@@ -98,6 +134,10 @@ static int cmd_fit(int argc, char **argv) {
     n_all += n;
   }
   dc_mlp model;
+  if (gate_of && !d.errors) {
+    rc = gate_only(gate_of, &o, all, n_all, out, &a, &d);
+    goto done;
+  }
   if (d.errors || !dc_fit_run(&o, all, n_all, &model, &rep, &a, &d)) {
     rc = DC_EXIT_INPUT;
     goto done;
@@ -141,7 +181,7 @@ const dc_command dc_cmd_fit_def = {
     "fit", cmd_fit,
     "dlrmc fit gemm|transpose|tril_fwd|tril_bwd DATA.csv... [-o MODEL.yaml] "
     "[--grid small|full] [--epochs N] [--layers N] [--neurons N] [--seed N] "
-    "[-v]",
+    "[-v] [--gate-of MODEL.yaml]",
     "Fit the MLP kernel-time regressor of a kernel kind to benchmark data.",
     "Trains the paper's MLP regressor (features: ln of batch, m, n, k and "
     "0/1 flags\n"
@@ -169,8 +209,11 @@ const dc_command dc_cmd_fit_def = {
     "batch,m,n,dtype,time_us; tril_fwd/tril_bwd batch,m,n,diag,dtype,time_us."
     "\n"
     "Same data and options give the same model, byte for byte. The model\n"
-    "records the range of each feature over its training rows (feature_min,\n"
-    "feature_max) and prices only kernels inside it; the analytic model\n"
-    "prices the others. Install a model as\n"
+    "records its training rows and a gate radius (the 95th percentile of\n"
+    "the held-out rows' distances to them, in ln units) and prices only\n"
+    "kernels that near a training row of their precision; the analytic\n"
+    "model prices the others. --gate-of MODEL.yaml adds that gate to a\n"
+    "model fitted before gates existed (same CSVs and --seed), weights\n"
+    "untouched. Install a model as\n"
     "spec/kernels/<gpu name, lowercase>/<kind>.yaml and rebuild.\n\n"
     "  dlrmc fit gemm v100_fp32.csv v100_fp16.csv -o gemm.yaml\n"};

@@ -46,9 +46,13 @@ static bool apply_cli(const kargs *ka, dc_kernel *k, bool skip_unknown,
 /* --explain: the model, the floor's bounds, and whether the model's
  * answer was clamped to one of them. */
 static void explain(const dc_kernel *k, const dc_device *dev,
-                    const dc_kprice *p) {
+                    const dc_kmodels *km, const dc_kprice *p) {
   fprintf(stderr, "%s on %s: model %s\n", dc_kernel_kind_name(k->kind),
           dev->name, p->model);
+  dc_buf why = {0};
+  dc_kernel_model_why(k, km, &why);
+  fprintf(stderr, "  why: %s\n", why.data ? why.data : "");
+  dc_buf_free(&why);
   const dc_kfloor *f = &p->floor;
   fprintf(stderr, "  floor %.3f us (%s bound): FLOP %.3f, DRAM %.3f, "
                   "link %.3f, launch %.3f us\n",
@@ -265,7 +269,7 @@ static int cmd_kernel(int argc, char **argv) {
       dc_kprice p;
       dc_kernel_price(&k, &dev, km, &p);
       double t = p.us;
-      if (ka.explain) explain(&k, &dev, &p);
+      if (ka.explain) explain(&k, &dev, km, &p);
       char line[64];
       int n = snprintf(line, sizeof line, "%.3f\n", t);
       if (!finite_price(t, &k, (dc_span){0}, &d) ||

@@ -21,7 +21,7 @@ static const dc_command *const commands[] = {
     &dc_cmd_check_def,     &dc_cmd_run_def,   &dc_cmd_graph_def,
     &dc_cmd_explain_def,   &dc_cmd_gpus_def,  &dc_cmd_kernel_def,
     &dc_cmd_fit_def,       &dc_cmd_overheads_def, &dc_cmd_trace_def,
-    &dc_cmd_replay_def,    &dc_cmd_report_def,
+    &dc_cmd_replay_def,    &dc_cmd_calibrate_def, &dc_cmd_report_def,
 };
 
 static const dc_command *find_command(const char *name) {

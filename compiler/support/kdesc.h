@@ -129,11 +129,18 @@ typedef struct dc_kernel {
       dc_optimizer optimizer;  /* BWD: fused update's state traffic */
       bool fused_optimizer;    /* BWD: update applied in the kernel */
       dc_embedding_model model;
+      bool stock; /* PyTorch's own nn.EmbeddingBag kernels (one table per
+                   * kernel, gradient rows written for a sparse update),
+                   * not FBGEMM's table-batched ones: a kernel family of
+                   * its own for the fitted models (spec/calibrate.md) */
     } emb;
     struct { /* ELEMENTWISE and REDUCE */
       int64_t elements;
       double flops_per_elem;
       double bytes_per_elem; /* DRAM bytes per element, all operands */
+      bool indexed; /* gather / scatter through an index (index_select,
+                     * gather, index_add_: the sparse update): irregular
+                     * rows, a family of its own for the fitted models */
     } ew;
     struct { /* CONCAT, MEMCPY_*: bytes moved (read once, written once) */
       int64_t bytes;

@@ -177,6 +177,8 @@ typedef struct dc_point {
   int32_t hosts;
   int32_t gpus_per_host;
   const char *overheads;      /* overhead profile name or path */
+  const char *kernel_models;  /* a fitted-model folder (dlrmc calibrate),
+                                 resolved path; NULL: the GPU's own */
   double nvlink_gbps;         /* 0: from the GPU catalog */
   double pcie_gbps;           /* 0: from the GPU catalog */
   double nic_gbps;            /* per GPU; 0: default */

@@ -151,7 +151,7 @@ static int32_t new_op(bctx *c, const et_node *n, int32_t parent) {
   c->ops[j].annotation = dc_trace_is_container(n->name);
   c->src[j] = n;
   c->comm[j] = NULL;
-  c->info[j] = (dc_et_op){n->id, n->rf_id, false};
+  c->info[j] = (dc_et_op){.node_id = n->id, .rf_id = n->rf_id};
   return j;
 }
 
@@ -629,6 +629,9 @@ static bool build_kernels(bctx *c, dc_et_graph *out) {
     } else if (here) {
       c->info[j].unpriced = true;
       out->n_unpriced++;
+    } else if (m[j].n > 0) {
+      c->info[j].has_whole = true;
+      c->info[j].whole = m[j].k;
     }
     if (o->parent >= 0 && (below[j] || here)) below[o->parent] = true;
     if (o->parent >= 0 &&

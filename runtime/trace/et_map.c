@@ -75,6 +75,11 @@ bool et_no_kernel(const char *name) {
       "aten::sparse_coo_tensor",
       "aten::_sparse_coo_tensor_unsafe",
       "aten::_sparse_coo_tensor_with_dims_and_tensors",
+      /* the sparse gradient of a lookup: the looked-up indices and the
+       * gathered rows (its parent's gather) become a COO tensor; no kernel
+       * beneath it in the H200 traces (tests/validation/h200/steps).
+       * With a padding_idx its masking ops are recorded beneath it. */
+      "aten::embedding_sparse_backward",
       "aten::values",
       "aten::indices",
       "aten::is_same_size",
@@ -245,6 +250,9 @@ bool et_is_composite(const char *n, dc_kernel_kind k) {
                                       "aten::embedding_bag",
                                       "aten::embedding",
                                       "aten::_embedding_bag_backward",
+                                      "aten::_embedding_bag_sparse_backward",
+                                      "aten::_embedding_bag_dense_backward",
+                                      "aten::embedding_dense_backward",
                                       "aten::embedding_backward",
                                       "aten::to",
                                       "aten::_to_copy",
@@ -434,6 +442,10 @@ static void ew_of(et_mapped *m, const et_node *n, dc_kernel_kind kind) {
     elems = first;
   if (elems == 0) elems = first;
   set_ew(m, kind, elems, bytes);
+  /* reads through an index: irregular rows (kernels' `indexed` family) */
+  m->k.u.ew.indexed = strcmp(n->name, "aten::gather") == 0 ||
+                      strcmp(n->name, "aten::index_select") == 0 ||
+                      strcmp(n->name, "aten::index") == 0;
 }
 
 /* In-place scatters into `self` (argument 0): index_add_, index_put_,
@@ -463,6 +475,7 @@ static void scatter_of(et_mapped *m, const et_node *n) {
   }
   bytes = dc_sat_add_i64(bytes, dc_sat_mul_i64(dc_sat_mul_i64(elems, esize), 2));
   set_ew(m, DC_KERNEL_ELEMENTWISE, elems, bytes);
+  m->k.u.ew.indexed = true;
 }
 
 /* aten::index (a gather of rows of `self`, argument 0): the kernel reads
@@ -558,6 +571,7 @@ static void emb_aten(const et_map_ctx *c, et_mapped *m, const et_node *n,
     emb_group(c, m, DC_KERNEL_EMBEDDING_FWD, B, 1, w->shape[0], w->shape[1],
               bag ? (double)idx->numel / (double)B : 1.0, w->dtype,
               DC_OPTIMIZER_SGD, false);
+    m->k.u.emb.stock = true;
     return;
   }
   const et_val *g = named_tensor(n, "grad");
@@ -571,6 +585,7 @@ static void emb_aten(const et_map_ctx *c, et_mapped *m, const et_node *n,
   emb_group(c, m, DC_KERNEL_EMBEDDING_BWD, g->shape[0], 1, rows, g->shape[1],
             (double)idx->numel / (double)g->shape[0], g->dtype,
             DC_OPTIMIZER_SGD, false);
+  m->k.u.emb.stock = true;
 }
 
 dc_optimizer et_tbe_optimizer(const char *name) {

@@ -23,7 +23,9 @@
  *    the end of the last matched top-level op); per kernel family the
  *    GMAE and the signed mean of predicted/measured − 1 over matched
  *    kernels; and the 20 worst kernels with their shapes.
- * Several execution traces (one per rank) go to replay_ranks.c.
+ * Several execution traces (one per rank) go to replay_ranks.c. For
+ * `dlrmc calibrate`, the matched kernels with their measured times
+ * (dc_replay_samples).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -518,4 +520,62 @@ done:
   return ok;
 }
 
+/* ---- samples for calibration ------------------------------------------ */
 
+static bool is_lookup(dc_kernel_kind k) {
+  return k == DC_KERNEL_EMBEDDING_FWD || k == DC_KERNEL_EMBEDDING_BWD;
+}
+
+/* Whether an op of j's subtree (j excluded) launches a lookup or is a
+ * composite lookup itself: the deepest one is the sample. */
+static bool lookup_below(const replay *r, int32_t j) {
+  const dc_graph *g = r->g;
+  for (int32_t c = j + 1; c < g->ops[j].end; c++) {
+    if (r->e.ops[c].has_whole && is_lookup(r->e.ops[c].whole.kind))
+      return true;
+    for (int32_t i = 0; i < g->ops[c].n_launches; i++)
+      if (is_lookup(g->ops[c].launches[i].k.kind)) return true;
+  }
+  return false;
+}
+
+bool dc_replay_samples(const char *et_path, const char *kineto_path,
+                       const dc_device *dev, dc_fit_sample **s, int32_t *n,
+                       dc_arena *a, dc_diags *d) {
+  dc_replay_opts o = {0};
+  replay r = {0};
+  r.o = &o;
+  r.a = a;
+  r.d = d;
+  r.dev = *dev;
+  r.km = dc_kmodels_for(&r.dev);
+  r.et_path = et_path;
+  r.k_path = kineto_path;
+  if (!rank_load(&r) || !r.have_k) {
+    rp_rank_free(&r);
+    return false;
+  }
+  int32_t nops = r.g->n_ops;
+  int32_t cap = *n + nops + 1;
+  dc_fit_sample *v = dc_xrealloc(*s, (size_t)cap * sizeof *v);
+  *s = v;
+  for (int32_t j = 0; j < nops; j++) {
+    if (r.match[j] < 0) continue;
+    const dc_op *op = &r.g->ops[j];
+    const dc_kernel *k = NULL;
+    double us = -1;
+    if (op->n_launches && !r.e.ops[j].unpriced) {
+      k = &op->launches[0].k;
+      us = r.meas_us[j];
+    } else if (r.e.ops[j].has_whole && is_lookup(r.e.ops[j].whole.kind) &&
+               !lookup_below(&r, j)) {
+      k = &r.e.ops[j].whole;
+      us = dc_trace_attrib_of(&r.at, (size_t)r.match[j]).us;
+    }
+    if (!k || !(us > 0) || dc_kernel_is_collective(k->kind)) continue;
+    v[*n] = (dc_fit_sample){*k, us, dc_kernel_kind_name(k->kind)};
+    (*n)++;
+  }
+  rp_rank_free(&r);
+  return true;
+}

@@ -428,6 +428,12 @@ typedef struct dc_et_op {
   int64_t node_id; /* the ET node (an evaluate_function's, when folded) */
   int64_t rf_id;   /* its record-function id, 0 when not recorded */
   bool unpriced;   /* computes on the device but no kernel model fits */
+  /* A composite op whose kernel was left to the ops beneath it
+   * (aten::_embedding_bag_backward → gather): what it maps to as a whole,
+   * for `dlrmc calibrate`, which fits the whole against the GPU time of
+   * everything beneath it. */
+  bool has_whole;
+  dc_kernel whole;
 } dc_et_op;
 
 typedef struct dc_et_graph {
@@ -470,6 +476,16 @@ typedef struct dc_replay_opts {
 
 bool dc_replay(const dc_replay_opts *o, dc_buf *out, dc_arena *a,
                dc_diags *d);
+
+/* The measured kernels of a recorded iteration, for `dlrmc calibrate`
+ * (spec/calibrate.md): every matched op that launches a kernel, with the
+ * GPU time it launched itself, and every composite lookup (has_whole)
+ * with the GPU time of its subtree. Appends to *s (grown with realloc,
+ * the kernels' arrays in `a`); `dev` is the device looked up by name. */
+struct dc_fit_sample;
+bool dc_replay_samples(const char *et_path, const char *kineto_path,
+                       const dc_device *dev, struct dc_fit_sample **s,
+                       int32_t *n, dc_arena *a, dc_diags *d);
 
 /* ---- stats (stats.c) ------------------------------------------------
  */

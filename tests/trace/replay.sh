@@ -213,10 +213,12 @@ shared)
     "$d/rtx2080ti_linear_kineto.json.gz" --gpu V100 --csv >"$tmp/csv" 2>&1 ||
     { echo "FAIL linear: exit $?"; fail=1; }
   check "$tmp/csv" "GEMM,62," linear
-  # 62 GEMMs of three shapes; their GMAE stays under 25 % on a V100
-  # (measured on an RTX 2080 Ti: 12.6 %)
-  awk -F, '$1 == "GEMM" && ($5 == "" || $5 > 0.25) { exit 1 }' "$tmp/csv" ||
-    { echo "FAIL linear: GEMM GMAE above 25 %:"; cat "$tmp/csv"; fail=1; }
+  # 62 GEMMs of three shapes; their GMAE stays under 30 % on a V100
+  # (measured on an RTX 2080 Ti). 512x1024x1024 lies beyond the V100
+  # fit's distance-to-data gate (spec/calibrate.md), so the analytic GEMM
+  # prices it: 26 % (the fitted network, ungated, gave 12.6 %)
+  awk -F, '$1 == "GEMM" && ($5 == "" || $5 > 0.30) { exit 1 }' "$tmp/csv" ||
+    { echo "FAIL linear: GEMM GMAE above 30 %:"; cat "$tmp/csv"; fail=1; }
   ;;
 esac
 exit $fail

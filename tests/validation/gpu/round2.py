@@ -181,7 +181,7 @@ def section_kernels(dlrmc, data, gpu):
                    if r["op"] == op and ex and lo <= int(r["rows"]) < hi]
             q = [dict(batch=r["batch"], rows=r["rows"], tables=1,
                       pooling=r["pooling"], dim=r["dim"], dtype="fp32",
-                      model="plain") for r, _ in sel]
+                      model="plain", stock=1) for r, _ in sel]
             pred = price(dlrmc, gpu, kind, q)
             pairs = list(zip(pred, [us for _, us in sel]))
 
@@ -211,7 +211,8 @@ def section_kernels(dlrmc, data, gpu):
         q = [dict(batch=r["batch"], rows=r["rows"], tables=1,
                   pooling=r["pooling"], dim=r["dim"], dtype="fp32",
                   model="plain", optimizer=opt,
-                  fused=1 if op == "fused_bwd" else 0) for r, _ in sel]
+                  fused=1 if op == "fused_bwd" else 0,
+                  stock=0 if op == "fused_bwd" else 1) for r, _ in sel]
         pred = price(dlrmc, gpu, "embedding_bwd", q)
         pairs = list(zip(pred, [us for _, us in sel]))
 

@@ -1,0 +1,74 @@
+#!/bin/sh
+# calibrate.sh DLRMC REPO — `dlrmc calibrate` end to end (spec/calibrate.md)
+# on the repo's recorded H200 step (tests/validation/h200/steps, the
+# dlrm_default preset at batch 2048): the report names every family the
+# step has with its held-out error, the folder gets families.yaml, a study
+# that names the folder (system.kernel_models) runs and prices differently
+# from the built-in models, and the errors: a folder without models, a
+# broken families.yaml (at its own line), an odd number of traces, no -o.
+set -u
+dlrmc=$1
+repo=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check FILE PATTERN WHAT
+  if ! grep -qF -- "$2" "$1"; then
+    echo "FAIL $3: no '$2' in:"
+    cat "$1"
+    fail=1
+  fi
+}
+steps=$repo/tests/validation/h200/steps
+# the H200 under another name: a GPU with no fitted models of its own
+sed 's/^name: .*/name: H200-uncalibrated/; /^aliases:/d' \
+  "$repo/spec/gpus/h200-sxm-141gb.yaml" >"$tmp/gpu.yaml"
+"$dlrmc" calibrate "$steps/default_b2048_fp32.et.json.gz" \
+  "$steps/default_b2048_fp32.kineto.json.gz" \
+  "$steps/ddp_b2048_fp32.et.json.gz" "$steps/ddp_b2048_fp32.kineto.json.gz" \
+  --gpu "$tmp/gpu.yaml" -o "$tmp/cal" \
+  >"$tmp/rep" 2>"$tmp/err" || { echo "FAIL calibrate: exit $?"; cat "$tmp/err"; fail=1; }
+check "$tmp/rep" "| embedding_bwd_stock | 16 | 2 | analytic (fewer than 6)" "few rows keep the analytic model"
+check "$tmp/rep" "| gemm | - | 33 | mlp |" "GEMM fitted"
+[ -f "$tmp/cal/gemm.yaml" ] || { echo "FAIL: no gemm.yaml"; fail=1; }
+check "$tmp/rep" "| elementwise |" "element-wise row"
+check "$tmp/rep" "(5-fold)" "k-fold held-out error"
+check "$tmp/rep" "kernel_models: $tmp/cal" "how to use it"
+[ -f "$tmp/cal/families.yaml" ] || { echo "FAIL: no families.yaml"; fail=1; }
+# a what-if on the calibrated models: the same study with and without them
+cat >"$tmp/s.yaml" <<YAML
+study: calibrated-what-if
+model: {preset: dlrm_default, embedding_kernel: per_table}
+training: {batch_size: 2048, optimizer: sgd}
+system: {gpu: gpu.yaml, gpus: 1, kernel_models: cal}
+sweep: {training.batch_size: [2048, 16384]}
+output: {columns: [training.batch_size, e2e_ms, kernel_only_ms]}
+YAML
+"$dlrmc" run "$tmp/s.yaml" >"$tmp/cal.csv" 2>"$tmp/err" || { echo "FAIL run: exit $?"; cat "$tmp/err"; fail=1; }
+sed '/kernel_models/d; s/gpus: 1, kernel_models: cal/gpus: 1/' "$tmp/s.yaml" >"$tmp/b.yaml"
+"$dlrmc" run "$tmp/b.yaml" >"$tmp/base.csv" 2>"$tmp/err" || { echo "FAIL base run: exit $?"; cat "$tmp/err"; fail=1; }
+check "$tmp/cal.csv" "2048," "calibrated run"
+"$dlrmc" explain "$tmp/s.yaml" >"$tmp/explain" 2>"$tmp/err" || { echo "FAIL explain: exit $?"; cat "$tmp/err"; fail=1; }
+check "$tmp/explain" "fitted family elementwise:" "explain names the fitted family"
+check "$tmp/explain" "gemm             mlp                nearest of the" "explain gives the gate's distance"
+if cmp -s "$tmp/cal.csv" "$tmp/base.csv"; then
+  echo "FAIL: the calibrated models changed nothing"; fail=1
+fi
+# errors
+mkdir -p "$tmp/empty" "$tmp/bad"
+sed 's/kernel_models: cal/kernel_models: empty/' "$tmp/s.yaml" >"$tmp/e.yaml"
+"$dlrmc" run "$tmp/e.yaml" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || { echo "FAIL empty folder: not exit 1"; fail=1; }
+check "$tmp/err" "e.yaml:4:49" "empty folder at the study's key"
+check "$tmp/err" "no fitted kernel models" "empty folder message"
+printf 'kind: families\nfamilies:\n  elementwise: {fraction: 2, latency_us: 1}\n' >"$tmp/bad/families.yaml"
+sed 's/kernel_models: cal/kernel_models: bad/' "$tmp/s.yaml" >"$tmp/x.yaml"
+"$dlrmc" run "$tmp/x.yaml" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || { echo "FAIL bad families: not exit 1"; fail=1; }
+check "$tmp/err" "families.yaml:3:27: error" "broken file at its own line"
+"$dlrmc" calibrate "$steps/default_b2048_fp32.et.json.gz" --gpu "$tmp/gpu.yaml" -o "$tmp/o" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || { echo "FAIL odd traces: not exit 2"; fail=1; }
+"$dlrmc" calibrate "$steps/default_b2048_fp32.et.json.gz" \
+  "$steps/default_b2048_fp32.kineto.json.gz" --gpu "$tmp/gpu.yaml" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || { echo "FAIL no -o: not exit 2"; fail=1; }
+exit $fail
