@@ -147,26 +147,16 @@ static bool fits(place *c, int32_t n_off, int32_t n_uvm) {
   return ok;
 }
 
-/* The least x in [lo, hi] with f(x), f monotone; hi + 1 when none. */
-static int32_t least_off(place *c, int32_t lo, int32_t hi, int32_t n_uvm) {
+/* The least x in [lo, hi] for which the placement fits, fitting being
+ * monotone in x; hi + 1 when none. x is the count of tables off HBM
+ * (with `other` of them uncached) or, with `uvm`, the count uncached
+ * (with `other` off HBM). */
+static int32_t least_fit(place *c, int32_t lo, int32_t hi, int32_t other,
+                         bool uvm) {
   int32_t r = hi + 1;
   while (lo <= hi && !c->hard_error) {
     int32_t mid = lo + (hi - lo) / 2;
-    if (fits(c, mid, n_uvm)) {
-      r = mid;
-      hi = mid - 1;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return r;
-}
-
-static int32_t least_uvm(place *c, int32_t lo, int32_t hi, int32_t n_off) {
-  int32_t r = hi + 1;
-  while (lo <= hi && !c->hard_error) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (fits(c, n_off, mid)) {
+    if (uvm ? fits(c, other, mid) : fits(c, mid, other)) {
       r = mid;
       hi = mid - 1;
     } else {
@@ -185,16 +175,16 @@ static bool search(place *c, int32_t n_max, int32_t *n_off, int32_t *n_uvm) {
   /* the ends first: a failing bisection costs log T failing planner
    * runs, and failing runs are the planner's slowest */
   if (fits(c, n_max, 0)) {
-    *n_off = least_off(c, 1, n_max - 1, 0);
+    *n_off = least_fit(c, 1, n_max - 1, 0, false);
     if (*n_off > n_max - 1) *n_off = n_max;
     return true;
   }
   if (!fits(c, n_max, n_max)) return false;
-  int32_t u = least_uvm(c, 1, n_max - 1, n_max);
+  int32_t u = least_fit(c, 1, n_max - 1, n_max, true);
   if (u > n_max - 1) u = n_max;
   if (u > n_max) return false;
   *n_uvm = u;
-  *n_off = least_off(c, u, n_max, u);
+  *n_off = least_fit(c, u, n_max, u, false);
   if (*n_off > n_max) *n_off = n_max;
   return true;
 }

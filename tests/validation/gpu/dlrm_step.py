@@ -162,6 +162,29 @@ def sync(dev):
         torch.cuda.synchronize()
 
 
+def time_steps(fn, dev):
+    """ISO isolated steps (synchronised before and after, host clock, ms)
+    and the mean of PIPE back-to-back ones (CUDA events; NaN on a CPU)."""
+    iso = []
+    for _ in range(ISO):
+        sync(dev)
+        t0 = time.perf_counter()
+        fn()
+        sync(dev)
+        iso.append((time.perf_counter() - t0) * 1e3)
+    pipe = float("nan")
+    if dev.type == "cuda":
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(PIPE):
+            fn()
+        e1.record()
+        torch.cuda.synchronize()
+        pipe = e0.elapsed_time(e1) / PIPE
+    return iso, pipe
+
+
 def gzip_move(src, dst):
     with open(src, "rb") as fi, gzip.open(dst, "wb", compresslevel=9) as fo:
         shutil.copyfileobj(fi, fo)
@@ -208,22 +231,14 @@ def run_config(cfg, dev, out_dir, tiny, plain_only=False):
     if plain_only:
         record_plain(name, model, opt, loss_fn, batches, dev, amp, out_dir)
         return None
-    iso = []
-    for _ in range(ISO):
-        sync(dev)
-        t0 = time.perf_counter()
-        step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
-        sync(dev)
-        iso.append((time.perf_counter() - t0) * 1e3)
-    pipe = float("nan")
-    if dev.type == "cuda":
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(PIPE):
-            step(model, opt, loss_fn, batches[k % 3], dev, amp); k += 1
-        e1.record()
-        torch.cuda.synchronize()
-        pipe = e0.elapsed_time(e1) / PIPE
+    counter = [k]
+
+    def one():
+        step(model, opt, loss_fn, batches[counter[0] % 3], dev, amp)
+        counter[0] += 1
+
+    iso, pipe = time_steps(one, dev)
+    k = counter[0]
     if traced:
         from torch.profiler import (ExecutionTraceObserver, ProfilerActivity,
                                     profile)
@@ -352,23 +367,7 @@ def run_graph_config(cfg, dev, tiny):
         for _ in range(WARMUP):
             fn()
         sync(dev)
-        iso = []
-        for _ in range(ISO):
-            sync(dev)
-            t0 = time.perf_counter()
-            fn()
-            sync(dev)
-            iso.append((time.perf_counter() - t0) * 1e3)
-        pipe = float("nan")
-        if dev.type == "cuda":
-            e0 = torch.cuda.Event(enable_timing=True)
-            e1 = torch.cuda.Event(enable_timing=True)
-            e0.record()
-            for _ in range(PIPE):
-                fn()
-            e1.record()
-            torch.cuda.synchronize()
-            pipe = e0.elapsed_time(e1) / PIPE
+        iso, pipe = time_steps(fn, dev)
         return statistics.median(iso), pipe
 
     e_iso, e_pipe = timed(eager)

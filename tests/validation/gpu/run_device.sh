@@ -25,22 +25,7 @@ mkdir -p "$work/bench" "$work/steps"
 log=$out/log.txt
 exec > >(tee -a "$log") 2>&1
 
-# libcublas/libcupti/libcudart of CUDA 13, wherever this image keeps them
-libdirs=""
-for lib in libcublas.so.13 libcupti.so.13 libcudart.so.13 libcublasLt.so.13; do
-  p=$(timeout 20 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)
-  [ -n "$p" ] && libdirs="$libdirs:$(dirname "$p")"
-done
-export LD_LIBRARY_PATH="${libdirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-
-stage() { # stage SECONDS NAME CMD...
-  local t=$1 name=$2; shift 2
-  local s=$SECONDS
-  echo "=== $name (limit ${t}s)"
-  timeout -k 5 "$t" "$@"; local rc=$?
-  echo "=== $name: rc=$rc, $((SECONDS - s)) s"
-}
+. "$here/device_lib.sh"
 pack() {
   tar -C "$work" -czf "$out/bench.tar.gz" bench
   tar -C "$work" -czf "$out/steps.tar.gz" steps

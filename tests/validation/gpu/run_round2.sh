@@ -17,20 +17,8 @@ work=$(mktemp -d)
 mkdir -p "$work/r2/bench" "$work/r2/micro" "$work/r2/steps"
 log=$out/log.txt
 exec > >(tee -a "$log") 2>&1
-libdirs=""
-for lib in libcublas.so.13 libcupti.so.13 libcudart.so.13 libcublasLt.so.13; do
-  p=$(timeout 20 find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)
-  [ -n "$p" ] && libdirs="$libdirs:$(dirname "$p")"
-done
-export LD_LIBRARY_PATH="${libdirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$here/device_lib.sh"
 export PYTHONUNBUFFERED=1
-stage() { # stage SECONDS NAME CMD...
-  local t=$1 name=$2; shift 2
-  local s=$SECONDS
-  echo "=== $name (limit ${t}s)"
-  timeout -k 5 "$t" "$@"; local rc=$?
-  echo "=== $name: rc=$rc, $((SECONDS - s)) s"
-}
 pack() {
   tar -C "$work/r2" -czf "$out/round2.tar.gz" bench micro
   tar -C "$work/r2" -czf "$out/steps.tar.gz" steps
