@@ -19,3 +19,19 @@ stage() { # stage SECONDS NAME CMD...
   timeout -k 5 "$t" "$@"; local rc=$?
   echo "=== $name: rc=$rc, $((SECONDS - s)) s"
 }
+
+# gemm_sweeps BENCH DIR DTYPE FWD_S WGRAD_S BMM_S: dlrmc-bench's GEMM shape
+# sets for one dtype, one stage (and CSV) each, so a stage cut off by its
+# limit loses only its own slice: the paper's shapes (25 s), forward
+# m = batch, weight gradients k = batch, interaction bmm (limits given).
+gemm_sweeps() {
+  local b=$1 o=$2 d=$3
+  stage 25 gemm_paper_$d "$b" gemm -o "$o/gemm_paper_$d.csv" --samples 100 --dtype $d
+  stage "$4" gemm_fwd_$d "$b" gemm -o "$o/gemm_fwd_$d.csv" --samples 0 --batch 1 \
+    --m 512,2048,8192,32768,65536 --n 1,16,64,128,256,512,1024 --k 13,64,128,256,512,1024,3456 \
+    --transa N --transb T --dtype $d
+  stage "$5" gemm_wgrad_$d "$b" gemm -o "$o/gemm_wgrad_$d.csv" --samples 0 --batch 1 \
+    --k 2048,8192,65536 --m 64,256,512,1024 --n 13,128,512,1024,3456 --transa T --transb N --dtype $d
+  stage "$6" gemm_bmm_$d "$b" gemm -o "$o/gemm_bmm_$d.csv" --samples 0 \
+    --batch 2048,8192,32768,65536 --m 9,27 --n 9,27 --k 16,64,128 --transa N --transb T --dtype $d
+}

@@ -211,18 +211,26 @@ def record_plain(name, model, opt, loss_fn, batches, dev, amp, out_dir):
     gzip_move(raw, raw + ".gz")
 
 
-def run_config(cfg, dev, out_dir, tiny, plain_only=False):
-    name, preset, batch, prec, cap, traced = cfg
+def build(cfg, dev, tiny, cls):
+    """The config's preset as network `cls` on dev, with its SGD, loss and
+    autocast dtype: (model mapping, tables, batch, model, opt, loss, amp)."""
+    _, preset, batch, prec, cap, _ = cfg
     m, tables = load_preset(preset)
     tables = capped(tables, cap)
     if tiny:
         tables = [(min(r, 1000), d, p) for r, d, p in tables]
         batch = 64
     torch.manual_seed(1234)
-    model = DLRM(m, tables, dev).to(dev)
+    model = cls(m, tables, dev).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.MSELoss() if m.get("loss", "mse") == "mse" else nn.BCELoss()
     amp = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[prec]
+    return m, tables, batch, model, opt, loss_fn, amp
+
+
+def run_config(cfg, dev, out_dir, tiny, plain_only=False):
+    name, preset, batch, prec, cap, traced = cfg
+    m, tables, batch, model, opt, loss_fn, amp = build(cfg, dev, tiny, DLRM)
     batches = make_batches(tables, batch, m["bottom_mlp"][0], 3, 99)
     k = 0
     for _ in range(WARMUP):
@@ -317,16 +325,8 @@ def run_graph_config(cfg, dev, tiny):
     of 15 synchronised steps, host clock) and pipe (20 back-to-back steps,
     CUDA events) for both."""
     name, preset, batch, prec, cap, _ = cfg
-    m, tables = load_preset(preset)
-    tables = capped(tables, cap)
-    if tiny:
-        tables = [(min(r, 1000), d, p) for r, d, p in tables]
-        batch = 64
-    torch.manual_seed(1234)
-    model = FusedDLRM(m, tables, dev).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = nn.MSELoss() if m.get("loss", "mse") == "mse" else nn.BCELoss()
-    amp = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[prec]
+    m, tables, batch, model, opt, loss_fn, amp = build(cfg, dev, tiny,
+                                                       FusedDLRM)
     hb = make_batches(tables, batch, m["bottom_mlp"][0], 1, 99)[0]
     pin = dev.type == "cuda"
     hdense, hoffs = hb[0].pin_memory() if pin else hb[0], hb[1]

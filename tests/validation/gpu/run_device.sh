@@ -40,14 +40,7 @@ stage 30 smoke sh "$here/../../../kernels/bench/smoke_test.sh" "$bench" "$work/b
 # One call per dtype and shape set: dlrmc-bench writes its CSV at the end,
 # so a stage cut off by its limit loses only its own slice.
 for d in fp32 tf32 bf16 fp16; do
-  stage 25 gemm_paper_$d "$bench" gemm -o "$work/bench/gemm_paper_$d.csv" --samples 100 --dtype $d
-  stage 20 gemm_fwd_$d "$bench" gemm -o "$work/bench/gemm_fwd_$d.csv" --samples 0 --batch 1 \
-    --m 512,2048,8192,32768,65536 --n 1,16,64,128,256,512,1024 --k 13,64,128,256,512,1024,3456 \
-    --transa N --transb T --dtype $d
-  stage 12 gemm_wgrad_$d "$bench" gemm -o "$work/bench/gemm_wgrad_$d.csv" --samples 0 --batch 1 \
-    --k 2048,8192,65536 --m 64,256,512,1024 --n 13,128,512,1024,3456 --transa T --transb N --dtype $d
-  stage 12 gemm_bmm_$d "$bench" gemm -o "$work/bench/gemm_bmm_$d.csv" --samples 0 \
-    --batch 2048,8192,32768,65536 --m 9,27 --n 9,27 --k 16,64,128 --transa N --transb T --dtype $d
+  gemm_sweeps "$bench" "$work/bench" $d 20 12 12
 done
 pack
 

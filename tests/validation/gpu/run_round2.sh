@@ -35,14 +35,7 @@ pack
 case "$name" in
 *H100*)
   for d in bf16 fp32 tf32 fp16; do
-    stage 25 gemm_paper_$d "$bench" gemm -o "$work/r2/bench/gemm_paper_$d.csv" --samples 100 --dtype $d
-    stage 15 gemm_fwd_$d "$bench" gemm -o "$work/r2/bench/gemm_fwd_$d.csv" --samples 0 --batch 1 \
-      --m 512,2048,8192,32768,65536 --n 1,16,64,128,256,512,1024 --k 13,64,128,256,512,1024,3456 \
-      --transa N --transb T --dtype $d
-    stage 8 gemm_wgrad_$d "$bench" gemm -o "$work/r2/bench/gemm_wgrad_$d.csv" --samples 0 --batch 1 \
-      --k 2048,8192,65536 --m 64,256,512,1024 --n 13,128,512,1024,3456 --transa T --transb N --dtype $d
-    stage 6 gemm_bmm_$d "$bench" gemm -o "$work/r2/bench/gemm_bmm_$d.csv" --samples 0 \
-      --batch 2048,8192,32768,65536 --m 9,27 --n 9,27 --k 16,64,128 --transa N --transb T --dtype $d
+    gemm_sweeps "$bench" "$work/r2/bench" $d 15 8 6
     pack
   done
   stage 30 transpose "$bench" transpose -o "$work/r2/bench/transpose.csv" --dtype fp32,bf16 --samples 400
