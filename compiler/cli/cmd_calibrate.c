@@ -194,32 +194,35 @@ static int cmd_calibrate(int argc, char **argv) {
   int nt = 0, nb = 0;
   const char *gpu = NULL, *dir = NULL;
   int64_t folds = CAL_FOLDS_DEFAULT;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] != '-' || a[1] == '\0') {
-      if (nt == CAL_MAX_TRACES)
-        return dc_cli_usage_error(cmd, "at most %d traces", CAL_MAX_TRACES);
-      traces[nt++] = a;
-      continue;
-    }
-    if (strcmp(a, "--gpu") != 0 && strcmp(a, "-o") != 0 &&
-        strcmp(a, "--output") != 0 && strcmp(a, "--folds") != 0 &&
-        strcmp(a, "--bench-embedding") != 0)
-      return dc_cli_usage_error(cmd, "unknown option '%s'", a);
-    if (i + 1 >= argc) return dc_cli_usage_error(cmd, "%s needs a value", a);
-    const char *v = argv[++i];
-    if (strcmp(a, "--bench-embedding") == 0) {
+  enum { O_GPU, O_OUT, O_FOLDS, O_BENCH };
+  static const dc_cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
+                                    [O_OUT] = {"--output", "-o", true},
+                                    [O_FOLDS] = {"--folds", NULL, true},
+                                    [O_BENCH] = {"--bench-embedding", NULL,
+                                                 true, true},
+                                    {0}};
+  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  char *v;
+  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+    switch (k) {
+    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case O_GPU: gpu = v; break;
+    case O_OUT: dir = v; break;
+    case O_FOLDS:
+      if (!dc_cli_parse_int(v, 2, 100, &folds))
+        return dc_cli_usage_error(cmd, "--folds needs 2..100");
+      break;
+    case O_BENCH:
       if (nb == CAL_MAX_TRACES)
         return dc_cli_usage_error(cmd, "at most %d benchmark files",
                                   CAL_MAX_TRACES);
       bench[nb++] = v;
-    } else if (strcmp(a, "--gpu") == 0)
-      gpu = v;
-    else if (strcmp(a, "--folds") == 0) {
-      if (!dc_cli_parse_int(v, 2, 100, &folds))
-        return dc_cli_usage_error(cmd, "--folds needs 2..100");
-    } else
-      dir = v;
+      break;
+    default:
+      if (nt == CAL_MAX_TRACES)
+        return dc_cli_usage_error(cmd, "at most %d traces", CAL_MAX_TRACES);
+      traces[nt++] = v;
+    }
   }
   if ((nt == 0 && nb == 0) || nt % 2)
     return dc_cli_usage_error(cmd, "give pairs of traces: RUN.et.json "

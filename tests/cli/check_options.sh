@@ -47,6 +47,8 @@ same run_define run $study -D training.batch_size=64 :: run -Dtraining.batch_siz
 same check_dashdash check $study :: check -- $study
 same gpus_name gpus V100 :: gpus -- V100
 same kernel_gpu kernel gemm m=64 n=64 k=64 --gpu V100 :: kernel gemm m=64 n=64 k=64 --gpu=V100
+usage calibrate_twice calibrate a.json b.json --gpu H200 --gpu=A100 -o x
+usage calibrate_unknown calibrate a.json b.json --gpu=H200 --fold=3 -o x
 usage run_flag_value run --per-rank=1 $study
 usage graph_unknown graph --pointt=1 $study
 usage explain_missing explain $study --point
