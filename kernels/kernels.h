@@ -345,7 +345,8 @@ bool dc_kfam_fit(const struct dc_fit_sample *s, int32_t n,
  * at `at`: it must hold gemm.yaml, transpose.yaml, tril_fwd.yaml,
  * tril_bwd.yaml or families.yaml, and each it holds must load (their
  * errors at their own lines). */
-bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_diags *d);
+bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_arena *a,
+                          dc_diags *d);
 /* The fitted families of a device's models, or NULL. */
 const dc_kfams *dc_kmodels_families(const dc_kmodels *models);
 

@@ -191,7 +191,8 @@ const dc_mlp *dc_kmodels_get(const dc_kmodels *models, dc_kernel_kind kind) {
   return km->mlp[kind];
 }
 
-bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_diags *d) {
+bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_arena *a,
+                          dc_diags *d) {
   size_t before = d->errors;
   int found = 0;
   const char *bases[DC_COUNTOF(fitted_kinds) + 1];
@@ -201,22 +202,19 @@ bool dc_kmodels_check_dir(const char *dir, dc_span at, dc_diags *d) {
   for (size_t i = 0; i < DC_COUNTOF(bases); i++) {
     if (!disk_file(dir, bases[i])) continue;
     found++;
-    dc_arena a;
-    dc_arena_init(&a);
-    char *path = dc_arena_printf(&a, "%s/%s.yaml", dir, bases[i]);
-    const dc_source *src = dc_source_load(path, &a, d);
-    const dc_node *root = src ? dc_yaml_parse(src, &a, d) : NULL;
+    char *path = dc_arena_printf(a, "%s/%s.yaml", dir, bases[i]);
+    const dc_source *src = dc_source_load(path, a, d);
+    const dc_node *root = src ? dc_yaml_parse(src, a, d) : NULL;
     if (root && i == DC_COUNTOF(fitted_kinds)) {
       dc_kfams f;
       dc_kfams_from_node(root, &f, d);
     } else if (root) {
       dc_mlp m;
-      if (dc_mlp_from_node(root, &m, &a, d) && m.kind != fitted_kinds[i])
+      if (dc_mlp_from_node(root, &m, a, d) && m.kind != fitted_kinds[i])
         dc_diag_error(d, DC_DIAG_BAD_MODEL, root->span,
                       "fitted model: '%s' holds a model of kind %s",
                       path, dc_kernel_kind_name(m.kind));
     }
-    dc_arena_free(&a);
   }
   if (!found) {
     dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_MODEL, at,

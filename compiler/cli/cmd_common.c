@@ -130,7 +130,7 @@ bool dc_cli_check_catalogs(const dc_study *s) {
   for (size_t i = 0; i < n; i++)
     dc_kmodels_check_dir(names[i], dc_study_catalog_span(s, "kernel_models",
                                                          names[i]),
-                         &d);
+                         &a, &d);
   bool ok = d.errors == 0;
   dc_cli_report(&d);
   dc_diags_free(&d);
