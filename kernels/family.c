@@ -33,7 +33,7 @@
  * and it is priced plain (DRAM only) whatever the kernel's model says.
  *
  * Physics bounds the fit: 0 < fraction ≤ 1 (no family beats the datasheet
- * bandwidth; the file reader refuses more) and latency_us ≥ 0, and the
+ * bandwidth; the file reader refuses more) and latency_us > 0, and the
  * price is raised to the kernel's physical floor (kernels/bounds.c) like
  * every fitted answer. The fit (dc_kfam_fit) minimises the absolute log
  * error over a grid of fractions, latencies (and per-row times for lookups), and
@@ -174,13 +174,26 @@ bool dc_kfams_from_node(const dc_node *root, dc_kfams *out, dc_diags *d) {
                  "embedding_fwd_stock, embedding_bwd_stock)");
     if (v->kind != DC_NODE_MAP)
       return bad(d, v, root, "a family needs {fraction, latency_us}");
+    static const char *const keys[] = {"fraction", "latency_us", "row_ns",
+                                       "bag_ns", "rows", "heldout_gmae"};
+    for (size_t k = 0; k < v->n; k++) {
+      bool known = false;
+      for (size_t j = 0; j < DC_COUNTOF(keys); j++)
+        known |= v->keys[k]->kind == DC_NODE_SCALAR &&
+                 strcmp(v->keys[k]->text, keys[j]) == 0;
+      if (!known)
+        return bad(d, v->keys[k], root,
+                   "unknown key of a family (fraction, latency_us, row_ns, "
+                   "bag_ns, rows, heldout_gmae)");
+    }
     dc_kfam *m = &out->f[f];
     double rows = 0;
     if (!num(v, "fraction", 1e-4, 1.0, true, &m->fraction, d, root,
              "'fraction' must be a number in (0, 1]: no kernel beats the "
              "datasheet bandwidth") ||
-        !num(v, "latency_us", 0, 1e4, true, &m->latency_us, d, root,
-             "'latency_us' must be a number of µs in [0, 10000]") ||
+        !num(v, "latency_us", 1e-3, 1e4, true, &m->latency_us, d, root,
+             "'latency_us' must be a number of µs in [0.001, 10000]: "
+             "every kernel costs a launch") ||
         !num(v, "row_ns", 0, 1e6, false, &m->row_ns, d, root,
              "'row_ns' must be a number of ns in [0, 1e6]") ||
         !num(v, "bag_ns", 0, 1e6, false, &m->bag_ns, d, root,
@@ -270,8 +283,8 @@ static fit_p fit_rows(const dc_fit_sample *s, const int32_t *rows, int32_t n,
     for (int q = 0; q < ni; q++)
       for (int i = 0; i < FIT_COARSE_FRAC; i += lookup ? 2 : 1)
         for (int j = 0; j < FIT_COARSE_LAT; j += lookup ? 2 : 1) {
-          fit_p p = {pow(2.0, -9.0 + i / 4.0), j * lstep, issue_at(r),
-                     issue_at(q)};
+          fit_p p = {pow(2.0, -9.0 + i / 4.0), (j + 1) * lstep,
+                     issue_at(r), issue_at(q)};
           double e = sse(s, rows, n, dev, p);
           if (e < best) best = e, b = p;
         }
@@ -284,7 +297,7 @@ static fit_p fit_rows(const dc_fit_sample *s, const int32_t *rows, int32_t n,
         fit_p p = c;
         p.frac = pow(2.0, lf + i / 32.0);
         p.lat = c.lat + j * lstep / 10;
-        if (p.frac > 1 || p.lat < 0) continue;
+        if (p.frac > 1 || p.lat < 1e-3) continue;
         double e = sse(s, rows, n, dev, p);
         if (e < best) best = e, b = p;
       }
