@@ -388,6 +388,17 @@ typedef struct dc_fit_sample {
 bool dc_fit_load_csv(dc_kernel_kind kind, const char *path,
                      dc_fit_sample **samples, int32_t *n, dc_arena *a,
                      dc_diags *d);
+/* micro.py's tables of stock-PyTorch kernels (kernels/micro.c,
+ * spec/calibrate.md): elementwise.csv, copy.csv or embedding.csv, told by
+ * its columns. Rows of one real kernel with a fitted family are appended
+ * to *samples; the others (host copies, several-kernel rows) are counted
+ * in *skipped. The _dir form reads whichever of the four files DIR has,
+ * counting them in *files. */
+bool dc_micro_load_csv(const char *path, dc_fit_sample **samples, int32_t *n,
+                       int32_t *skipped, dc_arena *a, dc_diags *d);
+bool dc_micro_load_dir(const char *dir, dc_fit_sample **samples, int32_t *n,
+                       int32_t *files, int32_t *skipped, dc_arena *a,
+                       dc_diags *d);
 /* The deterministic 80/20 split: is_test[i] for each of n samples. */
 void dc_fit_split(int32_t n, uint64_t seed, bool *is_test);
 /* Grid search, refit on the 80 %, report on the 20 %. The model's arrays

@@ -11,6 +11,10 @@
  *   memory-bound kinds  achieved bandwidth and small-kernel latency
  *                       (kernels/family.c), held out: k folds
  *
+ * dlrmc-bench's embedding rows (--bench-embedding) and micro.py's
+ * stock-PyTorch kernel tables (--micro DIR, kernels/micro.c) join the
+ * traced kernels as more rows of the same families.
+ *
  * Identical kernels (same kind and sizes) are one row, their time the
  * geometric mean of the measurements, so that no held-out row has a twin
  * in the rows fitted. DIR gets gemm.yaml and families.yaml, the files
@@ -190,16 +194,18 @@ static bool write_in(const char *dir, const char *name, const dc_buf *b) {
 static int cmd_calibrate(int argc, char **argv) {
   const dc_command *cmd = &dc_cmd_calibrate_def;
   if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
-  const char *traces[CAL_MAX_TRACES], *bench[CAL_MAX_TRACES];
-  int nt = 0, nb = 0;
+  const char *traces[CAL_MAX_TRACES], *bench[CAL_MAX_TRACES],
+      *micro[CAL_MAX_TRACES];
+  int nt = 0, nb = 0, nm = 0;
   const char *gpu = NULL, *dir = NULL;
   int64_t folds = CAL_FOLDS_DEFAULT;
-  enum { O_GPU, O_OUT, O_FOLDS, O_BENCH };
+  enum { O_GPU, O_OUT, O_FOLDS, O_BENCH, O_MICRO };
   static const dc_cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
                                     [O_OUT] = {"--output", "-o", true},
                                     [O_FOLDS] = {"--folds", NULL, true},
                                     [O_BENCH] = {"--bench-embedding", NULL,
                                                  true, true},
+                                    [O_MICRO] = {"--micro", NULL, true, true},
                                     {0}};
   dc_cli_iter it = dc_cli_args(argc, argv, 1);
   char *v;
@@ -218,16 +224,22 @@ static int cmd_calibrate(int argc, char **argv) {
                                   CAL_MAX_TRACES);
       bench[nb++] = v;
       break;
+    case O_MICRO:
+      if (nm == CAL_MAX_TRACES)
+        return dc_cli_usage_error(cmd, "at most %d --micro folders",
+                                  CAL_MAX_TRACES);
+      micro[nm++] = v;
+      break;
     default:
       if (nt == CAL_MAX_TRACES)
         return dc_cli_usage_error(cmd, "at most %d traces", CAL_MAX_TRACES);
       traces[nt++] = v;
     }
   }
-  if ((nt == 0 && nb == 0) || nt % 2)
+  if ((nt == 0 && nb == 0 && nm == 0) || nt % 2)
     return dc_cli_usage_error(cmd, "give pairs of traces: RUN.et.json "
                                    "KINETO.json (the same run's), or "
-                                   "--bench-embedding CSV");
+                                   "--bench-embedding CSV, or --micro DIR");
   if (!gpu)
     return dc_cli_usage_error(cmd, "--gpu NAME is required (`dlrmc gpus` "
                                    "lists the catalog)");
@@ -246,6 +258,18 @@ static int cmd_calibrate(int argc, char **argv) {
       goto out;
   for (int i = 0; i < nb; i++)
     if (!bench_rows(bench[i], &s, &n, &arena, &d)) goto out;
+  int32_t mfiles = 0, mskipped = 0;
+  for (int i = 0; i < nm; i++) {
+    int32_t before = mfiles;
+    if (!dc_micro_load_dir(micro[i], &s, &n, &mfiles, &mskipped, &arena, &d))
+      goto out;
+    if (mfiles == before) {
+      fprintf(stderr, "dlrmc calibrate: --micro %s: the folder has none of "
+                      "elementwise.csv, copy.csv, embedding.csv, "
+                      "embedding_rows.csv\n", micro[i]);
+      goto out;
+    }
+  }
   const dc_kmodels *km = dc_kmodels_for(&dev);
   /* GEMMs first, then each family, each collapsed to distinct kernels */
   dc_fit_sample *g = dc_xmalloc(((size_t)n + 1) * sizeof *g);
@@ -259,8 +283,14 @@ static int cmd_calibrate(int argc, char **argv) {
   ng = distinct(g, ng);
   dc_buf rep = {0}, yaml = {0};
   dc_buf_printf(&rep, "# dlrmc calibrate: %d kernels of %d iteration%s and "
-                "%d benchmark file%s on %s -> %s/\n\n", (int)n, nt / 2,
+                "%d benchmark file%s on %s -> %s/\n", (int)n, nt / 2,
                 nt == 2 ? "" : "s", nb, nb == 1 ? "" : "s", dev.name, dir);
+  if (nm)
+    dc_buf_printf(&rep, "# (%d microbenchmark file%s; %d row%s skipped: host "
+                  "copies, several-kernel rows)\n", (int)mfiles,
+                  mfiles == 1 ? "" : "s", (int)mskipped,
+                  mskipped == 1 ? "" : "s");
+  dc_buf_putc(&rep, '\n');
   dc_buf_puts(&rep, "| family | kernels | distinct | model | built-in GMAE "
                     "| fitted GMAE (held out) | fraction | latency µs | row ns |\n"
                     "|---|---:|---:|---|---:|---:|---:|---:|---:|\n");
@@ -293,8 +323,14 @@ static int cmd_calibrate(int argc, char **argv) {
   }
   dc_kfams fams = {0};
   fams.source = dc_arena_printf(&arena, "dlrmc calibrate, %d trace pair(s), "
-                                "%d benchmark file(s), first %s", nt / 2, nb,
-                                nt ? traces[1] : bench[0]);
+                                "%d benchmark file(s), %sfirst %s", nt / 2,
+                                nb,
+                                nm ? dc_arena_printf(&arena, "%d "
+                                                     "microbenchmark file(s) "
+                                                     "of %s, ", (int)mfiles,
+                                                     micro[0])
+                                   : "",
+                                nt ? traces[1] : nb ? bench[0] : micro[0]);
   bool any_fam = false;
   for (int f = 0; f < DC_KFAM_COUNT_; f++) {
     int32_t nf = 0, raw = 0;
@@ -369,7 +405,7 @@ out:
 const dc_command dc_cmd_calibrate_def = {
     "calibrate", cmd_calibrate,
     "dlrmc calibrate RUN.et.json KINETO.json [...] --gpu NAME -o DIR "
-    "[--bench-embedding CSV] [--folds K]",
+    "[--bench-embedding CSV] [--micro DIR] [--folds K]",
     "Fit the kernel models to a recorded run; a study uses them with "
     "system.kernel_models.",
     "Reads pairs of a PyTorch execution trace and the Kineto trace of the\n"
@@ -390,5 +426,9 @@ const dc_command dc_cmd_calibrate_def = {
     "  --bench-embedding CSV\n"
     "                  dlrmc-bench's embedding rows too (the table-batched\n"
     "                  lookup, forward and backward with fused SGD)\n"
+    "  --micro DIR     micro.py's stock-PyTorch kernel tables in DIR too\n"
+    "                  (elementwise.csv, copy.csv, embedding.csv,\n"
+    "                  embedding_rows.csv; rows of one kernel: element-wise,\n"
+    "                  device copies, nn.EmbeddingBag's forward)\n"
     "Exit status: 0 written, 1 unreadable input or nothing to fit, 2 usage\n"
     "errors.\n"};

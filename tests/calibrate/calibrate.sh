@@ -6,6 +6,9 @@
 # that names the folder (system.kernel_models) runs and prices differently
 # from the built-in models, and the errors: a folder without models, a
 # broken families.yaml (at its own line), an odd number of traces, no -o.
+# --micro: micro.py's element-wise and copy tables of round two fit their
+# families alone; a bad micro.py table is an error at its cell, a folder
+# without any table an error.
 set -u
 dlrmc=$1
 repo=$2
@@ -71,4 +74,24 @@ check "$tmp/err" "families.yaml:3:27: error" "broken file at its own line"
 "$dlrmc" calibrate "$steps/default_b2048_fp32.et.json.gz" \
   "$steps/default_b2048_fp32.kineto.json.gz" --gpu "$tmp/gpu.yaml" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || { echo "FAIL no -o: not exit 2"; fail=1; }
+# --micro: the round-two element-wise and copy tables (the span artefact
+# undone: single-kernel rows halved, host copies skipped)
+mkdir -p "$tmp/micro" "$tmp/badmicro" "$tmp/nomicro"
+cp "$repo/tests/validation/h200/round2/elementwise.csv" \
+  "$repo/tests/validation/h200/round2/copy.csv" "$tmp/micro/"
+"$dlrmc" calibrate --micro "$tmp/micro" --gpu "$tmp/gpu.yaml" -o "$tmp/mc" \
+  >"$tmp/rep" 2>"$tmp/err" || { echo "FAIL calibrate --micro: exit $?"; cat "$tmp/err"; fail=1; }
+check "$tmp/rep" "(2 microbenchmark files; 47 rows skipped" "micro files read, host copies skipped"
+check "$tmp/rep" "| elementwise | 45 | 45 | fitted-bandwidth |" "micro element-wise fitted"
+check "$tmp/rep" "| memcpy_d2d | 11 | 11 | fitted-bandwidth |" "micro device copies fitted"
+check "$tmp/mc/families.yaml" "2 microbenchmark file(s) of" "families.yaml says where its rows came from"
+printf '# micro.py elementwise\nop,inputs,elements,dtype,bytes_moved,kernel_us,kernels,names\nreul,1,1000,fp32,8000,2.368,2.0,x|rep#0#0\n' \
+  >"$tmp/badmicro/elementwise.csv"
+"$dlrmc" calibrate --micro "$tmp/badmicro" --gpu "$tmp/gpu.yaml" -o "$tmp/o" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || { echo "FAIL bad micro table: not exit 1"; fail=1; }
+check "$tmp/err" "elementwise.csv:3:1: error: 'op': 'reul' is not relu" "bad micro op at its cell"
+check "$tmp/err" "did you mean 'relu'?" "bad micro op hint"
+"$dlrmc" calibrate --micro "$tmp/nomicro" --gpu "$tmp/gpu.yaml" -o "$tmp/o" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || { echo "FAIL micro folder without tables: not exit 1"; fail=1; }
+check "$tmp/err" "the folder has none of elementwise.csv" "micro folder without tables"
 exit $fail

@@ -3,8 +3,9 @@
  * benchmark reader (our columns or DeepBench's, for each kind fit
  * trains) and `dlrmc kernel --csv`'s row pricing (every column that is a
  * parameter of the kind set on a kernel, the kernel checked and priced on
- * a V100, for every kernel kind). The input is written to a scratch file
- * (both readers take paths). Any crash, hang or sanitizer report is a
+ * a V100, for every kernel kind), and `dlrmc calibrate --micro`'s reader
+ * of micro.py's kernel tables (kernels/micro.c). The input is written to
+ * a scratch file (the readers take paths). Any crash, hang or sanitizer report is a
  * bug, and so is a non-finite or negative price of a row that passed the
  * checks, or a loaded sample whose time is not finite and positive; a
  * rejected file (with its diagnostic) is fine. Built with clang
@@ -41,6 +42,21 @@ static void fit_reader(dc_arena *a) {
         if (!isfinite(s[r].time_us) || !(s[r].time_us > 0)) abort();
     dc_diags_free(&d);
   }
+}
+
+static void micro_reader(const dc_device *dev, dc_arena *a) {
+  dc_diags d = {0};
+  d.max_errors = 50;
+  dc_fit_sample *s = NULL;
+  int32_t n = 0, skipped = 0;
+  if (dc_micro_load_csv(scratch, &s, &n, &skipped, a, &d))
+    for (int32_t r = 0; r < n && r < MAX_ROWS; r++) {
+      if (!isfinite(s[r].time_us) || !(s[r].time_us > 0)) abort();
+      double us = dc_kernel_time(&s[r].k, dev, NULL);
+      if (isnan(us) || us < 0) abort();
+    }
+  free(s);
+  dc_diags_free(&d);
 }
 
 static void kernel_reader(const dc_device *dev, dc_arena *a) {
@@ -88,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dc_diags_free(&d);
   fit_reader(&a);
   kernel_reader(&dev, &a);
+  micro_reader(&dev, &a);
   dc_arena_free(&a);
   return 0;
 }
