@@ -55,6 +55,15 @@ const char *dc_kfam_name(dc_kfam_id f) {
   return (unsigned)f < DC_KFAM_COUNT_ ? fam_names[f] : "?";
 }
 
+/* Whether a lookup reads a table kept beyond HBM: the UVM model prices
+ * it (kernels/uvm.c, the host link beside the HBM part), and no family
+ * fitted on HBM-resident runs may. */
+static bool beyond_hbm(const dc_kernel *k) {
+  for (int32_t i = 0; i < k->u.emb.n_groups; i++)
+    if (k->u.emb.groups[i].memory != DC_MEMORY_HBM) return true;
+  return false;
+}
+
 int dc_kfam_of(const dc_kernel *k) {
   switch (k->kind) {
   case DC_KERNEL_ELEMENTWISE:
@@ -64,8 +73,10 @@ int dc_kfam_of(const dc_kernel *k) {
   case DC_KERNEL_CONCAT: return DC_KFAM_CONCAT;
   case DC_KERNEL_MEMCPY_D2D: return DC_KFAM_MEMCPY_D2D;
   case DC_KERNEL_EMBEDDING_FWD:
+    if (beyond_hbm(k)) return -1;
     return k->u.emb.stock ? DC_KFAM_EMB_FWD_STOCK : DC_KFAM_EMB_FWD;
   case DC_KERNEL_EMBEDDING_BWD:
+    if (beyond_hbm(k)) return -1;
     return k->u.emb.stock ? DC_KFAM_EMB_BWD_STOCK : DC_KFAM_EMB_BWD;
   default: return -1;
   }

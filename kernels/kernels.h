@@ -329,7 +329,8 @@ typedef struct dc_kfams {
 } dc_kfams;
 
 const char *dc_kfam_name(dc_kfam_id f);
-/* The family of a kernel, or -1 (GEMMs, collectives, host copies, ...). */
+/* The family of a kernel, or -1 (GEMMs, collectives, host copies, lookups
+ * of tables beyond HBM, ...). */
 int dc_kfam_of(const dc_kernel *k);
 /* The family model's time, µs, without the scale or the floor. */
 double dc_kfam_us(const dc_kernel *k, const dc_device *dev, const dc_kfam *f);

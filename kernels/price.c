@@ -237,21 +237,9 @@ const dc_kfams *dc_kmodels_families(const dc_kmodels *models) {
   return km->fams;
 }
 
-/* Whether a lookup reads a table kept beyond HBM: its price is the UVM
- * model's (kernels/uvm.c, the host link's traffic beside the HBM part),
- * which a family fitted on HBM-resident runs does not know. */
-static bool emb_beyond_hbm(const dc_kernel *k) {
-  if (k->kind != DC_KERNEL_EMBEDDING_FWD && k->kind != DC_KERNEL_EMBEDDING_BWD)
-    return false;
-  for (int32_t i = 0; i < k->u.emb.n_groups; i++)
-    if (k->u.emb.groups[i].memory != DC_MEMORY_HBM) return true;
-  return false;
-}
-
 /* The fitted family model that prices k, or NULL. */
 static const dc_kfam *family_for(const dc_kernel *k,
                                  const dc_kmodels *models) {
-  if (emb_beyond_hbm(k)) return NULL;
   int f = dc_kfam_of(k);
   if (f < 0) return NULL;
   const dc_kfams *fs = dc_kmodels_families(models);

@@ -39,10 +39,10 @@ import subprocess
 import sys
 import tempfile
 
-
-def read_csv(path):
-    with open(path) as f:
-        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
+from compare import predict, read_csv  # noqa: E402
+from trace_gemm_report import gmae  # noqa: E402
 
 
 def header(path):
@@ -91,11 +91,10 @@ def price(dlrmc, gpu, kind, rows):
         return [float(r["pred_us"]) for r in read_csv(dst)]
 
 
-def gmae(pairs):
-    errs = [abs(p / m - 1) for p, m in pairs if m > 0 and p > 0]
-    if not errs:
-        return float("nan")
-    return math.exp(statistics.fmean(math.log(max(e, 1e-6)) for e in errs))
+def gmae_of(pairs):
+    """GMAE of (predicted, measured) pairs (trace_gemm_report.gmae)."""
+    r = [p / m for p, m in pairs if m > 0 and p > 0]
+    return gmae(r) if r else float("nan")
 
 
 def p50(pairs):
@@ -148,7 +147,7 @@ def section_kernels(dlrmc, data, gpu):
                               for r, us in sel])
         out.append("| element-wise %s (relu, add, addcmul; 1e3-1e9) | %d | "
                    "%s | %.2f | %.2f µs | %.0f GB/s |" % (
-                       dt, len(pairs), fmt_pct(gmae(pairs)), p50(pairs),
+                       dt, len(pairs), fmt_pct(gmae_of(pairs)), p50(pairs),
                        lat, rate))
     # copies
     cp = corrected(read_csv(os.path.join(data, "copy.csv")))
@@ -166,7 +165,7 @@ def section_kernels(dlrmc, data, gpu):
                               for r, us in sel])
         out.append("| copy %s%s (1 KiB-1 GiB) | %d | %s | %.2f | %.2f µs | "
                    "%.0f GB/s |" % (kind, "" if host == "-" else " " + host,
-                                    len(pairs), fmt_pct(gmae(pairs)),
+                                    len(pairs), fmt_pct(gmae_of(pairs)),
                                     p50(pairs), lat, rate))
     # embedding forward: bytes gathered (the rows, fp32) + indices + output
     emb = []
@@ -191,7 +190,7 @@ def section_kernels(dlrmc, data, gpu):
             lat, rate = fit_rate([(nbytes(r), us) for r, us in sel])
             out.append("| embedding forward, nn.EmbeddingBag sum, %s | %d | "
                        "%s | %.2f | %.2f µs | %.0f GB/s |" % (
-                           label, len(pairs), fmt_pct(gmae(pairs)),
+                           label, len(pairs), fmt_pct(gmae_of(pairs)),
                            p50(pairs), lat, rate))
     # the backward and the fused update (several kernels: upper bounds)
     fwd = {(r["rows"], r["dim"], r["pooling"], r["batch"]): us
@@ -221,7 +220,7 @@ def section_kernels(dlrmc, data, gpu):
             return b * L * (8 * d + 8) + b * 4 * d
         lat, rate = fit_rate([(nbytes(r), us) for r, us in sel])
         out.append("| embedding %s, upper bound | %d | %s | %.2f | %.2f µs | "
-                   "%.0f GB/s |" % (label, len(pairs), fmt_pct(gmae(pairs)),
+                   "%.0f GB/s |" % (label, len(pairs), fmt_pct(gmae_of(pairs)),
                                     p50(pairs), lat, rate))
     out.append("")
     return out
@@ -251,8 +250,6 @@ def section_graph(dlrmc, data, gpu):
     """The fused-update step eagerly and from a CUDA graph, beside dlrmc's
     kernels-only time of the same network (the step with the host off the
     critical path: what a captured graph approaches)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from compare import predict  # noqa: E402
     rows = read_csv(os.path.join(data, "graph_steps.csv"))
     out = ["### The fused-update step, eager and from one CUDA graph (%s)"
            % gpu, "",
