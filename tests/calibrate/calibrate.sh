@@ -9,6 +9,9 @@
 # --micro: micro.py's element-wise and copy tables of round two fit their
 # families alone; a bad micro.py table is an error at its cell, a folder
 # without any table an error.
+# fit --gate-of: the V100 GEMM model with its gate stripped gets the same
+# gate radius back from the DeepBench rows it was fitted on; a model of
+# another kind is an error at its kind.
 set -u
 dlrmc=$1
 repo=$2
@@ -94,4 +97,17 @@ check "$tmp/err" "did you mean 'relu'?" "bad micro op hint"
 "$dlrmc" calibrate --micro "$tmp/nomicro" --gpu "$tmp/gpu.yaml" -o "$tmp/o" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || { echo "FAIL micro folder without tables: not exit 1"; fail=1; }
 check "$tmp/err" "the folder has none of elementwise.csv" "micro folder without tables"
+v100=$repo/spec/kernels/v100-sxm2-16gb/gemm.yaml
+db=$repo/tests/data/deepbench
+grep -v '^gate_radius\|^support' "$v100" >"$tmp/nogate.yaml"
+"$dlrmc" fit gemm "$db/deepbench_gemm_V100_fp32.csv" \
+  "$db/deepbench_gemm_V100_fp16.csv" --seed 20221218 \
+  --gate-of "$tmp/nogate.yaml" -o "$tmp/gated.yaml" 2>"$tmp/err" ||
+  { echo "FAIL fit --gate-of: exit $?"; cat "$tmp/err"; fail=1; }
+check "$tmp/gated.yaml" "$(grep '^gate_radius' "$v100")" "fit --gate-of radius"
+"$dlrmc" fit gemm "$db/deepbench_gemm_V100_fp32.csv" \
+  --gate-of "$repo/spec/kernels/h200-sxm-141gb/transpose.yaml" \
+  -o "$tmp/x.yaml" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || { echo "FAIL fit --gate-of another kind: not exit 1"; fail=1; }
+check "$tmp/err" "transpose.yaml:8:1: error: fitted model" "fit --gate-of kind"
 exit $fail
