@@ -19,24 +19,9 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
+#include "tests/unit/toy_device.h"
 
 /* 1000 GB/s datasheet DRAM, fp32 10 TFLOP/s, kernel 2 µs. */
-static dc_device toy(void) {
-  dc_device v = {0};
-  v.name = "toy";
-  v.sms = 80;
-  v.boost_mhz = 1000;
-  v.l2_bytes = 6 << 20;
-  v.dram_gbps = 1000;
-  v.dram_eff = 0.8;
-  v.l2_gbps = 2000;
-  v.fp32_tflops = 10;
-  v.fp32_eff = 1.0;
-  v.pcie_gbps = 16;
-  v.kernel_floor_us = 2;
-  return v;
-}
-
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
 
 static bool parse(const char *text, dc_kfams *f, dc_arena *a, dc_diags *d) {

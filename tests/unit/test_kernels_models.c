@@ -18,33 +18,8 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
+#include "tests/unit/toy_device.h"
 #include "kernels/kinternal.h" /* dc_k_rand_uniform */
-
-static dc_device toy(void) {
-  dc_device v = {0};
-  v.name = "toy";
-  v.sms = 80;
-  v.boost_mhz = 1000;
-  v.l2_bytes = 6 << 20;
-  v.hbm_bytes = (int64_t)16 << 30;
-  v.dram_gbps = 1000;
-  v.dram_eff = 0.8;
-  v.l2_gbps = 2000;
-  v.fp32_tflops = 10;
-  v.fp32_eff = 1.0;
-  v.fp16_tflops = 80;
-  v.tensor_cores = true;
-  v.tensor_eff = 1.0;
-  v.pcie_gbps = 16;
-  v.h2d_pageable_gbps = 8;
-  v.nvlink_gbps = 300;
-  v.nic_gbps = 10;
-  v.link_eff = 1.0;
-  v.link_latency_us = 3;
-  v.nic_latency_us = 8;
-  v.kernel_floor_us = 2;
-  return v;
-}
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
 

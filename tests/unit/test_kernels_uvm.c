@@ -18,29 +18,10 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
+#include "tests/unit/toy_device.h"
 
 #define NEAR(a, b) \
   assert_true(fabs((double)(a) - (b)) <= 1e-9 * fmax(1, fabs((double)(b))))
-
-static dc_device toy(void) {
-  dc_device v = {0};
-  v.name = "toy";
-  v.sms = 80;
-  v.boost_mhz = 1000;
-  v.l2_bytes = 6 << 20;
-  v.hbm_bytes = (int64_t)16 << 30;
-  v.dram_gbps = 1000;
-  v.dram_eff = 0.8;
-  v.l2_gbps = 2000;
-  v.fp32_tflops = 10;
-  v.fp32_eff = 1.0;
-  v.pcie_gbps = 16;
-  v.h2d_pageable_gbps = 8;
-  v.host_link_gbps = 20;
-  v.host_link_eff = 0.5;
-  v.kernel_floor_us = 2;
-  return v;
-}
 
 static dc_kernel lookup(dc_kernel_kind kind, dc_emb_group *g) {
   dc_kernel k = {0};
