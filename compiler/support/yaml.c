@@ -84,9 +84,13 @@ static dc_span mark_span(builder *b, yaml_mark_t start,
   size_t to = mark_offset(b, end);
   if (end.line != start.line || to < from) {
     /* Multi-line node: underline to the end of its first line. */
-    size_t len;
-    dc_source_line(b->src, (int32_t)start.line + 1, &len);
-    size_t line_end = b->src->line_starts[start.line] + len;
+    size_t len, line_end = b->src->len;
+    /* libyaml also breaks lines at a lone '\r', the source only at '\n':
+     * its line can lie past the source's last */
+    if (start.line < b->src->n_lines) {
+      dc_source_line(b->src, (int32_t)start.line + 1, &len);
+      line_end = b->src->line_starts[start.line] + len;
+    }
     to = line_end > from ? line_end : from + 1;
   }
   return dc_span_at(b->src, from, to - from);
