@@ -72,7 +72,7 @@ def study_yaml(row, gpu, overheads):
     m, tables = load_preset(row["preset"])
     tables = capped(tables, int(row["rows_cap"]))
     lines = [
-        "study: h200-step-%s" % row["config"],
+        "study: %s-step-%s" % (gpu.lower(), row["config"]),
         "model:",
         "  preset: %s" % row["preset"],
         "  embedding_kernel: per_table",
@@ -225,7 +225,7 @@ def fitted_rows(gpu):
     return out
 
 
-CATALOG = {"H200": "h200-sxm-141gb"}
+CATALOG = {"H200": "h200-sxm-141gb", "H100": "h100-sxm5-80gb"}
 
 
 def kernels_section(dlrmc, data, gpu, tmp):

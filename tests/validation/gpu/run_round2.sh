@@ -5,7 +5,8 @@
 # launch cost) and the fused-update DLRM steps eagerly and from a captured
 # CUDA graph (dlrm_step.py --graph); on an H100 also its own GEMM,
 # transpose and tril sweeps (dlrmc-bench) and the 12 stock steps with their
-# traces, so that the H100 stops borrowing the H200's models. Each stage is
+# traces (and their plain Kineto twins), the embedding sweep at 1e3 and
+# 1e8 rows, so that the H100 stops borrowing the H200's models. Each stage is
 # bounded by `timeout`; results are packed after every stage, so a stage
 # cut off loses only itself. Output: OUT/round2.tar.gz, OUT/steps.tar.gz,
 # OUT/log.txt.
@@ -44,6 +45,13 @@ case "$name" in
   stage 10 memcpy "$bench" memcpy -o "$work/r2/bench/memcpy.csv" --bytes 1Ki:256Mi:x4
   pack
   stage 110 steps $py "$here/dlrm_step.py" --out "$work/r2/steps"
+  pack
+  stage 60 plain_steps $py "$here/dlrm_step.py" --plain-traces --out "$work/r2/steps"
+  pack
+  stage 60 embedding_rows $py "$here/micro.py" --only embedding --rows 1000,100000000 \
+    --max-table-gib 60 --out "$work/r2/micro"
+  stage 30 embedding "$bench" embedding -o "$work/r2/bench/embedding.csv" --samples 300
+  stage 8 concat "$bench" concat -o "$work/r2/bench/concat.csv"
   pack
   ;;
 esac
