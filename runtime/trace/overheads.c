@@ -139,6 +139,16 @@ static bool is_launch(const dc_trace_model *m, uint32_t ei) {
          (m->n_gpu[ei] > 0 || dc_trace_is_sync_call(m->t->names[e->name]));
 }
 
+/* A host collective that waited (tree.c): its span is no T2/T3/T5. */
+static bool is_coll_wait(const dc_trace_model *m, uint32_t ei) {
+  return m->t->ev[ei].kind != DC_TRACE_RUNTIME && m->wait_ns[ei] > 0;
+}
+
+/* The points an op's host time is cut at: launches and host collectives. */
+static bool is_cut(const dc_trace_model *m, uint32_t ei) {
+  return is_launch(m, ei) || is_coll_wait(m, ei);
+}
+
 /* The T1 gap before top-level op i (µs), or -1 when it is not sampled:
  * the previous top-level op is on another thread, under another
  * container or in another step, or the gap is outside the kept range. */
@@ -166,13 +176,19 @@ static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
   const dc_trace *t = m->t;
   const dc_trace_event *o = &t->ev[tp->ev];
   int64_t o_end = o->ts_ns + o->dur_ns;
+  if (is_coll_wait(m, tp->ev)) { /* the op is a collective: its rest */
+    push(&oe->t[DC_OVH_T5],
+         corrected(us(o->dur_ns - m->wait_ns[tp->ev]),
+                   c * (double)(tp->end_desc - tp->first_desc)));
+    return;
+  }
   bool any = false;
   int64_t prev_end = 0;
   int pending = 0;
   for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
     uint32_t ei = m->cpu[j];
     const dc_trace_event *e = &t->ev[ei];
-    if (is_launch(m, ei)) {
+    if (is_cut(m, ei)) {
       if (!any)
         push(&oe->t[DC_OVH_T2], corrected(us(e->ts_ns - o->ts_ns), c * pending));
       else
@@ -400,19 +416,24 @@ void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
      * (T5 before all but the first) a blocking call first waits until
      * the GPU work it waited on ended — measured, from the op's start,
      * max(clock, GPU end) as the evaluator's host sync — then its T4. */
+    if (is_coll_wait(m, tp->ev)) { /* the op is a collective */
+      pred += us(m->wait_ns[tp->ev]) + oc.t5_us;
+      continue;
+    }
     double clock = 0;
     bool any = false;
     for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
       uint32_t ei = m->cpu[j];
-      if (!is_launch(m, ei)) continue;
+      if (!is_cut(m, ei)) continue;
       const dc_trace_event *e = &t->ev[ei];
       clock += any ? oc.t5_us : oc.t2_us;
       any = true;
       if (m->wait_ns[ei] > 0) {
-        double gpu_end = us(e->ts_ns + m->wait_ns[ei] - o->ts_ns);
-        if (gpu_end > clock) clock = gpu_end;
+        double end = us(e->ts_ns + m->wait_ns[ei] - o->ts_ns);
+        if (end > clock) clock = end;
       }
-      clock += dc_profile_t4(p, t->names[e->name]);
+      if (e->kind == DC_TRACE_RUNTIME)
+        clock += dc_profile_t4(p, t->names[e->name]);
     }
     pred += any ? clock + oc.t3_us : oc.t5_us;
   }

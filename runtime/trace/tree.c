@@ -47,6 +47,15 @@ bool dc_trace_is_sync_call(const char *name) {
          strcmp(name, "cudaDeviceSynchronize") == 0;
 }
 
+bool dc_trace_is_host_collective(const char *name) {
+  return strncmp(name, "c10d::", 6) == 0 ||
+         strcmp(name, "record_param_comms") == 0;
+}
+
+bool dc_trace_is_comm_worker(const char *name) {
+  return strncmp(name, "gloo:", 5) == 0;
+}
+
 /* ---- sorting ---------------------------------------------------------------
  */
 
@@ -156,6 +165,33 @@ static void block_waits(dc_trace_model *m) {
   }
   free(by_end);
   free(copy_end);
+}
+
+/* A host collective that launched no GPU activity (gloo on CPU tensors)
+ * ran while its thread waited in it: its whole span is wait (trace.h).
+ * Only the outermost of nested ones (c10d op > record_param_comms). */
+static void collective_waits(dc_trace_model *m) {
+  const dc_trace *t = m->t;
+  size_t n = m->n_cpu;
+  bool *launched = dc_xcalloc(n ? n : 1, sizeof *launched);
+  /* children follow their parents in cpu[]: back to front reaches every
+   * descendant before its ancestors */
+  for (size_t i = n; i-- > 0;) {
+    uint32_t ei = m->cpu[i];
+    if (m->n_gpu[ei] > 0) launched[i] = true;
+    if (launched[i] && m->parent[i] >= 0) launched[m->parent[i]] = true;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const dc_trace_event *e = &t->ev[m->cpu[i]];
+    if (e->kind != DC_TRACE_OP || launched[i] ||
+        !dc_trace_is_host_collective(t->names[e->name]))
+      continue;
+    bool nested = false;
+    for (int32_t p = m->parent[i]; p >= 0 && !nested; p = m->parent[p])
+      nested = dc_trace_is_host_collective(t->names[t->ev[m->cpu[p]].name]);
+    if (!nested) m->wait_ns[m->cpu[i]] = e->dur_ns;
+  }
+  free(launched);
 }
 
 /* ---- steps ------------------------------------------------------------------
@@ -280,6 +316,7 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   }
   dc_imap_free(&cm);
   block_waits(m);
+  collective_waits(m);
 
   /* Steps. */
   for (size_t i = 0; i < m->n_cpu; i++) {
@@ -346,7 +383,8 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
       continue;
     }
     if ((e->kind != DC_TRACE_OP && e->kind != DC_TRACE_ANNOT) ||
-        dc_trace_is_container(t->names[e->name]))
+        dc_trace_is_container(t->names[e->name]) ||
+        dc_trace_is_comm_worker(t->names[e->name]))
       continue;
     int32_t step = dc_trace_model_step_of(m, e->ts_ns);
     if (step < 0) continue; /* outside the (selected) steps */

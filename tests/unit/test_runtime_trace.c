@@ -508,10 +508,61 @@ static void test_blocking_calls(void **state) {
   model_close(&f);
 }
 
+/* The collective wait on a CPU run (tests/fixtures/traces/gloo_wait_kineto.json,
+ * one step, gloo, no profiler correction):
+ *   aten::mm                 1000..1050  CPU work, T5 50
+ *   c10d::allreduce_         1100..1700  no GPU work beneath it: the thread
+ *     record_param_comms     1105..1695  waited in it, wait 600 (the nested
+ *                                        record_param_comms is part of it)
+ *   gloo:all_reduce (tid 2)  1150..1650  the collective itself: no host op
+ *   aten::add                1750..1780  T5 30
+ *   evaluate_function: AccumulateGrad 1800..2050
+ *     c10d::allreduce_       1820..2020  wait 200: T2 20, T3 30, no T5
+ * The check: measured 930 µs of ops + T1 gaps 50, 50, 20 = 1050; the
+ * profile gives the same, the waits replayed as measured (without the
+ * separation AccumulateGrad's T5 would be 250 and allreduce_'s 600). */
+static void test_collective_waits(void **state) {
+  (void)state;
+  fixture_model f;
+  model_open(&f, "gloo_wait_kineto.json");
+  int64_t waits[] = {600, 0, 200};
+  size_t k = 0;
+  for (size_t i = 0; i < f.t.n_ev; i++) {
+    const char *nm = f.t.names[f.t.ev[i].name];
+    if (strcmp(nm, "c10d::allreduce_") == 0 ||
+        strcmp(nm, "record_param_comms") == 0) {
+      assert_true(k < DC_COUNTOF(waits));
+      assert_int_equal(f.m.wait_ns[i], waits[k] * 1000);
+      k++;
+    }
+  }
+  assert_int_equal(k, DC_COUNTOF(waits));
+  assert_int_equal(f.m.n_tops, 4); /* gloo:* is not a host op */
+  for (size_t i = 0; i < f.m.n_tops; i++)
+    assert_false(dc_trace_is_comm_worker(f.t.names[f.t.ev[f.m.tops[i].ev].name]));
+  dc_ovh_acc *acc = dc_ovh_acc_new();
+  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
+  dc_profile p;
+  dc_ovh_acc_profile(acc, "gloo", "test", &p, &f.a);
+  dc_ovh_acc_free(acc);
+  dc_op_cost ar = dc_profile_op(&p, "c10d::allreduce_");
+  assert_near(ar.t5_us, 0.0);
+  dc_op_cost ag =
+      dc_profile_op(&p, "autograd::engine::evaluate_function: AccumulateGrad");
+  assert_near(ag.t2_us, 20.0);
+  assert_near(ag.t3_us, 30.0);
+  double meas, pred;
+  dc_ovh_host_check(&f.m, &p, (dc_ovh_correction){0, 0}, &meas, &pred);
+  assert_near(meas, 1050.0);
+  assert_near(pred, 1050.0);
+  model_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correction_and_check),
       cmocka_unit_test(test_blocking_calls),
+      cmocka_unit_test(test_collective_waits),
       cmocka_unit_test(test_current_format),
       cmocka_unit_test(test_legacy_and_gzip),
       cmocka_unit_test(test_merge),
