@@ -658,9 +658,10 @@ static void report_ranks_csv(const job *J, const dc_eval_result *res,
                              dc_buf *out) {
   bool cmp = J->have_k && J->gpu;
   bool al = J->have_k && J->first_shared >= 0;
+  /* the first eight columns are fixed (spec/replay.md): scripts read them */
   dc_buf_puts(out, "rank,e2e_pred_ms,e2e_meas_ms,gpu_active_pred_ms,"
-                   "gpu_active_meas_ms,comm_wait_pred_ms,comm_wait_meas_ms,"
-                   "comm_transfer_meas_ms,skew_ms,ops_matched,ops\n");
+                   "gpu_active_meas_ms,comm_wait_meas_ms,ops_matched,ops,"
+                   "comm_wait_pred_ms,comm_transfer_meas_ms,skew_ms\n");
   for (int32_t i = 0; i < J->n; i++) {
     const replay *r = &J->r[i];
     const dc_eval_rank *pr = &res->ranks[i];
@@ -669,18 +670,18 @@ static void report_ranks_csv(const job *J, const dc_eval_result *res,
     if (cmp) dc_buf_printf(out, "%.4f", it->e2e_us / 1000.0);
     dc_buf_printf(out, ",%.4f,", pr->gpu_active_us / 1000.0);
     if (cmp) dc_buf_printf(out, "%.4f", it->active_us / 1000.0);
-    dc_buf_printf(out, ",%.4f,", pr->comm_wait_us / 1000.0);
+    dc_buf_putc(out, ',');
+    if (al) dc_buf_printf(out, "%.4f", coll_sum(J, J->wait_us, i) / 1000.0);
+    if (r->have_k)
+      dc_buf_printf(out, ",%d,%d,", r->n_matched, r->n_matchable);
+    else
+      dc_buf_printf(out, ",,%d,", r->g->n_ops);
+    dc_buf_printf(out, "%.4f,", pr->comm_wait_us / 1000.0);
     if (al)
-      dc_buf_printf(out, "%.4f,%.4f,%.4f",
-                    coll_sum(J, J->wait_us, i) / 1000.0,
-                    coll_sum(J, J->xfer_us, i) / 1000.0,
+      dc_buf_printf(out, "%.4f,%.4f\n", coll_sum(J, J->xfer_us, i) / 1000.0,
                     J->skew_us[i] / 1000.0);
     else
-      dc_buf_puts(out, ",,");
-    if (r->have_k)
-      dc_buf_printf(out, ",%d,%d\n", r->n_matched, r->n_matchable);
-    else
-      dc_buf_printf(out, ",,%d\n", r->g->n_ops);
+      dc_buf_puts(out, ",\n");
   }
 }
 
