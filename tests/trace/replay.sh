@@ -138,6 +138,19 @@ ranks)
   check "$tmp/md" "- job: 2 ranks (distributedInfo.world_size)" "gpu2 world"
   check "$tmp/md" "| 0 | c10d::allreduce_ | 4000000 | 2 |" "gpu2 group size"
   check "$tmp/md" "rank 1 arrives last most often (1 of 1)" "gpu2 slowest"
+  # HTA's overlap and wait (hta_reference.py wrote ovl2_hta.csv with HTA
+  # itself) against dlrmc's measured columns, matched by column name
+  "$dlrmc" replay "$m"/ovl2_r*.json --gpu H100 --csv >"$tmp/ovl.csv" 2>&1 ||
+    { echo "FAIL ovl2: exit $?"; cat "$tmp/ovl.csv"; fail=1; }
+  awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[FILENAME, $i] = i; next }
+    FILENAME == ARGV[1] { pct[$1] = $col[FILENAME, "comm_overlap_pct"]
+                          wt[$1] = $col[FILENAME, "comm_wait_ms"]; n++; next }
+    { r = $1; seen++
+      d1 = $col[FILENAME, "comm_overlap_meas_pct"] - pct[r]
+      d2 = $col[FILENAME, "comm_wait_meas_ms"] - wt[r]
+      if (!(r in pct) || d1 > 0.01 || d1 < -0.01 || d2 > 0.0005 || d2 < -0.0005) bad = 1 }
+    END { exit bad || n != 2 || seen != 2 }' "$m/ovl2_hta.csv" "$tmp/ovl.csv" ||
+    { echo "FAIL ovl2: overlap or wait differ from HTA's"; cat "$m/ovl2_hta.csv" "$tmp/ovl.csv"; fail=1; }
   for run in dot_w4 dcn_w3; do
     "$dlrmc" replay "$m/$run"_r*.json.gz --gpu A100 --csv >"$tmp/csv" 2>&1 ||
       { echo "FAIL $run: exit $?"; cat "$tmp/csv"; fail=1; }
