@@ -20,6 +20,13 @@ tests/fixtures/traces/blocking_kineto.json
 tests/fixtures/traces/shapes_kineto.json
 tests/fixtures/traces/synthetic_kineto.json
 tests/fixtures/traces/synthetic_legacy_kineto.json
+tests/fixtures/traces/tf32_pair.kineto.json
+tests/fixtures/traces/gloo_wait_kineto.json
+tests/fixtures/multirank/gpu2_r0.kineto.json
+tests/fixtures/multirank/gpu2_r1.kineto.json
+tests/fixtures/multirank/ovl2_r0.kineto.json
+tests/fixtures/multirank/ovl2_r1.kineto.json
+tests/harden/kineto_gemm_sizes.json
 tests/fixtures/torchrec/dot_w2_r0.kineto.json.gz"
 shown="tests/validation/h200/steps/dcnv2_b8192_fp32.plain.kineto.json.gz
 tests/validation/h200/steps/default_b16384_fp32.plain.kineto.json.gz
