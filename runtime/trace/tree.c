@@ -114,19 +114,31 @@ static void block_waits(dc_trace_model *m) {
   const dc_trace *t = m->t;
   size_t n = t->n_ev;
   m->wait_ns = dc_xcalloc(n ? n : 1, sizeof *m->wait_ns);
+  m->wait_from_ns = dc_xcalloc(n ? n : 1, sizeof *m->wait_from_ns);
   /* copy_end[r]: the last end of call r's copies; INT64_MAX when r also
    * launched something else (a kernel, a memset), INT64_MIN when none. */
   int64_t *copy_end = dc_xmalloc((n ? n : 1) * sizeof *copy_end);
+  /* copy_start[r]: the first start of call r's copies; staged[r]: every
+   * one of them is from pageable host memory to the device */
+  int64_t *copy_start = dc_xmalloc((n ? n : 1) * sizeof *copy_start);
+  bool *staged = dc_xmalloc((n ? n : 1) * sizeof *staged);
   uint32_t *by_end = dc_xmalloc((n ? n : 1) * sizeof *by_end);
   size_t n_linked = 0;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     copy_end[i] = INT64_MIN;
+    copy_start[i] = INT64_MAX;
+    staged[i] = true;
+  }
   for (size_t i = 0; i < n; i++) {
     int32_t r = m->launcher[i];
     if (r < 0) continue;
     by_end[n_linked++] = (uint32_t)i;
     const dc_trace_event *g = &t->ev[i];
     int64_t end = g->ts_ns + g->dur_ns;
+    const char *gn = t->names[g->name];
+    staged[r] = staged[r] && g->kind == DC_TRACE_MEMCPY &&
+                strstr(gn, "HtoD") && strstr(gn, "Pageable");
+    if (g->ts_ns < copy_start[r]) copy_start[r] = g->ts_ns;
     if (g->kind != DC_TRACE_MEMCPY)
       copy_end[r] = INT64_MAX;
     else if (copy_end[r] != INT64_MAX && end > copy_end[r])
@@ -158,12 +170,25 @@ static void block_waits(dc_trace_model *m) {
         }
       }
     } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
+               staged[r]) {
+      /* staged from pageable memory: the host feeds its own transfer
+       * from the copy's start until it returns (or the copy ends) */
+      if (copy_start[r] < c_end && copy_start[r] >= c->ts_ns) {
+        m->wait_from_ns[r] = copy_start[r] - c->ts_ns;
+        until = copy_end[r] < c_end ? copy_end[r] : c_end;
+      }
+    } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
                copy_end[r] <= c_end) {
       until = copy_end[r];
     }
-    if (until > c->ts_ns) m->wait_ns[r] = until - c->ts_ns;
+    if (until > c->ts_ns + m->wait_from_ns[r])
+      m->wait_ns[r] = until - c->ts_ns - m->wait_from_ns[r];
+    else
+      m->wait_from_ns[r] = 0;
   }
   free(by_end);
+  free(staged);
+  free(copy_start);
   free(copy_end);
 }
 
@@ -412,6 +437,7 @@ void dc_trace_model_free(dc_trace_model *m) {
   free(m->n_gpu);
   free(m->gpu_us);
   free(m->wait_ns);
+  free(m->wait_from_ns);
   free(m->steps);
   free(m->step_selected);
   free(m->tops);
