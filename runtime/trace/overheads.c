@@ -446,11 +446,6 @@ void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
       const dc_trace_event *e = &t->ev[ei];
       clock += any ? oc.t5_us : oc.t2_us;
       any = true;
-      if (m->wait_from_ns[ei] > 0) {
-        /* a staged copy: its own cost, then it feeds its transfer */
-        clock += dc_profile_t4(p, t->names[e->name]) + us(m->wait_ns[ei]);
-        continue;
-      }
       if (m->wait_ns[ei] > 0) {
         double end = us(e->ts_ns + m->wait_ns[ei] - o->ts_ns);
         if (end > clock) clock = end;

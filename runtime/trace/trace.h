@@ -209,8 +209,6 @@ typedef struct dc_trace_model {
   int32_t *n_gpu;    /* runtime event -> number of GPU activities */
   double *gpu_us;    /* runtime event -> their total duration */
   int64_t *wait_ns;  /* runtime call or host collective -> its wait */
-  int64_t *wait_from_ns; /* where that wait begins, from the call's start:
-                            0, or a staged copy's start (below) */
   /* steps (sorted by ts) and the selection */
   dc_trace_step *steps;
   size_t n_steps;
@@ -257,12 +255,12 @@ bool dc_trace_is_comm_worker(const char *name);
  * synchronisation call, the last end inside the call of GPU activity
  * launched before it (on any stream). What follows is the call's own
  * host overhead (T4). A copy from pageable memory to the device is
- * staged by the host through a pinned buffer: the call returns once the
- * last chunk is staged, so from its copy's start (when the first chunk
- * was staged) to its return (or the copy's end) the host feeds its own
- * transfer — that is its wait (it begins at wait_from_ns, after the
- * staging of the first chunk, which stays T4 with the rest); such a
- * copy that starts after the call returned is asynchronous (wait 0). A host collective (dc_trace_is_host_collective,
+ * host-synchronous: the driver waits for the stream, then stages the
+ * data through a pinned buffer chunk by chunk and returns once the last
+ * chunk is staged, a little before the copy ends. So a call whose copies
+ * are all pageable host-to-device and started before it returned waited
+ * from its start to its return (or the copy's end, if sooner); one whose
+ * copy started after it returned was asynchronous (wait 0). A host collective (dc_trace_is_host_collective,
  * the outermost of nested ones) under which nothing launched GPU work
  * ran the collective on the host thread (gloo): the thread waited in it,
  * for the other ranks and for the transfer, from its start to its end —

@@ -114,7 +114,6 @@ static void block_waits(dc_trace_model *m) {
   const dc_trace *t = m->t;
   size_t n = t->n_ev;
   m->wait_ns = dc_xcalloc(n ? n : 1, sizeof *m->wait_ns);
-  m->wait_from_ns = dc_xcalloc(n ? n : 1, sizeof *m->wait_from_ns);
   /* copy_end[r]: the last end of call r's copies; INT64_MAX when r also
    * launched something else (a kernel, a memset), INT64_MIN when none. */
   int64_t *copy_end = dc_xmalloc((n ? n : 1) * sizeof *copy_end);
@@ -171,20 +170,15 @@ static void block_waits(dc_trace_model *m) {
       }
     } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
                staged[r]) {
-      /* staged from pageable memory: the host feeds its own transfer
-       * from the copy's start until it returns (or the copy ends) */
-      if (copy_start[r] < c_end && copy_start[r] >= c->ts_ns) {
-        m->wait_from_ns[r] = copy_start[r] - c->ts_ns;
+      /* staged from pageable memory: the host is held in the call until
+       * the transfer is done (its return, or the copy's end if sooner) */
+      if (copy_start[r] < c_end)
         until = copy_end[r] < c_end ? copy_end[r] : c_end;
-      }
     } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
                copy_end[r] <= c_end) {
       until = copy_end[r];
     }
-    if (until > c->ts_ns + m->wait_from_ns[r])
-      m->wait_ns[r] = until - c->ts_ns - m->wait_from_ns[r];
-    else
-      m->wait_from_ns[r] = 0;
+    if (until > c->ts_ns) m->wait_ns[r] = until - c->ts_ns;
   }
   free(by_end);
   free(staged);
@@ -437,7 +431,6 @@ void dc_trace_model_free(dc_trace_model *m) {
   free(m->n_gpu);
   free(m->gpu_us);
   free(m->wait_ns);
-  free(m->wait_from_ns);
   free(m->steps);
   free(m->step_selected);
   free(m->tops);

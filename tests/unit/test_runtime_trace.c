@@ -511,36 +511,35 @@ static void test_blocking_calls(void **state) {
 /* A copy staged from pageable memory (tests/fixtures/traces/staged_kineto.json,
  * no profiler correction):
  *   aten::copy_            1000..1300
- *     cudaMemcpyAsync      1010..1290 -> H2D (Pageable) 1060..1295: the host
- *                          staged the first chunk for 50 us, then fed its
- *                          transfer until it returned: wait 1060..1290, 230
+ *     cudaMemcpyAsync      1010..1290 -> H2D (Pageable) 1060..1295: the
+ *                          host was held in the call until it returned, a
+ *                          little before the copy ended: wait 280
  *   aten::copy_            1350..1380
  *     cudaMemcpyAsync      1355..1365 -> H2D (Pageable) 1370..1372: after
  *                          the call returned, asynchronous, wait 0
- * T4 {280 − 230, 10}: 30 (without the rule 145). The check: ops 300 + 30
- * and a T1 gap of 50 = 380 measured; the profile gives T2 7.5 + T4 30 +
- * the wait 230 + T3 12.5, then 7.5 + 30 + 12.5, and T1 50: 380. */
+ * T4 {280 − 280, 10}: 5 (without the rule 145). The check: ops 300 + 30
+ * and a T1 gap of 50 = 380 measured; the profile gives T2 7.5, then the
+ * wait until 290 from the op's start, T4 5 and T3 12.5 = 307.5, then 7.5
+ * + 5 + 12.5 = 25, and T1 50: 382.5. */
 static void test_staged_copy(void **state) {
   (void)state;
   fixture_model f;
   model_open(&f, "staged_kineto.json");
-  int64_t want[][3] = {{1, 50, 230}, {2, 0, 0}};
+  int64_t want[][2] = {{1, 280}, {2, 0}};
   for (size_t w = 0; w < DC_COUNTOF(want); w++)
     for (size_t i = 0; i < f.t.n_ev; i++)
-      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
-        assert_int_equal(f.m.wait_from_ns[i], want[w][1] * 1000);
-        assert_int_equal(f.m.wait_ns[i], want[w][2] * 1000);
-      }
+      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0])
+        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
   dc_ovh_acc *acc = dc_ovh_acc_new();
   dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
   dc_profile p;
   dc_ovh_acc_profile(acc, "staged", "test", &p, &f.a);
   dc_ovh_acc_free(acc);
-  assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 30.0);
+  assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 5.0);
   double meas, pred;
   dc_ovh_host_check(&f.m, &p, (dc_ovh_correction){0, 0}, &meas, &pred);
   assert_near(meas, 380.0);
-  assert_near(pred, 380.0);
+  assert_near(pred, 382.5);
   model_close(&f);
 }
 
