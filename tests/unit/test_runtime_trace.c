@@ -458,6 +458,23 @@ static void test_correction_and_check(void **state) {
   model_close(&f);
 }
 
+/* The profile of one fixture's own samples, without profiler correction. */
+/* --check of a fixture against its own profile, without correction. */
+static void assert_own_check(fixture_model *f, const dc_profile *p,
+                             double meas_want, double pred_want) {
+  double meas, pred;
+  dc_ovh_host_check(&f->m, p, (dc_ovh_correction){0, 0}, &meas, &pred);
+  assert_near(meas, meas_want);
+  assert_near(pred, pred_want);
+}
+
+static void own_profile(fixture_model *f, const char *name, dc_profile *p) {
+  dc_ovh_acc *acc = dc_ovh_acc_new();
+  dc_ovh_acc_add(acc, &f->m, (dc_ovh_correction){0.0, 0.0});
+  dc_ovh_acc_profile(acc, name, "test", p, &f->a);
+  dc_ovh_acc_free(acc);
+}
+
 /* Blocking calls (tests/fixtures/traces/blocking_kineto.json, one step,
  * stream 7, no profiler correction so the numbers stay whole):
  *   aten::mm                  1000..1010  launch 1002..1007 -> GEMM 1010..1400
@@ -493,18 +510,12 @@ static void test_blocking_calls(void **state) {
       }
     assert_int_equal(found, 1);
   }
-  dc_ovh_acc *acc = dc_ovh_acc_new();
-  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
   dc_profile p;
-  dc_ovh_acc_profile(acc, "blocking", "test", &p, &f.a);
-  dc_ovh_acc_free(acc);
+  own_profile(&f, "blocking", &p);
   assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 8.0);
   assert_near(dc_profile_t4(&p, "cudaDeviceSynchronize"), 5.0);
   assert_near(dc_profile_t4(&p, "cudaStreamSynchronize"), 3.0);
-  double meas, pred;
-  dc_ovh_host_check(&f.m, &p, (dc_ovh_correction){0, 0}, &meas, &pred);
-  assert_near(meas, 680.0);
-  assert_near(pred, 680.0);
+  assert_own_check(&f, &p, 680.0, 680.0);
   model_close(&f);
 }
 
@@ -530,16 +541,10 @@ static void test_staged_copy(void **state) {
     for (size_t i = 0; i < f.t.n_ev; i++)
       if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0])
         assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
-  dc_ovh_acc *acc = dc_ovh_acc_new();
-  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
   dc_profile p;
-  dc_ovh_acc_profile(acc, "staged", "test", &p, &f.a);
-  dc_ovh_acc_free(acc);
+  own_profile(&f, "staged", &p);
   assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 5.0);
-  double meas, pred;
-  dc_ovh_host_check(&f.m, &p, (dc_ovh_correction){0, 0}, &meas, &pred);
-  assert_near(meas, 380.0);
-  assert_near(pred, 382.5);
+  assert_own_check(&f, &p, 380.0, 382.5);
   model_close(&f);
 }
 
@@ -575,21 +580,15 @@ static void test_collective_waits(void **state) {
   assert_int_equal(f.m.n_tops, 4); /* gloo:* is not a host op */
   for (size_t i = 0; i < f.m.n_tops; i++)
     assert_false(dc_trace_is_comm_worker(f.t.names[f.t.ev[f.m.tops[i].ev].name]));
-  dc_ovh_acc *acc = dc_ovh_acc_new();
-  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
   dc_profile p;
-  dc_ovh_acc_profile(acc, "gloo", "test", &p, &f.a);
-  dc_ovh_acc_free(acc);
+  own_profile(&f, "gloo", &p);
   dc_op_cost ar = dc_profile_op(&p, "c10d::allreduce_");
   assert_near(ar.t5_us, 0.0);
   dc_op_cost ag =
       dc_profile_op(&p, "autograd::engine::evaluate_function: AccumulateGrad");
   assert_near(ag.t2_us, 20.0);
   assert_near(ag.t3_us, 30.0);
-  double meas, pred;
-  dc_ovh_host_check(&f.m, &p, (dc_ovh_correction){0, 0}, &meas, &pred);
-  assert_near(meas, 1050.0);
-  assert_near(pred, 1050.0);
+  assert_own_check(&f, &p, 1050.0, 1050.0);
   model_close(&f);
 }
 
