@@ -106,9 +106,10 @@ const dc_command dc_cmd_replay_def = {
     "                       gpu_active, gpu_idle, cpu, then one per kernel\n"
     "                       family; several ranks, one row per rank (rank,\n"
     "                       e2e_pred_ms, e2e_meas_ms, gpu_active_pred_ms,\n"
-    "                       gpu_active_meas_ms, comm_wait_pred_ms,\n"
-    "                       comm_wait_meas_ms, comm_transfer_meas_ms,\n"
-    "                       skew_ms, ops_matched, ops)\n"
+    "                       gpu_active_meas_ms, comm_wait_meas_ms,\n"
+    "                       ops_matched, ops, comm_wait_pred_ms,\n"
+    "                       comm_transfer_meas_ms, skew_ms,\n"
+    "                       comm_overlap_pred_pct, comm_overlap_meas_pct)\n"
     "  -o, --output FILE    write there (atomically) instead of stdout\n"
     "Exit status: 0 ok, 1 unreadable input or files that do not pair,\n"
     "2 usage errors.\n"};

@@ -519,6 +519,7 @@ static void copy_of(const et_map_ctx *c, et_mapped *m, const et_val *s,
     }
   } else if (dd) {
     m->k.kind = DC_KERNEL_MEMCPY_H2D;
+    m->sync = !non_blocking; /* staged from pageable memory */
   } else {
     m->k.kind = DC_KERNEL_MEMCPY_D2H;
     m->sync = !non_blocking;

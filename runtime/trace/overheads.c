@@ -139,6 +139,16 @@ static bool is_launch(const dc_trace_model *m, uint32_t ei) {
          (m->n_gpu[ei] > 0 || dc_trace_is_sync_call(m->t->names[e->name]));
 }
 
+/* A host collective that waited (tree.c): its span is no T2/T3/T5. */
+static bool is_coll_wait(const dc_trace_model *m, uint32_t ei) {
+  return m->t->ev[ei].kind != DC_TRACE_RUNTIME && m->wait_ns[ei] > 0;
+}
+
+/* The points an op's host time is cut at: launches and host collectives. */
+static bool is_cut(const dc_trace_model *m, uint32_t ei) {
+  return is_launch(m, ei) || is_coll_wait(m, ei);
+}
+
 /* The T1 gap before top-level op i (µs), or -1 when it is not sampled:
  * the previous top-level op is on another thread, under another
  * container or in another step, or the gap is outside the kept range. */
@@ -160,24 +170,54 @@ static double corrected(double raw, double corr) {
   return raw - (corr < raw / 2 ? corr : raw / 2);
 }
 
-/* T2, T3, T5 of one top-level op (formulas at the top of the file). */
-static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
-                       op_entry *oe, double c) {
+/* T4 of runtime call ei: its span less its wait and the profiler's cost
+ * (formula at the top of the file). */
+static double call_t4(const dc_trace_model *m, uint32_t ei,
+                      dc_ovh_correction c) {
+  const dc_trace_event *e = &m->t->ev[ei];
+  bool gpu = m->n_gpu[ei] > 0;
+  return corrected(us(e->dur_ns - m->wait_ns[ei]),
+                   c.cpu_us + (gpu ? c.gpu_us : 0.0));
+}
+
+static void push_if(op_entry *oe, int k, double x) {
+  if (oe) push(&oe->t[k], x);
+}
+
+/* T2, T3, T5 of one top-level op (formulas at the top of the file),
+ * pushed as samples when `oe` is given. Returns the op's host time as
+ * those samples measure it: the samples (clamped at 0 as pushed), the T4
+ * of its launch calls and every wait — the op's span, less what the
+ * profiler cost in each piece, the correction the samples carry. */
+static double op_samples(const dc_trace_model *m, const dc_trace_top *tp,
+                         op_entry *oe, dc_ovh_correction cc) {
   const dc_trace *t = m->t;
   const dc_trace_event *o = &t->ev[tp->ev];
+  double c = cc.cpu_us;
   int64_t o_end = o->ts_ns + o->dur_ns;
+  double x;
+  if (is_coll_wait(m, tp->ev)) { /* the op is a collective: its rest */
+    x = corrected(us(o->dur_ns - m->wait_ns[tp->ev]),
+                  c * (double)(tp->end_desc - tp->first_desc));
+    push_if(oe, DC_OVH_T5, x);
+    return (x > 0 ? x : 0) + us(m->wait_ns[tp->ev]);
+  }
   bool any = false;
   int64_t prev_end = 0;
   int pending = 0;
+  double host = 0;
   for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
     uint32_t ei = m->cpu[j];
     const dc_trace_event *e = &t->ev[ei];
-    if (is_launch(m, ei)) {
-      if (!any)
-        push(&oe->t[DC_OVH_T2], corrected(us(e->ts_ns - o->ts_ns), c * pending));
-      else
-        push(&oe->t[DC_OVH_T5],
-             corrected(us(e->ts_ns - prev_end), c * pending));
+    if (is_cut(m, ei)) {
+      x = corrected(us(e->ts_ns - (any ? prev_end : o->ts_ns)), c * pending);
+      push_if(oe, any ? DC_OVH_T5 : DC_OVH_T2, x);
+      host += x > 0 ? x : 0;
+      host += us(m->wait_ns[ei]);
+      if (e->kind == DC_TRACE_RUNTIME) {
+        double t4 = call_t4(m, ei, cc);
+        host += t4 > 0 ? t4 : 0;
+      }
       any = true;
       pending = 0;
       prev_end = e->ts_ns + e->dur_ns;
@@ -186,11 +226,11 @@ static void op_samples(const dc_trace_model *m, const dc_trace_top *tp,
     }
   }
   if (any)
-    push(&oe->t[DC_OVH_T3], corrected(us(o_end - prev_end), c * pending));
+    x = corrected(us(o_end - prev_end), c * pending);
   else
-    push(&oe->t[DC_OVH_T5],
-         corrected(us(o->dur_ns),
-                   c * (double)(tp->end_desc - tp->first_desc)));
+    x = corrected(us(o->dur_ns), c * (double)(tp->end_desc - tp->first_desc));
+  push_if(oe, any ? DC_OVH_T3 : DC_OVH_T5, x);
+  return host + (x > 0 ? x : 0);
 }
 
 static const dc_trace_event *gap_ev;
@@ -210,7 +250,7 @@ void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m,
     const dc_trace_top *tp = &m->tops[i];
     const dc_trace_event *o = &t->ev[tp->ev];
     op_entry *oe = op_get(acc, t->names[o->name]);
-    op_samples(m, tp, oe, c.cpu_us);
+    op_samples(m, tp, oe, c);
     double gap = t1_gap(m, i);
     if (gap >= 0) push(&oe->t[DC_OVH_T1], corrected(gap, c.cpu_us));
   }
@@ -222,11 +262,9 @@ void dc_ovh_acc_add(dc_ovh_acc *acc, const dc_trace_model *m,
     const dc_trace_event *e = &t->ev[ei];
     if (e->kind != DC_TRACE_RUNTIME) continue;
     if (dc_trace_model_step_of(m, e->ts_ns) < 0) continue;
-    bool gpu = m->n_gpu[ei] > 0;
-    double t4 = corrected(us(e->dur_ns - m->wait_ns[ei]),
-                          c.cpu_us + (gpu ? c.gpu_us : 0.0));
+    double t4 = call_t4(m, ei, c);
     push(&call_get(acc, t->names[e->name])->t4, t4);
-    if (gpu) push(&acc->launch_t4, t4);
+    if (m->n_gpu[ei] > 0) push(&acc->launch_t4, t4);
   }
 
   /* kernel_gap: back-to-back GPU activity on one stream. */
@@ -385,12 +423,8 @@ void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
     const dc_trace_top *tp = &m->tops[i];
     const dc_trace_event *o = &t->ev[tp->ev];
     dc_op_cost oc = dc_profile_op(p, t->names[o->name]);
-    /* the profiler's cost in the op: one CPU event per descendant, a
-     * GPU record per launch call that launched activity */
-    double prof = c.cpu_us * (double)(tp->end_desc - tp->first_desc);
-    for (uint32_t j = tp->first_desc; j < tp->end_desc && c.gpu_us > 0; j++)
-      if (m->n_gpu[m->cpu[j]] > 0) prof += c.gpu_us;
-    meas += corrected(us(o->dur_ns), prof);
+    /* measured: the op's span corrected piece by piece as its samples */
+    meas += op_samples(m, tp, NULL, c);
     double gap = t1_gap(m, i);
     if (gap >= 0) {
       meas += corrected(gap, c.cpu_us);
@@ -400,19 +434,24 @@ void dc_ovh_host_check(const dc_trace_model *m, const dc_profile *p,
      * (T5 before all but the first) a blocking call first waits until
      * the GPU work it waited on ended — measured, from the op's start,
      * max(clock, GPU end) as the evaluator's host sync — then its T4. */
+    if (is_coll_wait(m, tp->ev)) { /* the op is a collective */
+      pred += us(m->wait_ns[tp->ev]) + oc.t5_us;
+      continue;
+    }
     double clock = 0;
     bool any = false;
     for (uint32_t j = tp->first_desc; j < tp->end_desc; j++) {
       uint32_t ei = m->cpu[j];
-      if (!is_launch(m, ei)) continue;
+      if (!is_cut(m, ei)) continue;
       const dc_trace_event *e = &t->ev[ei];
       clock += any ? oc.t5_us : oc.t2_us;
       any = true;
       if (m->wait_ns[ei] > 0) {
-        double gpu_end = us(e->ts_ns + m->wait_ns[ei] - o->ts_ns);
-        if (gpu_end > clock) clock = gpu_end;
+        double end = us(e->ts_ns + m->wait_ns[ei] - o->ts_ns);
+        if (end > clock) clock = end;
       }
-      clock += dc_profile_t4(p, t->names[e->name]);
+      if (e->kind == DC_TRACE_RUNTIME)
+        clock += dc_profile_t4(p, t->names[e->name]);
     }
     pred += any ? clock + oc.t3_us : oc.t5_us;
   }

@@ -168,6 +168,35 @@ static int cmp_iv(const void *pa, const void *pb) {
   return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
+/* The length of the union of n intervals (sorted here). */
+static int64_t union_ns(int64_t (*iv)[2], size_t n) {
+  qsort(iv, n, sizeof *iv, cmp_iv);
+  int64_t total = 0, cur_a = 0, cur_b = INT64_MIN;
+  for (size_t i = 0; i < n; i++) {
+    if (iv[i][0] > cur_b) {
+      if (cur_b > cur_a) total += cur_b - cur_a;
+      cur_a = iv[i][0];
+      cur_b = iv[i][1];
+    } else if (iv[i][1] > cur_b) {
+      cur_b = iv[i][1];
+    }
+  }
+  if (n && cur_b > cur_a) total += cur_b - cur_a;
+  return total;
+}
+
+/* HTA's kernel classes (its get_comm_comp_overlap): a communication
+ * kernel is named ^nccl.*Kernel; a computation kernel is any other
+ * kernel whose name has no Memcpy, Memset or Sync in it. */
+static bool hta_comm(const char *nm) {
+  return strncmp(nm, "nccl", 4) == 0 && strstr(nm, "Kernel");
+}
+
+static bool hta_comp(const char *nm) {
+  return !hta_comm(nm) && !strstr(nm, "Memcpy") && !strstr(nm, "Memset") &&
+         !strstr(nm, "Sync");
+}
+
 void rp_measure(replay *r, iter *it) {
   const dc_trace *t = &r->t;
   const dc_graph *g = r->g;
@@ -198,32 +227,38 @@ void rp_measure(replay *r, iter *it) {
   r->win_lo = lo;
   r->win_hi = hi;
   if (lo == INT64_MAX || hi <= lo) return;
-  /* the union of GPU activity inside the window */
-  size_t n = 0;
-  int64_t(*iv)[2] = dc_xmalloc((t->n_ev + 1) * sizeof *iv);
+  /* the union of GPU activity inside the window; HTA's communication
+   * and computation kernels in it (0: GPU activity, 1: communication,
+   * 2: computation, 3: both classes) */
+  size_t n = 0, nc[4] = {0};
+  int64_t(*iv)[2] = dc_xmalloc((4 * t->n_ev + 1) * sizeof *iv);
+  int64_t(*cl[4])[2] = {iv, iv + t->n_ev, iv + 2 * t->n_ev, iv + 3 * t->n_ev};
   for (size_t i = 0; i < t->n_ev; i++) {
     const dc_trace_event *x = &t->ev[i];
     if (!dc_trace_kind_is_gpu(x->kind)) continue;
     int64_t a = x->ts_ns > lo ? x->ts_ns : lo;
     int64_t b = x->ts_ns + x->dur_ns < hi ? x->ts_ns + x->dur_ns : hi;
     if (b <= a) continue;
-    iv[n][0] = a;
-    iv[n][1] = b;
-    n++;
+    const char *nm = t->names[x->name];
+    int c = x->kind != DC_TRACE_KERNEL ? 0 : hta_comm(nm) ? 1
+            : hta_comp(nm)                                ? 2
+                                                          : 0;
+    cl[0][nc[0]][0] = a;
+    cl[0][nc[0]++][1] = b;
+    for (int q = 1; q <= 2; q++)
+      if (c == q) {
+        cl[q][nc[q]][0] = cl[3][nc[3]][0] = a;
+        cl[q][nc[q]++][1] = cl[3][nc[3]++][1] = b;
+      }
   }
-  qsort(iv, n, sizeof *iv, cmp_iv);
-  int64_t active = 0, cur_a = 0, cur_b = INT64_MIN;
-  for (size_t i = 0; i < n; i++) {
-    if (iv[i][0] > cur_b) {
-      if (cur_b > cur_a) active += cur_b - cur_a;
-      cur_a = iv[i][0];
-      cur_b = iv[i][1];
-    } else if (iv[i][1] > cur_b) {
-      cur_b = iv[i][1];
-    }
-  }
-  if (n && cur_b > cur_a) active += cur_b - cur_a;
+  n = nc[0];
+  int64_t active = union_ns(cl[0], nc[0]);
+  int64_t comm = union_ns(cl[1], nc[1]), comp = union_ns(cl[2], nc[2]);
+  int64_t both = union_ns(cl[3], nc[3]);
   free(iv);
+  it->comm_us = (double)comm / 1000.0;
+  /* |comm ∩ comp| = |comm| + |comp| − |comm ∪ comp| */
+  it->overlap_us = (double)(comm + comp - both) / 1000.0;
   it->gpu = n > 0;
   it->e2e_us = (double)(hi - lo) / 1000.0;
   it->active_us = (double)active / 1000.0;

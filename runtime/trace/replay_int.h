@@ -59,6 +59,9 @@ typedef struct replay {
 /* The measured iteration of one rank. */
 typedef struct iter {
   double e2e_us, active_us, idle_us, cpu_us;
+  /* HTA's communication kernels' time and the part of it computation
+   * kernels overlap (its get_comm_comp_overlap), in the window */
+  double comm_us, overlap_us;
   bool gpu; /* the window holds GPU activity */
 } iter;
 

@@ -453,6 +453,28 @@ static double coll_sum(const job *J, const double *v, int32_t i) {
   return s;
 }
 
+/* HTA's communication/computation overlap in percent of the
+ * communication kernels' time; predicted, from the evaluator's unions
+ * (|comm ∩ compute| = |comm| + |compute| − |GPU active|; dlrmc runs a
+ * rank's collectives on one stream, so their sum is their union). */
+static double overlap_pred_pct(const dc_eval_rank *pr) {
+  if (pr->comm_us <= 0) return NAN;
+  double o = pr->comm_us + pr->compute_us - pr->gpu_active_us;
+  return 100.0 * (o > 0 ? o : 0) / pr->comm_us;
+}
+
+static double overlap_meas_pct(const iter *it) {
+  if (it->comm_us <= 0) return NAN;
+  return 100.0 * (it->overlap_us > 0 ? it->overlap_us : 0) / it->comm_us;
+}
+
+static void put_pct(dc_buf *out, double pct, const char *none) {
+  if (isfinite(pct))
+    dc_buf_printf(out, "%.2f", pct);
+  else
+    dc_buf_puts(out, none);
+}
+
 static void put_ms(dc_buf *out, bool have, double us) {
   if (have && isfinite(us))
     dc_buf_printf(out, "%.3f", us / 1000.0);
@@ -536,8 +558,10 @@ static void report_ranks_md(const job *J, const dc_eval_result *res,
   dc_buf_puts(out, "\n## Ranks\n\n| rank | ops matched | E2E pred ms | "
                    "E2E meas ms | error | GPU active pred ms | GPU active "
                    "meas ms | comm wait pred ms | comm wait meas ms | "
-                   "transfer meas ms | skew ms |\n"
-                   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                   "transfer meas ms | skew ms | overlap pred % | "
+                   "overlap meas % |\n"
+                   "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                   "---:|---:|\n");
   bool al = J->have_k && J->first_shared >= 0;
   for (int32_t i = 0; i < n; i++) {
     const replay *r = &J->r[i];
@@ -561,6 +585,10 @@ static void report_ranks_md(const job *J, const dc_eval_result *res,
     put_ms(out, al, coll_sum(J, J->xfer_us, i));
     dc_buf_puts(out, " | ");
     put_ms(out, al, J->skew_us[i]);
+    dc_buf_puts(out, " | ");
+    put_pct(out, overlap_pred_pct(pr), "-");
+    dc_buf_puts(out, " | ");
+    put_pct(out, cmp ? overlap_meas_pct(it) : NAN, "-");
     dc_buf_puts(out, " |\n");
   }
   /* the slowest rank and why */
@@ -658,9 +686,11 @@ static void report_ranks_csv(const job *J, const dc_eval_result *res,
                              dc_buf *out) {
   bool cmp = J->have_k && J->gpu;
   bool al = J->have_k && J->first_shared >= 0;
+  /* the first eight columns are fixed (spec/replay.md): scripts read them */
   dc_buf_puts(out, "rank,e2e_pred_ms,e2e_meas_ms,gpu_active_pred_ms,"
-                   "gpu_active_meas_ms,comm_wait_pred_ms,comm_wait_meas_ms,"
-                   "comm_transfer_meas_ms,skew_ms,ops_matched,ops\n");
+                   "gpu_active_meas_ms,comm_wait_meas_ms,ops_matched,ops,"
+                   "comm_wait_pred_ms,comm_transfer_meas_ms,skew_ms,"
+                   "comm_overlap_pred_pct,comm_overlap_meas_pct\n");
   for (int32_t i = 0; i < J->n; i++) {
     const replay *r = &J->r[i];
     const dc_eval_rank *pr = &res->ranks[i];
@@ -669,18 +699,22 @@ static void report_ranks_csv(const job *J, const dc_eval_result *res,
     if (cmp) dc_buf_printf(out, "%.4f", it->e2e_us / 1000.0);
     dc_buf_printf(out, ",%.4f,", pr->gpu_active_us / 1000.0);
     if (cmp) dc_buf_printf(out, "%.4f", it->active_us / 1000.0);
-    dc_buf_printf(out, ",%.4f,", pr->comm_wait_us / 1000.0);
+    dc_buf_putc(out, ',');
+    if (al) dc_buf_printf(out, "%.4f", coll_sum(J, J->wait_us, i) / 1000.0);
+    if (r->have_k)
+      dc_buf_printf(out, ",%d,%d,", r->n_matched, r->n_matchable);
+    else
+      dc_buf_printf(out, ",,%d,", r->g->n_ops);
+    dc_buf_printf(out, "%.4f,", pr->comm_wait_us / 1000.0);
     if (al)
-      dc_buf_printf(out, "%.4f,%.4f,%.4f",
-                    coll_sum(J, J->wait_us, i) / 1000.0,
-                    coll_sum(J, J->xfer_us, i) / 1000.0,
+      dc_buf_printf(out, "%.4f,%.4f,", coll_sum(J, J->xfer_us, i) / 1000.0,
                     J->skew_us[i] / 1000.0);
     else
       dc_buf_puts(out, ",,");
-    if (r->have_k)
-      dc_buf_printf(out, ",%d,%d\n", r->n_matched, r->n_matchable);
-    else
-      dc_buf_printf(out, ",,%d\n", r->g->n_ops);
+    put_pct(out, overlap_pred_pct(pr), "");
+    dc_buf_putc(out, ',');
+    put_pct(out, cmp ? overlap_meas_pct(it) : NAN, "");
+    dc_buf_putc(out, '\n');
   }
 }
 

@@ -208,7 +208,7 @@ typedef struct dc_trace_model {
   int32_t *launcher; /* GPU event -> runtime event, -1 if unlinked */
   int32_t *n_gpu;    /* runtime event -> number of GPU activities */
   double *gpu_us;    /* runtime event -> their total duration */
-  int64_t *wait_ns;  /* runtime event -> time it waited for the GPU */
+  int64_t *wait_ns;  /* runtime call or host collective -> its wait */
   /* steps (sorted by ts) and the selection */
   dc_trace_step *steps;
   size_t n_steps;
@@ -234,6 +234,15 @@ bool dc_trace_is_container(const char *name);
 /* True for runtime calls that count as launches although they launch no
  * GPU activity (cudaStreamSynchronize). */
 bool dc_trace_is_sync_call(const char *name);
+/* True for ops that run a collective on the host thread (`c10d::*`,
+ * `record_param_comms`): with no GPU activity beneath them (gloo on CPU
+ * tensors) the thread waits in them for the other ranks and the
+ * transfer (the blocking-call rule below). */
+bool dc_trace_is_host_collective(const char *name);
+/* True for the events a collective library's worker thread records
+ * while it runs a collective (`gloo:*`): the collective's own execution,
+ * as an NCCL kernel is on a GPU, not a host op. */
+bool dc_trace_is_comm_worker(const char *name);
 
 /* Blocking-call wait (tree.c, the one place it is decided): the part of
  * a runtime call the host spent waiting for GPU work, not running the
@@ -245,7 +254,18 @@ bool dc_trace_is_sync_call(const char *name);
  * (the copy ran after the work queued before it on its stream); for a
  * synchronisation call, the last end inside the call of GPU activity
  * launched before it (on any stream). What follows is the call's own
- * host overhead (T4). 0 for every other event. */
+ * host overhead (T4). A copy from pageable memory to the device is
+ * host-synchronous: the driver waits for the stream, then stages the
+ * data through a pinned buffer chunk by chunk and returns once the last
+ * chunk is staged, a little before the copy ends. So a call whose copies
+ * are all pageable host-to-device and started before it returned waited
+ * from its start to its return (or the copy's end, if sooner); one whose
+ * copy started after it returned was asynchronous (wait 0). A host collective (dc_trace_is_host_collective,
+ * the outermost of nested ones) under which nothing launched GPU work
+ * ran the collective on the host thread (gloo): the thread waited in it,
+ * for the other ranks and for the transfer, from its start to its end —
+ * its whole span is wait, none of it host overhead. 0 for every other
+ * event. */
 
 /* Builds the tree, links GPU activity to runtime calls by correlation,
  * computes the blocking-call waits, finds steps and top-level ops. Fails

@@ -47,6 +47,15 @@ bool dc_trace_is_sync_call(const char *name) {
          strcmp(name, "cudaDeviceSynchronize") == 0;
 }
 
+bool dc_trace_is_host_collective(const char *name) {
+  return strncmp(name, "c10d::", 6) == 0 ||
+         strcmp(name, "record_param_comms") == 0;
+}
+
+bool dc_trace_is_comm_worker(const char *name) {
+  return strncmp(name, "gloo:", 5) == 0;
+}
+
 /* ---- sorting ---------------------------------------------------------------
  */
 
@@ -108,16 +117,27 @@ static void block_waits(dc_trace_model *m) {
   /* copy_end[r]: the last end of call r's copies; INT64_MAX when r also
    * launched something else (a kernel, a memset), INT64_MIN when none. */
   int64_t *copy_end = dc_xmalloc((n ? n : 1) * sizeof *copy_end);
+  /* copy_start[r]: the first start of call r's copies; staged[r]: every
+   * one of them is from pageable host memory to the device */
+  int64_t *copy_start = dc_xmalloc((n ? n : 1) * sizeof *copy_start);
+  bool *staged = dc_xmalloc((n ? n : 1) * sizeof *staged);
   uint32_t *by_end = dc_xmalloc((n ? n : 1) * sizeof *by_end);
   size_t n_linked = 0;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     copy_end[i] = INT64_MIN;
+    copy_start[i] = INT64_MAX;
+    staged[i] = true;
+  }
   for (size_t i = 0; i < n; i++) {
     int32_t r = m->launcher[i];
     if (r < 0) continue;
     by_end[n_linked++] = (uint32_t)i;
     const dc_trace_event *g = &t->ev[i];
     int64_t end = g->ts_ns + g->dur_ns;
+    const char *gn = t->names[g->name];
+    staged[r] = staged[r] && g->kind == DC_TRACE_MEMCPY &&
+                strstr(gn, "HtoD") && strstr(gn, "Pageable");
+    if (g->ts_ns < copy_start[r]) copy_start[r] = g->ts_ns;
     if (g->kind != DC_TRACE_MEMCPY)
       copy_end[r] = INT64_MAX;
     else if (copy_end[r] != INT64_MAX && end > copy_end[r])
@@ -149,13 +169,48 @@ static void block_waits(dc_trace_model *m) {
         }
       }
     } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
+               staged[r]) {
+      /* staged from pageable memory: the host is held in the call until
+       * the transfer is done (its return, or the copy's end if sooner) */
+      if (copy_start[r] < c_end)
+        until = copy_end[r] < c_end ? copy_end[r] : c_end;
+    } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
                copy_end[r] <= c_end) {
       until = copy_end[r];
     }
     if (until > c->ts_ns) m->wait_ns[r] = until - c->ts_ns;
   }
   free(by_end);
+  free(staged);
+  free(copy_start);
   free(copy_end);
+}
+
+/* A host collective that launched no GPU activity (gloo on CPU tensors)
+ * ran while its thread waited in it: its whole span is wait (trace.h).
+ * Only the outermost of nested ones (c10d op > record_param_comms). */
+static void collective_waits(dc_trace_model *m) {
+  const dc_trace *t = m->t;
+  size_t n = m->n_cpu;
+  bool *launched = dc_xcalloc(n ? n : 1, sizeof *launched);
+  /* children follow their parents in cpu[]: back to front reaches every
+   * descendant before its ancestors */
+  for (size_t i = n; i-- > 0;) {
+    uint32_t ei = m->cpu[i];
+    if (m->n_gpu[ei] > 0) launched[i] = true;
+    if (launched[i] && m->parent[i] >= 0) launched[m->parent[i]] = true;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const dc_trace_event *e = &t->ev[m->cpu[i]];
+    if (e->kind != DC_TRACE_OP || launched[i] ||
+        !dc_trace_is_host_collective(t->names[e->name]))
+      continue;
+    bool nested = false;
+    for (int32_t p = m->parent[i]; p >= 0 && !nested; p = m->parent[p])
+      nested = dc_trace_is_host_collective(t->names[t->ev[m->cpu[p]].name]);
+    if (!nested) m->wait_ns[m->cpu[i]] = e->dur_ns;
+  }
+  free(launched);
 }
 
 /* ---- steps ------------------------------------------------------------------
@@ -280,6 +335,7 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
   }
   dc_imap_free(&cm);
   block_waits(m);
+  collective_waits(m);
 
   /* Steps. */
   for (size_t i = 0; i < m->n_cpu; i++) {
@@ -346,7 +402,8 @@ bool dc_trace_model_build(const dc_trace *t, const dc_trace_steps_sel *sel,
       continue;
     }
     if ((e->kind != DC_TRACE_OP && e->kind != DC_TRACE_ANNOT) ||
-        dc_trace_is_container(t->names[e->name]))
+        dc_trace_is_container(t->names[e->name]) ||
+        dc_trace_is_comm_worker(t->names[e->name]))
       continue;
     int32_t step = dc_trace_model_step_of(m, e->ts_ns);
     if (step < 0) continue; /* outside the (selected) steps */

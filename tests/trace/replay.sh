@@ -126,11 +126,11 @@ ranks)
   "$dlrmc" replay "$m/gpu2_r1.kineto.json" "$m/gpu2_r0.et.json" \
     "$m/gpu2_r1.et.json" "$m/gpu2_r0.kineto.json" --gpu H100 --csv \
     >"$tmp/csv" 2>&1 || { echo "FAIL gpu2: exit $?"; cat "$tmp/csv"; fail=1; }
-  check "$tmp/csv" "rank,e2e_pred_ms,e2e_meas_ms,gpu_active_pred_ms,gpu_active_meas_ms,comm_wait_pred_ms,comm_wait_meas_ms,comm_transfer_meas_ms,skew_ms,ops_matched,ops" "gpu2 header"
+  check "$tmp/csv" "rank,e2e_pred_ms,e2e_meas_ms,gpu_active_pred_ms,gpu_active_meas_ms,comm_wait_meas_ms,ops_matched,ops,comm_wait_pred_ms,comm_transfer_meas_ms,skew_ms" "gpu2 header"
   # measured: E2E 0.6 ms from the latest start, rank 0 waits 340 us (the
   # 7.5 ms profiler skew is not wait), 200 us transfer, skew 7.5 ms
-  awk -F, 'NR == 2 && ($1 != 0 || $3 != "0.6000" || $7 != "0.3400" || $8 != "0.2000" || $9 != "0.0000" || $10 != 2 || $11 != 2) { exit 1 }
-           NR == 3 && ($1 != 1 || $3 != "0.6000" || $7 != "0.0000" || $8 != "0.2000" || $9 != "7.5000") { exit 1 }
+  awk -F, 'NR == 2 && ($1 != 0 || $3 != "0.6000" || $6 != "0.3400" || $7 != 2 || $8 != 2 || $10 != "0.2000" || $11 != "0.0000") { exit 1 }
+           NR == 3 && ($1 != 1 || $3 != "0.6000" || $6 != "0.0000" || $10 != "0.2000" || $11 != "7.5000") { exit 1 }
            END { if (NR != 3) exit 1 }' "$tmp/csv" ||
     { echo "FAIL gpu2: measured columns"; cat "$tmp/csv"; fail=1; }
   "$dlrmc" replay "$m"/gpu2_r*.json --gpu H100 >"$tmp/md" 2>&1 ||
@@ -138,11 +138,24 @@ ranks)
   check "$tmp/md" "- job: 2 ranks (distributedInfo.world_size)" "gpu2 world"
   check "$tmp/md" "| 0 | c10d::allreduce_ | 4000000 | 2 |" "gpu2 group size"
   check "$tmp/md" "rank 1 arrives last most often (1 of 1)" "gpu2 slowest"
+  # HTA's overlap and wait (hta_reference.py wrote ovl2_hta.csv with HTA
+  # itself) against dlrmc's measured columns, matched by column name
+  "$dlrmc" replay "$m"/ovl2_r*.json --gpu H100 --csv >"$tmp/ovl.csv" 2>&1 ||
+    { echo "FAIL ovl2: exit $?"; cat "$tmp/ovl.csv"; fail=1; }
+  awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[FILENAME, $i] = i; next }
+    FILENAME == ARGV[1] { pct[$1] = $col[FILENAME, "comm_overlap_pct"]
+                          wt[$1] = $col[FILENAME, "comm_wait_ms"]; n++; next }
+    { r = $1; seen++
+      d1 = $col[FILENAME, "comm_overlap_meas_pct"] - pct[r]
+      d2 = $col[FILENAME, "comm_wait_meas_ms"] - wt[r]
+      if (!(r in pct) || d1 > 0.01 || d1 < -0.01 || d2 > 0.0005 || d2 < -0.0005) bad = 1 }
+    END { exit bad || n != 2 || seen != 2 }' "$m/ovl2_hta.csv" "$tmp/ovl.csv" ||
+    { echo "FAIL ovl2: overlap or wait differ from HTA's"; cat "$m/ovl2_hta.csv" "$tmp/ovl.csv"; fail=1; }
   for run in dot_w4 dcn_w3; do
     "$dlrmc" replay "$m/$run"_r*.json.gz --gpu A100 --csv >"$tmp/csv" 2>&1 ||
       { echo "FAIL $run: exit $?"; cat "$tmp/csv"; fail=1; }
     # every rank: every op matched; a row per rank
-    awk -F, -v w="${run#*_w}" 'NR > 1 && ($10 != $11 || $10 < 800) { exit 1 }
+    awk -F, -v w="${run#*_w}" 'NR > 1 && ($7 != $8 || $7 < 800) { exit 1 }
          END { if (NR != w + 1) exit 1 }' "$tmp/csv" ||
       { echo "FAIL $run: not every op matched on every rank"; cat "$tmp/csv"; fail=1; }
     # ids stripped from the Kineto traces: by op order, >= 99 % per rank
@@ -153,7 +166,7 @@ ranks)
     "$dlrmc" replay "$m/$run"_r*.et.json.gz "$tmp/$run"_r*.kineto.json \
       --gpu A100 --csv >"$tmp/csv" 2>&1 ||
       { echo "FAIL $run by order: exit $?"; cat "$tmp/csv"; fail=1; }
-    awk -F, 'NR > 1 && $10 < 0.99 * $11 { exit 1 } END { if (NR < 4) exit 1 }' \
+    awk -F, 'NR > 1 && $7 < 0.99 * $8 { exit 1 } END { if (NR < 4) exit 1 }' \
       "$tmp/csv" || { echo "FAIL $run: under 99 % by op order"; cat "$tmp/csv"; fail=1; }
   done
   "$dlrmc" replay "$m/dot_w4_r0.et.json.gz" "$m/dot_w4_r1.et.json.gz" \

@@ -458,6 +458,23 @@ static void test_correction_and_check(void **state) {
   model_close(&f);
 }
 
+/* The profile of one fixture's own samples, without profiler correction. */
+/* --check of a fixture against its own profile, without correction. */
+static void assert_own_check(fixture_model *f, const dc_profile *p,
+                             double meas_want, double pred_want) {
+  double meas, pred;
+  dc_ovh_host_check(&f->m, p, (dc_ovh_correction){0, 0}, &meas, &pred);
+  assert_near(meas, meas_want);
+  assert_near(pred, pred_want);
+}
+
+static void own_profile(fixture_model *f, const char *name, dc_profile *p) {
+  dc_ovh_acc *acc = dc_ovh_acc_new();
+  dc_ovh_acc_add(acc, &f->m, (dc_ovh_correction){0.0, 0.0});
+  dc_ovh_acc_profile(acc, name, "test", p, &f->a);
+  dc_ovh_acc_free(acc);
+}
+
 /* Blocking calls (tests/fixtures/traces/blocking_kineto.json, one step,
  * stream 7, no profiler correction so the numbers stay whole):
  *   aten::mm                  1000..1010  launch 1002..1007 -> GEMM 1010..1400
@@ -493,18 +510,85 @@ static void test_blocking_calls(void **state) {
       }
     assert_int_equal(found, 1);
   }
-  dc_ovh_acc *acc = dc_ovh_acc_new();
-  dc_ovh_acc_add(acc, &f.m, (dc_ovh_correction){0.0, 0.0});
   dc_profile p;
-  dc_ovh_acc_profile(acc, "blocking", "test", &p, &f.a);
-  dc_ovh_acc_free(acc);
+  own_profile(&f, "blocking", &p);
   assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 8.0);
   assert_near(dc_profile_t4(&p, "cudaDeviceSynchronize"), 5.0);
   assert_near(dc_profile_t4(&p, "cudaStreamSynchronize"), 3.0);
-  double meas, pred;
-  dc_ovh_host_check(&f.m, &p, (dc_ovh_correction){0, 0}, &meas, &pred);
-  assert_near(meas, 680.0);
-  assert_near(pred, 680.0);
+  assert_own_check(&f, &p, 680.0, 680.0);
+  model_close(&f);
+}
+
+/* A copy staged from pageable memory (tests/fixtures/traces/staged_kineto.json,
+ * no profiler correction):
+ *   aten::copy_            1000..1300
+ *     cudaMemcpyAsync      1010..1290 -> H2D (Pageable) 1060..1295: the
+ *                          host was held in the call until it returned, a
+ *                          little before the copy ended: wait 280
+ *   aten::copy_            1350..1380
+ *     cudaMemcpyAsync      1355..1365 -> H2D (Pageable) 1370..1372: after
+ *                          the call returned, asynchronous, wait 0
+ * T4 {280 − 280, 10}: 5 (without the rule 145). The check: ops 300 + 30
+ * and a T1 gap of 50 = 380 measured; the profile gives T2 7.5, then the
+ * wait until 290 from the op's start, T4 5 and T3 12.5 = 307.5, then 7.5
+ * + 5 + 12.5 = 25, and T1 50: 382.5. */
+static void test_staged_copy(void **state) {
+  (void)state;
+  fixture_model f;
+  model_open(&f, "staged_kineto.json");
+  int64_t want[][2] = {{1, 280}, {2, 0}};
+  for (size_t w = 0; w < DC_COUNTOF(want); w++)
+    for (size_t i = 0; i < f.t.n_ev; i++)
+      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0])
+        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
+  dc_profile p;
+  own_profile(&f, "staged", &p);
+  assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 5.0);
+  assert_own_check(&f, &p, 380.0, 382.5);
+  model_close(&f);
+}
+
+/* The collective wait on a CPU run (tests/fixtures/traces/gloo_wait_kineto.json,
+ * one step, gloo, no profiler correction):
+ *   aten::mm                 1000..1050  CPU work, T5 50
+ *   c10d::allreduce_         1100..1700  no GPU work beneath it: the thread
+ *     record_param_comms     1105..1695  waited in it, wait 600 (the nested
+ *                                        record_param_comms is part of it)
+ *   gloo:all_reduce (tid 2)  1150..1650  the collective itself: no host op
+ *   aten::add                1750..1780  T5 30
+ *   evaluate_function: AccumulateGrad 1800..2050
+ *     c10d::allreduce_       1820..2020  wait 200: T2 20, T3 30, no T5
+ * The check: measured 930 µs of ops + T1 gaps 50, 50, 20 = 1050; the
+ * profile gives the same, the waits replayed as measured (without the
+ * separation AccumulateGrad's T5 would be 250 and allreduce_'s 600). */
+static void test_collective_waits(void **state) {
+  (void)state;
+  fixture_model f;
+  model_open(&f, "gloo_wait_kineto.json");
+  int64_t waits[] = {600, 0, 200};
+  size_t k = 0;
+  for (size_t i = 0; i < f.t.n_ev; i++) {
+    const char *nm = f.t.names[f.t.ev[i].name];
+    if (strcmp(nm, "c10d::allreduce_") == 0 ||
+        strcmp(nm, "record_param_comms") == 0) {
+      assert_true(k < DC_COUNTOF(waits));
+      assert_int_equal(f.m.wait_ns[i], waits[k] * 1000);
+      k++;
+    }
+  }
+  assert_int_equal(k, DC_COUNTOF(waits));
+  assert_int_equal(f.m.n_tops, 4); /* gloo:* is not a host op */
+  for (size_t i = 0; i < f.m.n_tops; i++)
+    assert_false(dc_trace_is_comm_worker(f.t.names[f.t.ev[f.m.tops[i].ev].name]));
+  dc_profile p;
+  own_profile(&f, "gloo", &p);
+  dc_op_cost ar = dc_profile_op(&p, "c10d::allreduce_");
+  assert_near(ar.t5_us, 0.0);
+  dc_op_cost ag =
+      dc_profile_op(&p, "autograd::engine::evaluate_function: AccumulateGrad");
+  assert_near(ag.t2_us, 20.0);
+  assert_near(ag.t3_us, 30.0);
+  assert_own_check(&f, &p, 1050.0, 1050.0);
   model_close(&f);
 }
 
@@ -512,6 +596,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correction_and_check),
       cmocka_unit_test(test_blocking_calls),
+      cmocka_unit_test(test_collective_waits),
+      cmocka_unit_test(test_staged_copy),
       cmocka_unit_test(test_current_format),
       cmocka_unit_test(test_legacy_and_gzip),
       cmocka_unit_test(test_merge),
