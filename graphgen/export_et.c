@@ -63,6 +63,7 @@
 #define ET_FIRST_OP_ID 4
 #define ET_EVAL "autograd::engine::evaluate_function: "
 #define ET_KEY 48
+#define ET_PG_NAME "0" /* the default process group's name */
 
 /* Where a tensor's elements are: its storage (the tensor id of the
  * storage's owner), offset and strides, in elements. */
@@ -84,6 +85,7 @@ typedef struct et_ctx {
   int32_t tbase;       /* the rank's lowest tensor index: ids count from it */
   int32_t n_coll;
   bool first;      /* no node written yet */
+  const dc_et_schedule *sched; /* NULL: host ops only */
   dc_buf *out;
 } et_ctx;
 
@@ -490,6 +492,20 @@ static void node_begin(et_ctx *e, int32_t id, const char *name,
   dc_buf_printf(out, ", \"ctrl_deps\": %d", parent);
 }
 
+/* A top-level op's host start and duration, as a linked trace carries
+ * them (with a schedule only; nested ops' are their parent's). */
+static void host_time(et_ctx *e, int32_t i) {
+  if (!e->sched || e->g->ops[i].parent >= 0) return;
+  double ts = e->sched->op_ts_us[i], dur = e->sched->op_dur_us[i];
+  dc_buf *out = e->out;
+  dc_buf_puts(out, ", \"ts\": ");
+  dc_buf_put_double(out, ts, 3);
+  dc_buf_puts(out, ", \"inclusive_dur\": ");
+  dc_buf_put_double(out, dur, 3);
+  dc_buf_puts(out, ", \"exclusive_dur\": ");
+  dc_buf_put_double(out, dur, 3);
+}
+
 /* Ends a node: its attributes, then `extra` (more attributes, each
  * starting with ", "), and the closing brackets. */
 static void node_end(et_ctx *e, const et_attrs *a, const char *extra) {
@@ -615,11 +631,11 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
                 "\"uint64\", \"value\": 0}, {\"name\": "
                 "\"global_rank_stride\", \"type\": \"uint64\", \"value\": "
                 "1}, {\"name\": \"pg_name\", \"type\": \"string\", "
-                "\"value\": \"0\"}, {\"name\": \"pg_desc\", \"type\": "
+                "\"value\": \"%s\"}, {\"name\": \"pg_desc\", \"type\": "
                 "\"string\", \"value\": \"default_pg\"}, {\"name\": "
                 "\"pg_size\", \"type\": \"uint64\", \"value\": %d}",
                 coll[1], dname, (long long)in_elems, (long long)out_elems,
-                e->world);
+                ET_PG_NAME, e->world);
   node_end(e, &(et_attrs){id + 1 - ET_FIRST_OP_ID + 1, 0, -1, 0,
                           o->thread + 1, 0, ""},
            extra.data);
@@ -646,8 +662,12 @@ static void op_node(et_ctx *e, int32_t i, int32_t fw_seq) {
     node_end(e, &(et_attrs){rf + 1, id, fw_seq, 1, tid, 1, ""}, NULL);
     io_free(&in);
     io_free(&out);
-    empty_node(e, id, o->name, parent_id(e, o),
-               &(et_attrs){rf, 0, -1, 0, tid, 0, ""});
+    et_io none = {0};
+    node_begin(e, id, o->name, parent_id(e, o));
+    host_time(e, i);
+    put_side(e->out, "inputs", &none);
+    put_side(e->out, "outputs", &none);
+    node_end(e, &(et_attrs){rf, 0, -1, 0, tid, 0, ""}, NULL);
     return;
   }
   const char *const *coll = et_coll(o->name);
@@ -664,6 +684,7 @@ static void op_node(et_ctx *e, int32_t i, int32_t fw_seq) {
   }
   outputs_of(e, o, &out);
   node_begin(e, id, o->name, parent_id(e, o));
+  host_time(e, i);
   put_side(e->out, "inputs", &in);
   put_side(e->out, "outputs", &out);
   node_end(e,
@@ -730,6 +751,47 @@ static void link_autograd(et_ctx *e, int32_t *fw_seq) {
   free(used);
 }
 
+/* ---- device nodes ----------------------------------------------------- */
+
+/* Each scheduled kernel as chakra_trace_link writes it: a copy of the
+ * node that launched it (its tensors and attributes) with the Kineto
+ * kernel's name, category, stream, start and duration, and for a
+ * collective the process group's name; ids after every host node's. */
+static void device_nodes(et_ctx *e, int32_t next_id) {
+  const dc_graph *g = e->g;
+  for (size_t k = 0; k < e->sched->n_kernels; k++) {
+    const dc_et_kernel *x = &e->sched->kernels[k];
+    DC_ASSERT(x->op >= e->lo && x->op < e->hi);
+    const dc_op *o = &g->ops[x->op];
+    DC_ASSERT(x->launch >= 0 && x->launch < o->n_launches);
+    int32_t parent = node_id(e, x->op);
+    if (is_eval(o) || et_coll(o->name)) parent += 1; /* X, record_param_comms */
+    node_begin(e, next_id++, x->name, parent);
+    dc_buf *out = e->out;
+    dc_buf_puts(out, ", \"cat\": ");
+    dc_buf_put_json_string(out, x->cat);
+    dc_buf_puts(out, ", \"ph\": \"X\", \"ts\": ");
+    dc_buf_put_double(out, x->ts_us, 3);
+    dc_buf_puts(out, ", \"inclusive_dur\": ");
+    dc_buf_put_double(out, x->dur_us, 3);
+    dc_buf_puts(out, ", \"exclusive_dur\": ");
+    dc_buf_put_double(out, x->dur_us, 3);
+    dc_buf_printf(out, ", \"stream\": %d", (int)x->stream);
+    if (dc_kernel_is_collective(o->launches[x->launch].k.kind))
+      dc_buf_puts(out, ", \"pg_name\": \"" ET_PG_NAME "\"");
+    et_io in = {0}, outs = {0};
+    inputs_plain(e, o, &in);
+    outputs_of(e, o, &outs);
+    put_side(out, "inputs", &in);
+    put_side(out, "outputs", &outs);
+    node_end(e, &(et_attrs){parent - ET_FIRST_OP_ID + 1, 0, -1, 0,
+                            o->thread + 1, 0, ""},
+             NULL);
+    io_free(&in);
+    io_free(&outs);
+  }
+}
+
 /* ---- the trace -------------------------------------------------------- */
 
 /* Children first, as the observer records ops when they exit. */
@@ -759,14 +821,15 @@ static void process_group_init(et_ctx *e, int32_t id) {
   io_free(&in);
 }
 
-void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
+void gg_write_et(const dc_graph *g, int32_t rank, const dc_et_schedule *s,
+                 dc_buf *out) {
   if (rank < 0 || rank >= g->n_ranks) rank = 0;
   int32_t lo = g->rank_first[rank], hi = g->rank_first[rank + 1];
   size_t n = (size_t)(hi - lo) + 1;
   et_ctx e = {.g = g, .rank = g->rank_base + rank, .lo = lo, .hi = hi,
               .world = g->world_ranks > g->n_ranks ? g->world_ranks
                                                    : g->n_ranks,
-              .first = true, .out = out};
+              .first = true, .sched = s, .out = out};
   e.lay = dc_xcalloc((size_t)g->n_tensors + 1, sizeof *e.lay);
   e.id = dc_xcalloc(n, sizeof *e.id);
   e.seq = dc_xcalloc(n, sizeof *e.seq);
@@ -818,10 +881,16 @@ void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
              ET_PROCESS_ID, &root);
   if (pg_init) process_group_init(&e, pg_init);
   for (int32_t i = lo; i < hi; i = g->ops[i].end) subtree(&e, i, fw_seq);
+  if (s) device_nodes(&e, next);
   root.tid = 0;
   empty_node(&e, ET_PROCESS_ID, "[pytorch|profiler|execution_trace|process]",
              ET_PROCESS_ID, &root);
-  dc_buf_puts(out, "\n  ],\n  \"finish_ts\": 0\n}\n");
+  double finish = 0;
+  for (size_t k = 0; s && k < s->n_kernels; k++)
+    if (s->kernels[k].ts_us + s->kernels[k].dur_us > finish)
+      finish = s->kernels[k].ts_us + s->kernels[k].dur_us;
+  dc_buf_printf(out, "\n  ],\n  \"finish_ts\": %lld\n}\n",
+                (long long)(finish + 0.999));
   free(fw_seq);
   free(e.seq);
   free(e.id);

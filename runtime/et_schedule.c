@@ -1,0 +1,130 @@
+/*
+ * et_schedule.c — one rank of an evaluated point as the schedule the
+ * execution trace with device nodes carries (dc_et_schedule_of;
+ * spec/astra-sim.md). The evaluator's records give every kernel's start
+ * and end and every top-level op's host interval; this file only names
+ * the kernels as a profiler would see them, so that tools reading linked
+ * traces (Chakra's PyTorch converter) find their kind:
+ *
+ *   collectives  NCCL's device kernels: ncclDevKernel_AllReduce_Sum_f32_
+ *                RING_LL, ..._ReduceScatter_Sum_<type>_<algo>_<proto>,
+ *                ..._AllGather_<algo>_<proto> with the algorithm and
+ *                protocol the collective model picks (kernels/coll.c), and
+ *                ncclDevKernel_SendRecv for an all-to-all (NCCL runs it as
+ *                grouped sends and receives)
+ *   copies       Kineto's memcpy names, category gpu_memcpy
+ *   the rest     the kernel's kind ("gemm", "embedding_fwd", ...), as the
+ *                timeline names it, category kernel
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+/* NCCL's short name of a reduction's element type. */
+static const char *nccl_type(dc_dtype t) {
+  switch (t) {
+  case DC_DTYPE_FP32:
+  case DC_DTYPE_TF32: return "f32";
+  case DC_DTYPE_FP16: return "f16";
+  case DC_DTYPE_BF16: return "bf16";
+  case DC_DTYPE_INT64: return "i64";
+  case DC_DTYPE_INT32: return "i32";
+  case DC_DTYPE_INT8: return "i8";
+  case DC_DTYPE_BOOL: return "u8";
+  case DC_DTYPE_FP8: return "f8e4m3";
+  }
+  return "f32";
+}
+
+/* The collective's element type: its op's first tensor's. */
+static dc_dtype coll_dtype(const dc_graph *g, const dc_op *o) {
+  if (o->n_inputs > 0) return g->tensors[o->inputs[0]].dtype;
+  if (o->n_outputs > 0) return g->tensors[o->outputs[0]].dtype;
+  return DC_DTYPE_FP32;
+}
+
+static void upper(char *s) {
+  for (; *s; s++) *s = (char)toupper((unsigned char)*s);
+}
+
+static const char *kernel_name(const dc_graph *g, const dc_op *o,
+                               const dc_launch *l, const dc_device *dev,
+                               dc_arena *a, const char **cat) {
+  *cat = "kernel";
+  const dc_kernel *k = &l->k;
+  switch (k->kind) {
+  case DC_KERNEL_MEMCPY_H2D:
+    *cat = "gpu_memcpy";
+    return k->u.copy.pinned ? "Memcpy HtoD (Pinned -> Device)"
+                            : "Memcpy HtoD (Pageable -> Device)";
+  case DC_KERNEL_MEMCPY_D2H:
+    *cat = "gpu_memcpy";
+    return k->u.copy.pinned ? "Memcpy DtoH (Device -> Pinned)"
+                            : "Memcpy DtoH (Device -> Pageable)";
+  case DC_KERNEL_MEMCPY_D2D:
+    *cat = "gpu_memcpy";
+    return "Memcpy DtoD (Device -> Device)";
+  case DC_KERNEL_ALL_TO_ALL: return "ncclDevKernel_SendRecv";
+  case DC_KERNEL_ALL_REDUCE:
+  case DC_KERNEL_REDUCE_SCATTER:
+  case DC_KERNEL_ALL_GATHER: {
+    dc_coll_plan plan;
+    dc_collective_plan(k, dev, &plan);
+    char algo[24], proto[16], name[128];
+    snprintf(algo, sizeof algo, "%s",
+             dc_coll_algo_name(plan.algo == DC_COLL_NONE ? DC_COLL_RING
+                                                         : plan.algo));
+    snprintf(proto, sizeof proto, "%s", dc_coll_proto_name(plan.proto));
+    upper(algo);
+    upper(proto);
+    if (k->kind == DC_KERNEL_ALL_GATHER)
+      snprintf(name, sizeof name, "ncclDevKernel_AllGather_%s_%s", algo,
+               proto);
+    else
+      snprintf(name, sizeof name, "ncclDevKernel_%s_Sum_%s_%s_%s",
+               k->kind == DC_KERNEL_ALL_REDUCE ? "AllReduce" : "ReduceScatter",
+               nccl_type(coll_dtype(g, o)), algo, proto);
+    return dc_arena_strdup(a, name);
+  }
+  default: return dc_kernel_kind_name(k->kind);
+  }
+}
+
+static int by_start(const void *x, const void *y) {
+  const dc_et_kernel *a = x, *b = y;
+  if (a->ts_us != b->ts_us) return a->ts_us < b->ts_us ? -1 : 1;
+  if (a->op != b->op) return a->op < b->op ? -1 : 1;
+  return (a->launch > b->launch) - (a->launch < b->launch);
+}
+
+void dc_et_schedule_of(const dc_graph *g, const dc_eval_result *r,
+                       const dc_device *dev, int32_t rank, dc_arena *a,
+                       dc_et_schedule *out) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->n_kernels; k++) n += r->kernels[k].rank == rank;
+  dc_et_kernel *ks = dc_arena_array(a, n + 1, sizeof *ks);
+  double *ts = dc_arena_array(a, (size_t)g->n_ops + 1, sizeof *ts);
+  double *dur = dc_arena_array(a, (size_t)g->n_ops + 1, sizeof *dur);
+  n = 0;
+  for (size_t k = 0; k < r->n_kernels; k++) {
+    const dc_eval_kernel *e = &r->kernels[k];
+    if (e->rank != rank) continue;
+    const dc_op *o = &g->ops[e->op];
+    dc_et_kernel *x = &ks[n++];
+    x->op = e->op;
+    x->launch = e->launch;
+    x->stream = e->stream;
+    x->name = kernel_name(g, o, &o->launches[e->launch], dev, a, &x->cat);
+    x->ts_us = e->start_us;
+    x->dur_us = e->end_us - e->start_us;
+  }
+  qsort(ks, n, sizeof *ks, by_start);
+  for (size_t i = 0; i < r->n_ops; i++) {
+    const dc_eval_op *e = &r->ops[i];
+    ts[e->op] = e->cpu_start_us;
+    dur[e->op] = e->cpu_end_us - e->cpu_start_us;
+  }
+  *out = (dc_et_schedule){ks, n, ts, dur};
+}
