@@ -63,7 +63,6 @@
 #define ET_FIRST_OP_ID 4
 #define ET_EVAL "autograd::engine::evaluate_function: "
 #define ET_KEY 48
-#define ET_PG_NAME "0" /* the default process group's name */
 
 /* Where a tensor's elements are: its storage (the tensor id of the
  * storage's owner), offset and strides, in elements. */
@@ -155,6 +154,29 @@ static const char *const *et_coll(const char *name) {
   for (size_t i = 0; i < sizeof et_colls / sizeof et_colls[0]; i++)
     if (strcmp(name, et_colls[i][0]) == 0) return et_colls[i];
   return NULL;
+}
+
+/* The process group a collective op runs in, as PyTorch names groups:
+ * "0" the default group of every rank; a group of fewer ranks (TorchRec's
+ * intra-host groups: `ranks` consecutive ranks) is numbered from 1 in
+ * rank order, as every rank creates them all. `rank`: in the job. */
+typedef struct et_pg {
+  char name[16];
+  int32_t size, first; /* ranks, the lowest */
+} et_pg;
+
+static et_pg pg_of(const dc_op *o, int32_t rank, int32_t world) {
+  et_pg pg = {"0", world, 0};
+  int32_t ranks = 0;
+  for (int32_t k = 0; k < o->n_launches && !ranks; k++)
+    if (dc_kernel_is_collective(o->launches[k].k.kind))
+      ranks = o->launches[k].k.u.coll.ranks;
+  if (ranks > 0 && ranks < world && world % ranks == 0) {
+    pg.size = ranks;
+    pg.first = rank / ranks * ranks;
+    snprintf(pg.name, sizeof pg.name, "%d", (int)(1 + rank / ranks));
+  }
+  return pg;
 }
 
 static bool is_eval(const dc_op *o) {
@@ -586,6 +608,7 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
                       : dt == DC_DTYPE_INT64 ? "Long"
                                              : "Float";
   int32_t seq = e->n_coll++;
+  et_pg pg = pg_of(o, e->rank, e->world);
 
   /* the NCCL kernel's record function: its send buffer */
   et_io in = {0}, out = {0};
@@ -611,7 +634,7 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
   put_scalar(&in, "String", name);
   put_ints(&in, NULL, 0);
   put_ints(&in, NULL, 0);
-  put_int(&in, e->world);
+  put_int(&in, pg.size);
   if (o->n_outputs > 0)
     put_list(e, o->outputs, o->n_outputs, 1, 0, &out);
   node_begin(e, id + 1, "record_param_comms", id);
@@ -628,14 +651,15 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
                 "\"string\", \"value\": \"[]\"}, {\"name\": "
                 "\"out_split_size\", \"type\": \"string\", \"value\": "
                 "\"[]\"}, {\"name\": \"global_rank_start\", \"type\": "
-                "\"uint64\", \"value\": 0}, {\"name\": "
+                "\"uint64\", \"value\": %d}, {\"name\": "
                 "\"global_rank_stride\", \"type\": \"uint64\", \"value\": "
                 "1}, {\"name\": \"pg_name\", \"type\": \"string\", "
                 "\"value\": \"%s\"}, {\"name\": \"pg_desc\", \"type\": "
-                "\"string\", \"value\": \"default_pg\"}, {\"name\": "
+                "\"string\", \"value\": \"%s\"}, {\"name\": "
                 "\"pg_size\", \"type\": \"uint64\", \"value\": %d}",
                 coll[1], dname, (long long)in_elems, (long long)out_elems,
-                ET_PG_NAME, e->world);
+                (int)pg.first, pg.name, pg.size == e->world ? "default_pg" : "host_pg",
+                pg.size);
   node_end(e, &(et_attrs){id + 1 - ET_FIRST_OP_ID + 1, 0, -1, 0,
                           o->thread + 1, 0, ""},
            extra.data);
@@ -777,8 +801,10 @@ static void device_nodes(et_ctx *e, int32_t next_id) {
     dc_buf_puts(out, ", \"exclusive_dur\": ");
     dc_buf_put_double(out, x->dur_us, 3);
     dc_buf_printf(out, ", \"stream\": %d", (int)x->stream);
-    if (dc_kernel_is_collective(o->launches[x->launch].k.kind))
-      dc_buf_puts(out, ", \"pg_name\": \"" ET_PG_NAME "\"");
+    if (dc_kernel_is_collective(o->launches[x->launch].k.kind)) {
+      dc_buf_puts(out, ", \"pg_name\": ");
+      dc_buf_put_json_string(out, pg_of(o, e->rank, e->world).name);
+    }
     et_io in = {0}, outs = {0};
     inputs_plain(e, o, &in);
     outputs_of(e, o, &outs);
@@ -895,4 +921,31 @@ void gg_write_et(const dc_graph *g, int32_t rank, const dc_et_schedule *s,
   free(e.seq);
   free(e.id);
   free(e.lay);
+}
+
+void dc_graph_write_comm_groups(const dc_graph *g, dc_buf *out) {
+  int32_t world = g->world_ranks > g->n_ranks ? g->world_ranks : g->n_ranks;
+  /* the group sizes below the world's that some collective uses */
+  bool *used = dc_xcalloc((size_t)world + 1, sizeof *used);
+  for (int32_t i = 0; i < g->n_ops; i++) {
+    et_pg pg = pg_of(&g->ops[i], g->rank_base + g->ops[i].rank, world);
+    if (pg.size < world) used[pg.size] = true;
+  }
+  dc_buf_printf(out, "{\n  \"0\": [");
+  for (int32_t r = 0; r < world; r++)
+    dc_buf_printf(out, "%s%d", r ? ", " : "", (int)r);
+  dc_buf_putc(out, ']');
+  for (int32_t s = 1; s < world; s++) {
+    if (!used[s]) continue;
+    for (int32_t first = 0; first < world; first += s) {
+      et_pg pg = {"", s, first};
+      snprintf(pg.name, sizeof pg.name, "%d", (int)(1 + first / s));
+      dc_buf_printf(out, ",\n  \"%s\": [", pg.name);
+      for (int32_t r = first; r < first + s; r++)
+        dc_buf_printf(out, "%s%d", r > first ? ", " : "", (int)r);
+      dc_buf_putc(out, ']');
+    }
+  }
+  dc_buf_puts(out, "\n}\n");
+  free(used);
 }

@@ -346,6 +346,11 @@ typedef struct dc_et_schedule {
 void dc_graph_write_et(const dc_graph *g, int32_t rank,
                        const dc_et_schedule *s, dc_buf *out);
 
+/* The process groups the ranks' execution traces name (pg_name "0" the
+ * whole job, "1", "2", ... each host's group where a collective runs in
+ * one) as ASTRA-sim's communicator-group file: {"0": [0, 1, ...], ...}. */
+void dc_graph_write_comm_groups(const dc_graph *g, dc_buf *out);
+
 /* "text" | "dot" | "et"; false when unknown. */
 bool dc_graph_format_parse(const char *s, dc_graph_format *out);
 /* The top-level op indices of `rank` in order, up to `max` stored in

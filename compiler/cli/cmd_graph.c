@@ -147,7 +147,8 @@ static void write_et(const dc_graph *g, int32_t rank, const dc_eval_result *r,
 }
 
 /* --rank all: DIR/workload.R.et.json for every rank R (the names the
- * Chakra converter's outputs take for ASTRA-sim: workload.R.et). */
+ * Chakra converter's outputs take for ASTRA-sim: workload.R.et) and
+ * DIR/comm_group.json, the process groups they name. */
 static bool write_all_ranks(const dc_graph *g, const char *dir,
                             const dc_eval_result *r, const dc_device *dev,
                             dc_arena *arena) {
@@ -171,7 +172,14 @@ static bool write_all_ranks(const dc_graph *g, const char *dir,
     dc_buf_free(&b);
     if (!ok) return false;
   }
-  return true;
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%s/comm_group.json", dir);
+  if (n < 0 || (size_t)n >= sizeof path) return false;
+  dc_buf b = {0};
+  dc_graph_write_comm_groups(g, &b);
+  bool ok = dc_write_file_atomic(path, b.data, b.len);
+  dc_buf_free(&b);
+  return ok;
 }
 
 static int cmd_graph(int argc, char **argv) {
@@ -259,7 +267,8 @@ const dc_command dc_cmd_graph_def = {
     "  --format et    a PyTorch execution trace (JSON, schema 1.1.1) of one\n"
     "                 rank (--rank R, default 0)\n"
     "  --rank R       text and dot: only rank R (default: every rank)\n"
-    "  --rank all     et: every rank, DIR/workload.R.et.json (needs -o DIR)\n"
+    "  --rank all     et: every rank, DIR/workload.R.et.json, and their\n"
+    "                 process groups, DIR/comm_group.json (needs -o DIR)\n"
     "  --with-device  et: price the point and add each kernel as a device\n"
     "                 node under its op, with its predicted start and\n"
     "                 duration, collectives as NCCL kernels: the layout\n"
