@@ -514,10 +514,11 @@ static void node_begin(et_ctx *e, int32_t id, const char *name,
   dc_buf_printf(out, ", \"ctrl_deps\": %d", parent);
 }
 
-/* A top-level op's host start and duration, as a linked trace carries
- * them (with a schedule only; nested ops' are their parent's). */
+/* A host op's start and duration, as a linked trace carries them (with a
+ * schedule, for the ops the evaluator times: the top-level ones and those
+ * under an annotation scope; nested ops' time is their parent's). */
 static void host_time(et_ctx *e, int32_t i) {
-  if (!e->sched || e->g->ops[i].parent >= 0) return;
+  if (!e->sched || e->sched->op_dur_us[i] < 0) return;
   double ts = e->sched->op_ts_us[i], dur = e->sched->op_dur_us[i];
   dc_buf *out = e->out;
   dc_buf_puts(out, ", \"ts\": ");

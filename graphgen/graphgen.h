@@ -334,8 +334,9 @@ typedef struct dc_et_kernel {
 typedef struct dc_et_schedule {
   const dc_et_kernel *kernels; /* the rank's, in start order */
   size_t n_kernels;
-  const double *op_ts_us;  /* [g->n_ops]: a top-level op's host start, */
-  const double *op_dur_us; /* and its host time; others' are not read */
+  const double *op_ts_us;  /* [g->n_ops]: an op's host start and host */
+  const double *op_dur_us; /* time, for the ops the evaluator times (top-
+                              level and under annotations); dur < 0: none */
 } dc_et_schedule;
 
 /* The execution trace of one rank (dc_graph_write_rank's et); with a

@@ -121,6 +121,7 @@ void dc_et_schedule_of(const dc_graph *g, const dc_eval_result *r,
     x->dur_us = e->end_us - e->start_us;
   }
   qsort(ks, n, sizeof *ks, by_start);
+  for (int32_t i = 0; i < g->n_ops; i++) dur[i] = -1; /* not timed */
   for (size_t i = 0; i < r->n_ops; i++) {
     const dc_eval_op *e = &r->ops[i];
     ts[e->op] = e->cpu_start_us;
