@@ -47,6 +47,16 @@
  * the thread roots first and the process node last. Timestamps are 0 and
  * the time string is fixed so output is byte-stable.
  *
+ * With a schedule (dc_graph_write_et, `graph --with-device`), the trace
+ * is the one chakra_trace_link makes of a recorded trace and its Kineto
+ * twin (spec/astra-sim.md): the timed host ops carry ts, inclusive_dur
+ * and exclusive_dur, and each scheduled kernel is a device node (a copy
+ * of its op's tensors and attributes with the kernel's name, cat, ph,
+ * ts, durations, stream and, for a collective, pg_name) under the node of
+ * the op that launched it (an evaluate_function's X, a collective's
+ * record_param_comms), ids after every host node's, listed before the
+ * process node. The host nodes are otherwise the host-only trace's.
+ *
  * One file: one writer, one pass over the graph, whose parts (tensor
  * layouts and views, arguments by schema, collective and autograd nodes,
  * the ids that tie them) all read and write one et_ctx; split, they would
