@@ -527,16 +527,18 @@ static void node_begin(et_ctx *e, int32_t id, const char *name,
 /* A host op's start and duration, as a linked trace carries them (with a
  * schedule, for the ops the evaluator times: the top-level ones and those
  * under an annotation scope; nested ops' time is their parent's). */
-static void host_time(et_ctx *e, int32_t i) {
-  if (!e->sched || e->sched->op_dur_us[i] < 0) return;
-  double ts = e->sched->op_ts_us[i], dur = e->sched->op_dur_us[i];
-  dc_buf *out = e->out;
+static void put_times(dc_buf *out, double ts, double dur) {
   dc_buf_puts(out, ", \"ts\": ");
   dc_buf_put_double(out, ts, 3);
   dc_buf_puts(out, ", \"inclusive_dur\": ");
   dc_buf_put_double(out, dur, 3);
   dc_buf_puts(out, ", \"exclusive_dur\": ");
   dc_buf_put_double(out, dur, 3);
+}
+
+static void host_time(et_ctx *e, int32_t i) {
+  if (!e->sched || e->sched->op_dur_us[i] < 0) return;
+  put_times(e->out, e->sched->op_ts_us[i], e->sched->op_dur_us[i]);
 }
 
 /* Ends a node: its attributes, then `extra` (more attributes, each
@@ -805,12 +807,8 @@ static void device_nodes(et_ctx *e, int32_t next_id) {
     dc_buf *out = e->out;
     dc_buf_puts(out, ", \"cat\": ");
     dc_buf_put_json_string(out, x->cat);
-    dc_buf_puts(out, ", \"ph\": \"X\", \"ts\": ");
-    dc_buf_put_double(out, x->ts_us, 3);
-    dc_buf_puts(out, ", \"inclusive_dur\": ");
-    dc_buf_put_double(out, x->dur_us, 3);
-    dc_buf_puts(out, ", \"exclusive_dur\": ");
-    dc_buf_put_double(out, x->dur_us, 3);
+    dc_buf_puts(out, ", \"ph\": \"X\"");
+    put_times(out, x->ts_us, x->dur_us);
     dc_buf_printf(out, ", \"stream\": %d", (int)x->stream);
     if (dc_kernel_is_collective(o->launches[x->launch].k.kind)) {
       dc_buf_puts(out, ", \"pg_name\": ");
