@@ -95,6 +95,7 @@ typedef struct et_ctx {
   int32_t n_coll;
   bool first;      /* no node written yet */
   const dc_et_schedule *sched; /* NULL: host ops only */
+  int32_t first_device;        /* the first device node's id */
   dc_buf *out;
 } et_ctx;
 
@@ -537,8 +538,12 @@ static void put_times(dc_buf *out, double ts, double dur) {
 }
 
 static void host_time(et_ctx *e, int32_t i) {
-  if (!e->sched || e->sched->op_dur_us[i] < 0) return;
-  put_times(e->out, e->sched->op_ts_us[i], e->sched->op_dur_us[i]);
+  if (!e->sched) return;
+  if (e->sched->op_dur_us[i] >= 0)
+    put_times(e->out, e->sched->op_ts_us[i], e->sched->op_dur_us[i]);
+  if (e->sched->op_dep && e->sched->op_dep[i] >= 0)
+    dc_buf_printf(e->out, ", \"inter_thread_dep\": %d",
+                  (int)(e->first_device + e->sched->op_dep[i]));
 }
 
 /* Ends a node: its attributes, then `extra` (more attributes, each
@@ -902,6 +907,7 @@ void gg_write_et(const dc_graph *g, int32_t rank, const dc_et_schedule *s,
     view_op(&e, i);
   }
   link_autograd(&e, fw_seq);
+  e.first_device = next;
 
   dc_buf_printf(out,
                 "{\n  \"schema\": \"1.1.1-chakra.0.0.4\", \"pid\": %d, "

@@ -337,6 +337,11 @@ typedef struct dc_et_schedule {
   const double *op_ts_us;  /* [g->n_ops]: an op's host start and host */
   const double *op_dur_us; /* time, for the ops the evaluator times (top-
                               level and under annotations); dur < 0: none */
+  /* [g->n_ops] or NULL: for an op whose kernels wait for a kernel on
+   * another stream (its inputs' latest producer), that kernel's index in
+   * `kernels`; -1: none. Written as the op's inter_thread_dep, the one
+   * dependency on another node Chakra's converter keeps. */
+  const int32_t *op_dep;
 } dc_et_schedule;
 
 /* The execution trace of one rank (dc_graph_write_rank's et); with a

@@ -92,6 +92,58 @@ static const char *kernel_name(const dc_graph *g, const dc_op *o,
   }
 }
 
+static double end_of(const dc_et_kernel *ks, int32_t k) {
+  return k < 0 ? -1.0 : ks[k].ts_us + ks[k].dur_us;
+}
+
+static void later(const dc_et_kernel *ks, int32_t *into, int32_t k) {
+  if (end_of(ks, k) > end_of(ks, *into)) *into = k;
+}
+
+/* The kernel each op's kernels wait for, as the evaluator decides it
+ * (runtime/eval.c, input_ready and mark_kernelless): an op is done when
+ * its own and its descendants' kernels are, a kernel-less op when its
+ * inputs are; an op's kernels wait for the latest-done producer of its
+ * inputs (ancestors and other ranks' ops aside). Kept where that kernel
+ * runs on a stream none of the op's own kernels run on: on one stream the
+ * order of launch already keeps it. */
+static int32_t *cross_stream_deps(const dc_graph *g, int32_t rank,
+                                  const dc_et_kernel *ks, size_t n,
+                                  dc_arena *a) {
+  int32_t lo = g->rank_first[rank], hi = g->rank_first[rank + 1];
+  int32_t *done = dc_arena_array(a, (size_t)g->n_ops + 1, sizeof *done);
+  int32_t *dep = dc_arena_array(a, (size_t)g->n_ops + 1, sizeof *dep);
+  int32_t *first = dc_arena_array(a, (size_t)g->n_ops + 1, sizeof *first);
+  for (int32_t i = 0; i < g->n_ops; i++) done[i] = dep[i] = first[i] = -1;
+  /* each op's kernels, in schedule order: chained through `next` */
+  int32_t *next = dc_arena_array(a, n + 1, sizeof *next);
+  for (size_t k = n; k-- > 0;) {
+    next[k] = first[ks[k].op];
+    first[ks[k].op] = (int32_t)k;
+  }
+  for (int32_t j = lo; j < hi; j++) {
+    const dc_op *o = &g->ops[j];
+    int32_t in = -1;
+    for (int32_t i = 0; i < o->n_inputs; i++) {
+      int32_t p = g->tensors[o->inputs[i]].producer;
+      if (p < 0 || p == j || (p < j && j < g->ops[p].end) ||
+          g->ops[p].rank != o->rank)
+        continue;
+      later(ks, &in, done[p]);
+    }
+    int32_t own = -1;
+    bool same_stream = false;
+    for (int32_t k = first[j]; k >= 0; k = next[k]) {
+      later(ks, &own, k);
+      same_stream |= in >= 0 && ks[k].stream == ks[in].stream;
+    }
+    if (first[j] >= 0 && in >= 0 && !same_stream) dep[j] = in;
+    int32_t d = first[j] >= 0 ? own : in; /* a kernel-less op: its inputs */
+    for (int32_t p = j; p >= 0; p = g->ops[p].parent) later(ks, &done[p], d);
+  }
+  return dep;
+}
+
 static int by_start(const void *x, const void *y) {
   const dc_et_kernel *a = x, *b = y;
   if (a->ts_us != b->ts_us) return a->ts_us < b->ts_us ? -1 : 1;
@@ -127,5 +179,5 @@ void dc_et_schedule_of(const dc_graph *g, const dc_eval_result *r,
     ts[e->op] = e->cpu_start_us;
     dur[e->op] = e->cpu_end_us - e->cpu_start_us;
   }
-  *out = (dc_et_schedule){ks, n, ts, dur};
+  *out = (dc_et_schedule){ks, n, ts, dur, cross_stream_deps(g, rank, ks, n, a)};
 }

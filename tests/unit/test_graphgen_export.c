@@ -182,8 +182,9 @@ static void test_et(void **state) {
 
 /* The ET with device nodes (dc_graph_write_et): a hand-made schedule of
  * every launch of rank 1, kernel j at ts 10 j for 2.5 us, top-level ops
- * timed. Its host nodes must be the host-only export's (their added
- * times aside); each kernel a device node, ids after every host node's,
+ * timed, the first collective waiting for kernel 0. Its host nodes must be
+ * the host-only export's (their added times and wait aside), the wait the
+ * first device node's id; each kernel a device node, ids after every host node's,
  * under the node of the op that launched it (a collective's
  * record_param_comms, an evaluate_function's autograd node), a
  * collective's with its group's pg_name; the times as given. */
@@ -215,7 +216,18 @@ static void test_et_device(void **state) {
                              "kernel", 10.0 * (double)j, 2.5};
     }
   assert_true(n > 0 && n_coll > 0);
-  dc_et_schedule s = {ks, n, ts, dur};
+  /* the first collective op waits for kernel 0 (another stream's) */
+  int32_t *dep = calloc((size_t)g->n_ops, sizeof *dep);
+  int32_t waiter = -1;
+  for (int32_t i = 0; i < g->n_ops; i++) {
+    dep[i] = -1;
+    if (waiter < 0 && i >= lo && i < hi &&
+        strncmp(g->ops[i].name, "c10d::", 6) == 0)
+      waiter = i;
+  }
+  assert_true(waiter >= 0);
+  dep[waiter] = 0;
+  dc_et_schedule s = {ks, n, ts, dur, dep};
   dc_buf dev = {0}, host = {0};
   dc_graph_write_et(g, rank, &s, &dev);
   dc_graph_write_rank(g, DC_GRAPH_ET, rank, &host);
@@ -226,6 +238,7 @@ static void test_et_device(void **state) {
   free(ks);
   free(ts);
   free(dur);
+  free(dep);
   if (!have("python3")) {
     printf("skipped: python3 not found, ET JSON not parsed\n");
     dc_buf_free(&dev);
@@ -246,12 +259,17 @@ static void test_et_device(void **state) {
            "h = json.load(open(sys.argv[2]))[\"nodes\"]\n"
            "devs = [n for n in d if \"cat\" in n]\n"
            "hosts = [n for n in d if \"cat\" not in n]\n"
-           "t = (\"ts\", \"inclusive_dur\", \"exclusive_dur\")\n"
+           "t = (\"ts\", \"inclusive_dur\", \"exclusive_dur\","
+           " \"inter_thread_dep\")\n"
            "assert [{k: v for k, v in n.items() if k not in t}"
            " for n in hosts] == h\n"
            "assert any(\"ts\" in n for n in hosts)\n"
            "by = {n[\"id\"]: n for n in hosts}\n"
            "assert min(n[\"id\"] for n in devs) > max(by)\n"
+           "w = [n for n in hosts if \"inter_thread_dep\" in n]\n"
+           "assert len(w) == 1 and w[0][\"name\"].startswith(\"c10d::\")\n"
+           "assert w[0][\"inter_thread_dep\"] == min(n[\"id\"] for n in"
+           " devs)\n"
            "assert len(devs) == %zu\n"
            "assert [n[\"ts\"] for n in devs] == [10.0 * j for j in"
            " range(len(devs))]\n"
