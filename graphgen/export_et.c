@@ -50,7 +50,9 @@
  * With a schedule (dc_graph_write_et, `graph --with-device`), the trace
  * is the one chakra_trace_link makes of a recorded trace and its Kineto
  * twin (spec/astra-sim.md): the timed host ops carry ts, inclusive_dur
- * and exclusive_dur, and each scheduled kernel is a device node (a copy
+ * and exclusive_dur, an op whose kernels wait for another stream's kernel
+ * that kernel's id as inter_thread_dep, and each scheduled kernel is a
+ * device node (a copy
  * of its op's tensors and attributes with the kernel's name, cat, ph,
  * ts, durations, stream and, for a collective, pg_name) under the node of
  * the op that launched it (an evaluate_function's X, a collective's

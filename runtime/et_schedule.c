@@ -2,8 +2,10 @@
  * et_schedule.c — one rank of an evaluated point as the schedule the
  * execution trace with device nodes carries (dc_et_schedule_of;
  * spec/astra-sim.md). The evaluator's records give every kernel's start
- * and end and every top-level op's host interval; this file only names
- * the kernels as a profiler would see them, so that tools reading linked
+ * and end and every top-level op's host interval; this file finds, for
+ * each op, the kernel of another stream its kernels wait for (the one
+ * dependency Chakra's converter keeps: cross_stream_deps), and names the
+ * kernels as a profiler would see them, so that tools reading linked
  * traces (Chakra's PyTorch converter) find their kind:
  *
  *   collectives  NCCL's device kernels: ncclDevKernel_AllReduce_Sum_f32_
