@@ -35,8 +35,14 @@ void dc_graph_write_rank(const dc_graph *g, dc_graph_format f, int32_t rank,
   switch (f) {
   case DC_GRAPH_TEXT: gg_write_text(g, rank, out); break;
   case DC_GRAPH_DOT: gg_write_dot(g, rank, out); break;
-  case DC_GRAPH_ET: gg_write_et(g, rank < 0 ? 0 : rank, out); break;
+  case DC_GRAPH_ET: gg_write_et(g, rank < 0 ? 0 : rank, NULL, out); break;
   }
+}
+
+void dc_graph_write_et(const dc_graph *g, int32_t rank,
+                       const dc_et_schedule *s, dc_buf *out) {
+  DC_ASSERT(g->detail == DC_GRAPH_FULL);
+  gg_write_et(g, rank < 0 ? 0 : rank, s, out);
 }
 
 int32_t dc_graph_top_level(const dc_graph *g, int32_t rank, int32_t *ops,

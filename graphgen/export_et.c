@@ -47,6 +47,18 @@
  * the thread roots first and the process node last. Timestamps are 0 and
  * the time string is fixed so output is byte-stable.
  *
+ * With a schedule (dc_graph_write_et, `graph --with-device`), the trace
+ * is the one chakra_trace_link makes of a recorded trace and its Kineto
+ * twin (spec/astra-sim.md): the timed host ops carry ts, inclusive_dur
+ * and exclusive_dur, an op whose kernels wait for another stream's kernel
+ * that kernel's id as inter_thread_dep, and each scheduled kernel is a
+ * device node (a copy
+ * of its op's tensors and attributes with the kernel's name, cat, ph,
+ * ts, durations, stream and, for a collective, pg_name) under the node of
+ * the op that launched it (an evaluate_function's X, a collective's
+ * record_param_comms), ids after every host node's, listed before the
+ * process node. The host nodes are otherwise the host-only trace's.
+ *
  * One file: one writer, one pass over the graph, whose parts (tensor
  * layouts and views, arguments by schema, collective and autograd nodes,
  * the ids that tie them) all read and write one et_ctx; split, they would
@@ -84,6 +96,8 @@ typedef struct et_ctx {
   int32_t tbase;       /* the rank's lowest tensor index: ids count from it */
   int32_t n_coll;
   bool first;      /* no node written yet */
+  const dc_et_schedule *sched; /* NULL: host ops only */
+  int32_t first_device;        /* the first device node's id */
   dc_buf *out;
 } et_ctx;
 
@@ -153,6 +167,29 @@ static const char *const *et_coll(const char *name) {
   for (size_t i = 0; i < sizeof et_colls / sizeof et_colls[0]; i++)
     if (strcmp(name, et_colls[i][0]) == 0) return et_colls[i];
   return NULL;
+}
+
+/* The process group a collective op runs in, as PyTorch names groups:
+ * "0" the default group of every rank; a group of fewer ranks (TorchRec's
+ * intra-host groups: `ranks` consecutive ranks) is numbered from 1 in
+ * rank order, as every rank creates them all. `rank`: in the job. */
+typedef struct et_pg {
+  char name[16];
+  int32_t size, first; /* ranks, the lowest */
+} et_pg;
+
+static et_pg pg_of(const dc_op *o, int32_t rank, int32_t world) {
+  et_pg pg = {"0", world, 0};
+  int32_t ranks = 0;
+  for (int32_t k = 0; k < o->n_launches && !ranks; k++)
+    if (dc_kernel_is_collective(o->launches[k].k.kind))
+      ranks = o->launches[k].k.u.coll.ranks;
+  if (ranks > 0 && ranks < world && world % ranks == 0) {
+    pg.size = ranks;
+    pg.first = rank / ranks * ranks;
+    snprintf(pg.name, sizeof pg.name, "%d", (int)(1 + rank / ranks));
+  }
+  return pg;
 }
 
 static bool is_eval(const dc_op *o) {
@@ -490,6 +527,27 @@ static void node_begin(et_ctx *e, int32_t id, const char *name,
   dc_buf_printf(out, ", \"ctrl_deps\": %d", parent);
 }
 
+/* A host op's start and duration, as a linked trace carries them (with a
+ * schedule, for the ops the evaluator times: the top-level ones and those
+ * under an annotation scope; nested ops' time is their parent's). */
+static void put_times(dc_buf *out, double ts, double dur) {
+  dc_buf_puts(out, ", \"ts\": ");
+  dc_buf_put_double(out, ts, 3);
+  dc_buf_puts(out, ", \"inclusive_dur\": ");
+  dc_buf_put_double(out, dur, 3);
+  dc_buf_puts(out, ", \"exclusive_dur\": ");
+  dc_buf_put_double(out, dur, 3);
+}
+
+static void host_time(et_ctx *e, int32_t i) {
+  if (!e->sched) return;
+  if (e->sched->op_dur_us[i] >= 0)
+    put_times(e->out, e->sched->op_ts_us[i], e->sched->op_dur_us[i]);
+  if (e->sched->op_dep && e->sched->op_dep[i] >= 0)
+    dc_buf_printf(e->out, ", \"inter_thread_dep\": %d",
+                  (int)(e->first_device + e->sched->op_dep[i]));
+}
+
 /* Ends a node: its attributes, then `extra` (more attributes, each
  * starting with ", "), and the closing brackets. */
 static void node_end(et_ctx *e, const et_attrs *a, const char *extra) {
@@ -570,6 +628,7 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
                       : dt == DC_DTYPE_INT64 ? "Long"
                                              : "Float";
   int32_t seq = e->n_coll++;
+  et_pg pg = pg_of(o, e->rank, e->world);
 
   /* the NCCL kernel's record function: its send buffer */
   et_io in = {0}, out = {0};
@@ -595,7 +654,7 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
   put_scalar(&in, "String", name);
   put_ints(&in, NULL, 0);
   put_ints(&in, NULL, 0);
-  put_int(&in, e->world);
+  put_int(&in, pg.size);
   if (o->n_outputs > 0)
     put_list(e, o->outputs, o->n_outputs, 1, 0, &out);
   node_begin(e, id + 1, "record_param_comms", id);
@@ -612,14 +671,15 @@ static void comm_nodes(et_ctx *e, int32_t i, const char *const *coll) {
                 "\"string\", \"value\": \"[]\"}, {\"name\": "
                 "\"out_split_size\", \"type\": \"string\", \"value\": "
                 "\"[]\"}, {\"name\": \"global_rank_start\", \"type\": "
-                "\"uint64\", \"value\": 0}, {\"name\": "
+                "\"uint64\", \"value\": %d}, {\"name\": "
                 "\"global_rank_stride\", \"type\": \"uint64\", \"value\": "
                 "1}, {\"name\": \"pg_name\", \"type\": \"string\", "
-                "\"value\": \"0\"}, {\"name\": \"pg_desc\", \"type\": "
-                "\"string\", \"value\": \"default_pg\"}, {\"name\": "
+                "\"value\": \"%s\"}, {\"name\": \"pg_desc\", \"type\": "
+                "\"string\", \"value\": \"%s\"}, {\"name\": "
                 "\"pg_size\", \"type\": \"uint64\", \"value\": %d}",
                 coll[1], dname, (long long)in_elems, (long long)out_elems,
-                e->world);
+                (int)pg.first, pg.name, pg.size == e->world ? "default_pg" : "host_pg",
+                pg.size);
   node_end(e, &(et_attrs){id + 1 - ET_FIRST_OP_ID + 1, 0, -1, 0,
                           o->thread + 1, 0, ""},
            extra.data);
@@ -646,8 +706,12 @@ static void op_node(et_ctx *e, int32_t i, int32_t fw_seq) {
     node_end(e, &(et_attrs){rf + 1, id, fw_seq, 1, tid, 1, ""}, NULL);
     io_free(&in);
     io_free(&out);
-    empty_node(e, id, o->name, parent_id(e, o),
-               &(et_attrs){rf, 0, -1, 0, tid, 0, ""});
+    et_io none = {0};
+    node_begin(e, id, o->name, parent_id(e, o));
+    host_time(e, i);
+    put_side(e->out, "inputs", &none);
+    put_side(e->out, "outputs", &none);
+    node_end(e, &(et_attrs){rf, 0, -1, 0, tid, 0, ""}, NULL);
     return;
   }
   const char *const *coll = et_coll(o->name);
@@ -664,6 +728,7 @@ static void op_node(et_ctx *e, int32_t i, int32_t fw_seq) {
   }
   outputs_of(e, o, &out);
   node_begin(e, id, o->name, parent_id(e, o));
+  host_time(e, i);
   put_side(e->out, "inputs", &in);
   put_side(e->out, "outputs", &out);
   node_end(e,
@@ -730,6 +795,45 @@ static void link_autograd(et_ctx *e, int32_t *fw_seq) {
   free(used);
 }
 
+/* ---- device nodes ----------------------------------------------------- */
+
+/* Each scheduled kernel as chakra_trace_link writes it: a copy of the
+ * node that launched it (its tensors and attributes) with the Kineto
+ * kernel's name, category, stream, start and duration, and for a
+ * collective the process group's name; ids after every host node's. */
+static void device_nodes(et_ctx *e, int32_t next_id) {
+  const dc_graph *g = e->g;
+  for (size_t k = 0; k < e->sched->n_kernels; k++) {
+    const dc_et_kernel *x = &e->sched->kernels[k];
+    DC_ASSERT(x->op >= e->lo && x->op < e->hi);
+    const dc_op *o = &g->ops[x->op];
+    DC_ASSERT(x->launch >= 0 && x->launch < o->n_launches);
+    int32_t parent = node_id(e, x->op);
+    if (is_eval(o) || et_coll(o->name)) parent += 1; /* X, record_param_comms */
+    node_begin(e, next_id++, x->name, parent);
+    dc_buf *out = e->out;
+    dc_buf_puts(out, ", \"cat\": ");
+    dc_buf_put_json_string(out, x->cat);
+    dc_buf_puts(out, ", \"ph\": \"X\"");
+    put_times(out, x->ts_us, x->dur_us);
+    dc_buf_printf(out, ", \"stream\": %d", (int)x->stream);
+    if (dc_kernel_is_collective(o->launches[x->launch].k.kind)) {
+      dc_buf_puts(out, ", \"pg_name\": ");
+      dc_buf_put_json_string(out, pg_of(o, e->rank, e->world).name);
+    }
+    et_io in = {0}, outs = {0};
+    inputs_plain(e, o, &in);
+    outputs_of(e, o, &outs);
+    put_side(out, "inputs", &in);
+    put_side(out, "outputs", &outs);
+    node_end(e, &(et_attrs){parent - ET_FIRST_OP_ID + 1, 0, -1, 0,
+                            o->thread + 1, 0, ""},
+             NULL);
+    io_free(&in);
+    io_free(&outs);
+  }
+}
+
 /* ---- the trace -------------------------------------------------------- */
 
 /* Children first, as the observer records ops when they exit. */
@@ -759,14 +863,15 @@ static void process_group_init(et_ctx *e, int32_t id) {
   io_free(&in);
 }
 
-void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
+void gg_write_et(const dc_graph *g, int32_t rank, const dc_et_schedule *s,
+                 dc_buf *out) {
   if (rank < 0 || rank >= g->n_ranks) rank = 0;
   int32_t lo = g->rank_first[rank], hi = g->rank_first[rank + 1];
   size_t n = (size_t)(hi - lo) + 1;
   et_ctx e = {.g = g, .rank = g->rank_base + rank, .lo = lo, .hi = hi,
               .world = g->world_ranks > g->n_ranks ? g->world_ranks
                                                    : g->n_ranks,
-              .first = true, .out = out};
+              .first = true, .sched = s, .out = out};
   e.lay = dc_xcalloc((size_t)g->n_tensors + 1, sizeof *e.lay);
   e.id = dc_xcalloc(n, sizeof *e.id);
   e.seq = dc_xcalloc(n, sizeof *e.seq);
@@ -804,6 +909,7 @@ void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
     view_op(&e, i);
   }
   link_autograd(&e, fw_seq);
+  e.first_device = next;
 
   dc_buf_printf(out,
                 "{\n  \"schema\": \"1.1.1-chakra.0.0.4\", \"pid\": %d, "
@@ -818,12 +924,45 @@ void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out) {
              ET_PROCESS_ID, &root);
   if (pg_init) process_group_init(&e, pg_init);
   for (int32_t i = lo; i < hi; i = g->ops[i].end) subtree(&e, i, fw_seq);
+  if (s) device_nodes(&e, next);
   root.tid = 0;
   empty_node(&e, ET_PROCESS_ID, "[pytorch|profiler|execution_trace|process]",
              ET_PROCESS_ID, &root);
-  dc_buf_puts(out, "\n  ],\n  \"finish_ts\": 0\n}\n");
+  double finish = 0;
+  for (size_t k = 0; s && k < s->n_kernels; k++)
+    if (s->kernels[k].ts_us + s->kernels[k].dur_us > finish)
+      finish = s->kernels[k].ts_us + s->kernels[k].dur_us;
+  dc_buf_printf(out, "\n  ],\n  \"finish_ts\": %lld\n}\n",
+                (long long)(finish + 0.999));
   free(fw_seq);
   free(e.seq);
   free(e.id);
   free(e.lay);
+}
+
+void dc_graph_write_comm_groups(const dc_graph *g, dc_buf *out) {
+  int32_t world = g->world_ranks > g->n_ranks ? g->world_ranks : g->n_ranks;
+  /* the group sizes below the world's that some collective uses */
+  bool *used = dc_xcalloc((size_t)world + 1, sizeof *used);
+  for (int32_t i = 0; i < g->n_ops; i++) {
+    et_pg pg = pg_of(&g->ops[i], g->rank_base + g->ops[i].rank, world);
+    if (pg.size < world) used[pg.size] = true;
+  }
+  dc_buf_printf(out, "{\n  \"0\": [");
+  for (int32_t r = 0; r < world; r++)
+    dc_buf_printf(out, "%s%d", r ? ", " : "", (int)r);
+  dc_buf_putc(out, ']');
+  for (int32_t s = 1; s < world; s++) {
+    if (!used[s]) continue;
+    for (int32_t first = 0; first < world; first += s) {
+      et_pg pg = {"", s, first};
+      snprintf(pg.name, sizeof pg.name, "%d", (int)(1 + first / s));
+      dc_buf_printf(out, ",\n  \"%s\": [", pg.name);
+      for (int32_t r = first; r < first + s; r++)
+        dc_buf_printf(out, "%s%d", r > first ? ", " : "", (int)r);
+      dc_buf_putc(out, ']');
+    }
+  }
+  dc_buf_puts(out, "\n}\n");
+  free(used);
 }

@@ -318,6 +318,45 @@ void dc_graph_write(const dc_graph *g, dc_graph_format f, dc_buf *out);
  * execution trace is one process's). */
 void dc_graph_write_rank(const dc_graph *g, dc_graph_format f, int32_t rank,
                          dc_buf *out);
+/* A rank's predicted schedule, for the execution trace with device nodes
+ * (spec/astra-sim.md): every kernel the rank launched, as the evaluator
+ * placed it, named as the profiler names it, and the host time of each
+ * top-level op. Filled by the runtime (dc_et_schedule_of); the exporter
+ * only writes it. */
+typedef struct dc_et_kernel {
+  int32_t op, launch;   /* the op that launched it, index in its launches */
+  int32_t stream;
+  const char *name;     /* "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ... */
+  const char *cat;      /* Kineto's category: "kernel", "gpu_memcpy" */
+  double ts_us, dur_us; /* start (µs from the iteration's) and duration */
+} dc_et_kernel;
+
+typedef struct dc_et_schedule {
+  const dc_et_kernel *kernels; /* the rank's, in start order */
+  size_t n_kernels;
+  const double *op_ts_us;  /* [g->n_ops]: an op's host start and host */
+  const double *op_dur_us; /* time, for the ops the evaluator times (top-
+                              level and under annotations); dur < 0: none */
+  /* [g->n_ops] or NULL: for an op whose kernels wait for a kernel on
+   * another stream (its inputs' latest producer), that kernel's index in
+   * `kernels`; -1: none. Written as the op's inter_thread_dep, the one
+   * dependency on another node Chakra's converter keeps. */
+  const int32_t *op_dep;
+} dc_et_schedule;
+
+/* The execution trace of one rank (dc_graph_write_rank's et); with a
+ * schedule, the host + device layout of a trace linked with its Kineto
+ * twin (chakra_trace_link): each kernel a device node under the op that
+ * launched it (a collective's under its record_param_comms), the host
+ * ops with their start and duration. */
+void dc_graph_write_et(const dc_graph *g, int32_t rank,
+                       const dc_et_schedule *s, dc_buf *out);
+
+/* The process groups the ranks' execution traces name (pg_name "0" the
+ * whole job, "1", "2", ... each host's group where a collective runs in
+ * one) as ASTRA-sim's communicator-group file: {"0": [0, 1, ...], ...}. */
+void dc_graph_write_comm_groups(const dc_graph *g, dc_buf *out);
+
 /* "text" | "dot" | "et"; false when unknown. */
 bool dc_graph_format_parse(const char *s, dc_graph_format *out);
 /* The top-level op indices of `rank` in order, up to `max` stored in

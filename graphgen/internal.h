@@ -268,7 +268,8 @@ bool gg_apply_transforms(dc_graph *g, const dc_point *p, dc_arena *a,
 /* Exporters. */
 void gg_write_text(const dc_graph *g, int32_t rank, dc_buf *out);
 void gg_write_dot(const dc_graph *g, int32_t rank, dc_buf *out);
-void gg_write_et(const dc_graph *g, int32_t rank, dc_buf *out);
+void gg_write_et(const dc_graph *g, int32_t rank, const dc_et_schedule *s,
+                 dc_buf *out);
 
 /* What an ET records for an aten op: its schema and how its arguments
  * line up with the op's tensors (grammar in et_schema.c). */

@@ -358,6 +358,16 @@ bool dc_eval_point(const dc_graph *g, bool record, dc_arena *a,
  * thread with ops and T1–T5 slices, one track per stream with kernels. */
 void dc_timeline_write(const dc_graph *g, const dc_eval_result *r,
                        dc_buf *out);
+/* One rank of an evaluated point (dc_eval_point with record) as the
+ * schedule the execution trace with device nodes carries
+ * (dc_graph_write_et, spec/astra-sim.md): its kernels in start order with
+ * their predicted start and duration, named as the profiler names them
+ * (collectives as NCCL's kernels, with the algorithm and protocol the
+ * collective model picks on `dev`), and each top-level op's host time.
+ * Arrays in the arena. */
+void dc_et_schedule_of(const dc_graph *g, const dc_eval_result *r,
+                       const dc_device *dev, int32_t rank, dc_arena *a,
+                       dc_et_schedule *out);
 /* The per-op table of one rank of an evaluated point. */
 void dc_explain_write(const dc_graph *g, const dc_eval_result *r,
                       const dc_profile *p, int32_t rank, dc_buf *out);

@@ -100,3 +100,22 @@ if(DC_PYTHON3_ET)
                          PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# The execution trace with device nodes (--with-device, spec/astra-sim.md)
+# of an 8×H100 DCNv2 TorchRec point (studies/dcnv2-mlperf.yaml point 10:
+# H100, fp32, torchrec; all four collective types): its structure, its
+# kernels against dlrmc's own timeline and the --from-et round trip
+# (standard library), then through Chakra's converter and jsonizer
+# (DC_ET_PYTHON, as the consumer tests above; skipped, saying why, where
+# Chakra is not installed).
+if(DC_PYTHON3_ET)
+  foreach(_mode structure chakra)
+    add_test(NAME et_device_${_mode}
+      COMMAND ${DC_PYTHON3_ET}
+              ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/et_device.py
+              ${_mode} $<TARGET_FILE:dlrmc>
+              ${PROJECT_SOURCE_DIR}/studies/dcnv2-mlperf.yaml 10 H100
+              ${CMAKE_CURRENT_BINARY_DIR}/et_device_${_mode})
+    set_tests_properties(et_device_${_mode} PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

@@ -806,6 +806,7 @@ bool et_build_graph(et_file *f, dc_et_graph *out, dc_arena *a, dc_diags *d) {
   out->cpu_only = c.cpu_only;
   out->pg_size = c.pg_size;
   out->n_nodes = f->n_nodes;
+  out->n_device = f->n_device;
   out->pid = f->pid;
   if (c.pg_size <= 1) out->rank = -1;
   free(c.ops); /* the build works on the graph's copy from here */

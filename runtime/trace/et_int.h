@@ -79,6 +79,7 @@ typedef struct et_file {
   const char *schema;
   et_node *nodes; /* in file order */
   int64_t n_nodes;
+  int64_t n_device; /* device nodes of a linked trace, skipped */
   bool any_cuda; /* some tensor is on a GPU */
   int64_t pid;   /* the recording process ("pid" at the top), -1: none */
 } et_file;

@@ -326,6 +326,15 @@ static bool node_done(read_ctx *c, jv *o) {
                        (long long)f->n_nodes);
     return false;
   }
+  /* A device node of a trace linked with its Kineto twin
+   * (chakra_trace_link, `dlrmc graph --with-device`): a GPU kernel under
+   * the op that launched it, with a Kineto category. The op prices its
+   * kernels itself; a measured kernel time is replay's, from Kineto. */
+  if (get(o, "cat")) {
+    f->n_nodes--;
+    f->n_device++;
+    return true;
+  }
   if (dc_printable(name->s, name->n)) {
     n->name = str_or(c, name, "");
   } else { /* control bytes or invalid UTF-8: kept escaped (support.h) */

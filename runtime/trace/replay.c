@@ -347,9 +347,12 @@ static void report_md(const replay *r, const dc_eval_result *res,
   dc_buf_printf(out, "# dlrmc replay: %s\n\n", r->et_path);
   dc_buf_printf(out,
                 "- execution trace: schema %s, %lld nodes, %d ops, %d "
-                "kernels priced, %d ops unpriced%s\n",
+                "kernels priced, %d ops unpriced%s%s\n",
                 r->e.schema, (long long)r->e.n_nodes, g->n_ops,
                 count_kernels(g) - r->n_measured_unpriced, r->e.n_unpriced,
+                r->e.n_device > 0 ? "; its device nodes (a linked trace's) "
+                                    "not read: the ops' kernels are priced"
+                                  : "",
                 r->e.cpu_only ? "; recorded on the CPU: priced as if every "
                                 "tensor were on the GPU"
                               : "");

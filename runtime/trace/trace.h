@@ -464,6 +464,7 @@ typedef struct dc_et_graph {
   int32_t n_unpriced;
   int32_t pg_size;    /* the default process group's size, 1 when none */
   int64_t n_nodes;    /* nodes read */
+  int64_t n_device;   /* device nodes (a linked trace's), not read */
   int64_t pid;        /* the recording process (top-level "pid"), -1 */
   int32_t rank;       /* the rank its collectives record, -1: none */
 } dc_et_graph;

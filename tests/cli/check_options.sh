@@ -51,6 +51,12 @@ usage calibrate_twice calibrate a.json b.json --gpu H200 --gpu=A100 -o x
 usage calibrate_unknown calibrate a.json b.json --gpu=H200 --fold=3 -o x
 usage run_flag_value run --per-rank=1 $study
 usage graph_unknown graph --pointt=1 $study
+usage graph_device_text graph $study --with-device
+usage graph_device_flag graph $study --format et --with-device=1
+usage graph_device_from_et graph --from-et x.json --format et --with-device
+usage graph_all_stdout graph $study --format et --rank all
+usage graph_all_dot graph $study --format dot --rank all -o "$tmp/d"
+usage graph_rank_word graph $study --format et --rank some
 usage explain_missing explain $study --point
 usage dashdash_positional run -- --format md
 exit $fail

@@ -5,7 +5,8 @@
  * sequence (an evaluate_function's tensors read from the autograd node
  * under it); the root nodes and node fields must be those of a real
  * 1.1.1-chakra.0.0.4 trace, and leaf ops list their arguments as PyTorch
- * records them. The DOT export must render with Graphviz when `dot`
+ * records them; with a schedule, each kernel is a device node under the
+ * op that launched it (test_et_device). The DOT export must render with Graphviz when `dot`
  * is installed. Tests needing python3 or dot skip that part (saying so)
  * when the tool is missing.
  */
@@ -179,6 +180,123 @@ static void test_et(void **state) {
   check_et(build(&c), 1);
 }
 
+/* The ET with device nodes (dc_graph_write_et): a hand-made schedule of
+ * every launch of rank 1, kernel j at ts 10 j for 2.5 us, top-level ops
+ * timed, the first collective waiting for kernel 0. Its host nodes must be
+ * the host-only export's (their added times and wait aside), the wait the
+ * first device node's id; each kernel a device node, ids after every host node's,
+ * under the node of the op that launched it (a collective's
+ * record_param_comms, an evaluate_function's autograd node), a
+ * collective's with its group's pg_name; the times as given. */
+static void test_et_device(void **state) {
+  (void)state;
+  tp_cfg c;
+  assert_true(tp_paper(&c, "DLRM_default", 512));
+  c.p.precision = DC_PRECISION_FP16;
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c.p.gpus = 2;
+  const dc_graph *g = build(&c);
+  int32_t rank = 1, lo = g->rank_first[rank], hi = g->rank_first[rank + 1];
+  size_t n = 0;
+  for (int32_t i = lo; i < hi; i++) n += (size_t)g->ops[i].n_launches;
+  dc_et_kernel *ks = calloc(n + 1, sizeof *ks);
+  double *ts = calloc((size_t)g->n_ops, sizeof *ts);
+  double *dur = calloc((size_t)g->n_ops, sizeof *dur);
+  size_t j = 0, n_coll = 0;
+  for (int32_t i = 0; i < g->n_ops; i++) {
+    dur[i] = g->ops[i].parent < 0 ? 1.25 : -1;
+    ts[i] = i;
+  }
+  for (int32_t i = lo; i < hi; i++)
+    for (int32_t k = 0; k < g->ops[i].n_launches; k++, j++) {
+      bool coll = dc_kernel_is_collective(g->ops[i].launches[k].k.kind);
+      n_coll += coll;
+      ks[j] = (dc_et_kernel){i, k, g->ops[i].launches[k].stream,
+                             coll ? "ncclDevKernel_SendRecv" : "k",
+                             "kernel", 10.0 * (double)j, 2.5};
+    }
+  assert_true(n > 0 && n_coll > 0);
+  /* the first collective op waits for kernel 0 (another stream's) */
+  int32_t *dep = calloc((size_t)g->n_ops, sizeof *dep);
+  int32_t waiter = -1;
+  for (int32_t i = 0; i < g->n_ops; i++) {
+    dep[i] = -1;
+    if (waiter < 0 && i >= lo && i < hi &&
+        strncmp(g->ops[i].name, "c10d::", 6) == 0)
+      waiter = i;
+  }
+  assert_true(waiter >= 0);
+  dep[waiter] = 0;
+  dc_et_schedule s = {ks, n, ts, dur, dep};
+  dc_buf dev = {0}, host = {0};
+  dc_graph_write_et(g, rank, &s, &dev);
+  dc_graph_write_rank(g, DC_GRAPH_ET, rank, &host);
+  assert_non_null(strstr(dev.data, "\"cat\": \"kernel\", \"ph\": \"X\", "
+                                   "\"ts\": 0.000, \"inclusive_dur\": "
+                                   "2.500, \"exclusive_dur\": 2.500"));
+  assert_non_null(strstr(dev.data, "\"pg_name\": \"0\""));
+  free(ks);
+  free(ts);
+  free(dur);
+  free(dep);
+  if (!have("python3")) {
+    printf("skipped: python3 not found, ET JSON not parsed\n");
+    dc_buf_free(&dev);
+    dc_buf_free(&host);
+    return;
+  }
+  char dir[] = "/tmp/dc_etd_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char a[64], b[64], cmd[4096];
+  snprintf(a, sizeof a, "%s/dev.json", dir);
+  snprintf(b, sizeof b, "%s/host.json", dir);
+  write_file(a, &dev);
+  write_file(b, &host);
+  snprintf(cmd, sizeof cmd,
+           "python3 -c '\n"
+           "import json, sys\n"
+           "d = json.load(open(sys.argv[1]))[\"nodes\"]\n"
+           "h = json.load(open(sys.argv[2]))[\"nodes\"]\n"
+           "devs = [n for n in d if \"cat\" in n]\n"
+           "hosts = [n for n in d if \"cat\" not in n]\n"
+           "t = (\"ts\", \"inclusive_dur\", \"exclusive_dur\","
+           " \"inter_thread_dep\")\n"
+           "assert [{k: v for k, v in n.items() if k not in t}"
+           " for n in hosts] == h\n"
+           "assert any(\"ts\" in n for n in hosts)\n"
+           "by = {n[\"id\"]: n for n in hosts}\n"
+           "assert min(n[\"id\"] for n in devs) > max(by)\n"
+           "w = [n for n in hosts if \"inter_thread_dep\" in n]\n"
+           "assert len(w) == 1 and w[0][\"name\"].startswith(\"c10d::\")\n"
+           "assert w[0][\"inter_thread_dep\"] == min(n[\"id\"] for n in"
+           " devs)\n"
+           "assert len(devs) == %zu\n"
+           "assert [n[\"ts\"] for n in devs] == [10.0 * j for j in"
+           " range(len(devs))]\n"
+           "coll = 0\n"
+           "for n in devs:\n"
+           "    p = by[n[\"ctrl_deps\"]]\n"
+           "    assert not p[\"name\"].startswith(\"c10d::\"), p\n"
+           "    assert not p[\"name\"].startswith(\"autograd::engine\"), p\n"
+           "    if n[\"name\"].startswith(\"nccl\"):\n"
+           "        coll += 1\n"
+           "        a = {x[\"name\"]: x[\"value\"] for x in p[\"attrs\"]}\n"
+           "        assert p[\"name\"] == \"record_param_comms\", p\n"
+           "        assert n[\"pg_name\"] == a[\"pg_name\"] == \"0\"\n"
+           "        assert a[\"pg_size\"] == 2\n"
+           "    else:\n"
+           "        assert \"pg_name\" not in n\n"
+           "assert coll == %zu\n"
+           "' %s %s",
+           n, n_coll, a, b);
+  int rc = system(cmd);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  (void)system(cmd);
+  assert_int_equal(rc, 0);
+  dc_buf_free(&dev);
+  dc_buf_free(&host);
+}
+
 static void test_dot(void **state) {
   (void)state;
   tp_cfg c;
@@ -224,6 +342,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_et, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_et_device, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_format_parse, setup, teardown),
   };
