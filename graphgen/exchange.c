@@ -179,6 +179,45 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
   gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, 1, 4.0 + gg_es(q));
 }
 
+/* Whether TorchRec's column-wise output distribution permutes at all:
+ * the all-to-all delivers the column shards rank by rank (on a rank in
+ * table order); TorchRec orders them by table, in the order the tables
+ * first arrive, each table's by column offset, and builds no permute
+ * when that is the order they arrive in (every table's shards arriving
+ * together, by offset: `ranks: [0, 3]`, but not `[3, 0]`). */
+static bool cw_permuted(const gg_ctx *c) {
+  const dc_shard_plan *s = c->plan;
+  int32_t T = c->p->n_tables, n = 0;
+  for (int32_t t = 0; t < T; t++)
+    if (s->tables[t].type == DC_SHARDING_COLUMN_WISE)
+      n += s->tables[t].n_shards;
+  if (n == 0) return false;
+  int32_t *at = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
+  int32_t *off = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
+  bool *seen = dc_arena_array(c->s, (size_t)T, sizeof(bool));
+  int32_t k = 0;
+  for (int32_t r = 0; r < s->n_ranks; r++)
+    for (int32_t t = 0; t < T; t++) {
+      const dc_table_plan *tp = &s->tables[t];
+      if (tp->type != DC_SHARDING_COLUMN_WISE) continue;
+      for (int32_t i = 0; i < tp->n_shards; i++)
+        if (tp->shards[i].rank == r) {
+          at[k] = t;
+          off[k++] = tp->shards[i].col_off;
+        }
+    }
+  for (int32_t i = 0; i < k;) {
+    int32_t t = at[i], j = i + 1;
+    if (seen[t]) return true;
+    seen[t] = true;
+    for (; j < k && at[j] == t; j++)
+      if (off[j] < off[j - 1]) return true;
+    if (j - i != s->tables[t].n_shards) return true;
+    i = j;
+  }
+  return false;
+}
+
 /* The column-wise shards' pooled outputs, received in shard order, put
  * back in table order (TorchRec's column-wise output dist, in its wait):
  * fbgemm::permute_pooled_embs_auto_grad_split over the features the
@@ -186,7 +225,9 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
  * written). The features are replaced by the permuted ones. */
 static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
   gg_b *b = c->b;
-  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || f0 == f1) return;
+  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || f0 == f1 ||
+      !cw_permuted(c))
+    return;
   gg_begin(b, "fbgemm::permute_pooled_embs_auto_grad_split");
   for (int32_t i = f0; i < f1; i++) {
     gg_in(b, c->feat[i]);
@@ -203,7 +244,7 @@ static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
  * permutation), which replace c->gfeat of the all-to-all's features. */
 static void cw_permute_backward(gg_ctx *c) {
   gg_b *b = c->b;
-  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0) return;
+  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || !cw_permuted(c)) return;
   int32_t n = 0;
   for (int32_t i = 0; i < c->n_feat; i++)
     if (c->feat_cls[i] == GG_CLS_CW) n++;
