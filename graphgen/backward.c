@@ -293,76 +293,11 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
   return gg_cat_backward(c, gflat, gxa);
 }
 
-/* TorchRec's data-parallel group: the dense TBE's autograd node computes
- * the gradient of the group's one flat weight (zero-filled, then the
- * rows the lookups touched), which AccumulateGrad hands to DDP: one
- * all-reduce for the group; the dense optimizer updates it. */
-static void trec_dense_backward(gg_ctx *c, int32_t k) {
-  gg_b *b = c->b;
-  int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
-  int32_t q = c->p_tab[c->local[lo]];
-  int32_t g = gg_like(b, c->params[q].t);
-  gg_begin(b, EV("torch::autograd::CppNode<(anonymous namespace)::"
-                 "SplitLookupFunction_Dense_Op>"));
-  gg_in(b, c->eg[k]);
-  gg_in(b, c->idx_cls[k]);
-  gg_in(b, c->offs_cls[k]);
-  gg_in(b, c->params[q].t);
-  gg_out(b, g);
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, g), 0, 4);
-  gg_emb_kernel(c, DC_KERNEL_EMBEDDING_BWD, &c->local[lo], hi - lo,
-                c->cls_batch[k], false);
-  gg_end(b);
-  gg_accumulate(c, q, g);
-}
-
-/* The batched backward of class k: the optimizer is applied in the kernel
- * (FBGEMM TBE), except for data-parallel replicas, whose dense gradients
- * go to AccumulateGrad (all-reduce) and the optimizer step. */
-static void batched_backward(gg_ctx *c, int32_t k) {
-  gg_b *b = c->b;
-  int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
-  if (lo == hi) return;
-  bool dense = c->sharded && k == GG_CLS_DP;
-  if (dense && c->trec) {
-    trec_dense_backward(c, k);
-    return;
-  }
-  gg_begin(b, c->trec ? gg_tbe_name(c->p->sparse_optimizer, true)
-                      : EV("LookupFunctionBackward"));
-  gg_in(b, c->eg[k]);
-  gg_in(b, c->idx_cls[k]);
-  gg_in(b, c->offs_cls[k]);
-  int32_t *dg = dc_arena_array(c->s, (size_t)(hi - lo), sizeof(int32_t));
-  for (int32_t i = lo; i < hi; i++) {
-    int32_t t = c->local[i];
-    gg_in(b, c->w_tab[t]);
-    if (!dense)
-      for (int32_t s = 0; s < 2; s++)
-        if (c->st_tab[s][t] >= 0) gg_in(b, c->st_tab[s][t]);
-  }
-  for (int32_t i = lo; i < hi; i++) {
-    int32_t t = c->local[i];
-    dg[i - lo] = gg_like(b, c->w_tab[t]);
-    gg_out(b, dg[i - lo]);
-  }
-  if (dense)
-    for (int32_t i = lo; i < hi; i++)
-      gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_numel(b, c->w_tab[c->local[i]]), 0,
-            4);
-  gg_emb_kernel(c, DC_KERNEL_EMBEDDING_BWD, &c->local[lo], hi - lo,
-                c->cls_batch[k], !dense);
-  gg_end(b);
-  if (dense)
-    for (int32_t i = lo; i < hi; i++)
-      gg_accumulate(c, c->p_tab[c->local[i]], dg[i - lo]);
-}
-
 void gg_embedding_backward(gg_ctx *c) {
   gg_b *b = c->b;
   if (c->n_local == 0) return;
   if (c->batched) {
-    for (int32_t k = 0; k < GG_N_CLS; k++) batched_backward(c, k);
+    for (int32_t k = 0; k < GG_N_CLS; k++) gg_lookup_class_backward(c, k);
     return;
   }
   for (int32_t i = c->n_local - 1; i >= 0; i--) {
@@ -452,13 +387,16 @@ void gg_build_backward_from(gg_ctx *c, int32_t seed) {
     g = gg_cat_backward(c, gg_cross_backward(c, g), -1);
   else
     g = gg_cat_backward(c, g, -1);
-  if (c->sharded) {
+  if (c->sharded && c->trec) {
+    gg_trec_dist_backward(c); /* with the lookups' backward */
+  } else if (c->sharded) {
     gg_exchange_backward(c);
+    gg_embedding_backward(c);
   } else {
     /* one GPU: the lookups' gradients come straight from the interaction */
     c->eg = c->gfeat;
+    gg_embedding_backward(c);
   }
-  gg_embedding_backward(c);
   for (int32_t i = c->k - 1; i >= 0; i--) {
     g = act_backward(c, &c->bot[i], g);
     g = gg_linear_backward(c, &c->bot[i], g, -1);

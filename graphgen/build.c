@@ -110,20 +110,17 @@ typedef struct rank_shards {
   int32_t *table, *shard, *cls;
   bool plan_cls[GG_N_CLS];
   int64_t plan_dims[GG_N_CLS]; /* Σ dims per gg_class_of class */
-  int64_t plan_cw_dims;        /* Σ dims of the column-wise tables */
 } rank_shards;
 
 static void index_shards(const dc_point *p, const dc_shard_plan *s,
                          dc_arena *a, rank_shards *out) {
   int32_t W = s->n_ranks, T = p->n_tables;
-  bool sharded = W > 1;
+  bool sharded = W > 1, trec = p->framework == DC_FRAMEWORK_TORCHREC;
   memset(out, 0, sizeof *out);
   out->first = dc_arena_array(a, (size_t)W + 1, sizeof(int32_t));
   int64_t total = 0;
   for (int32_t t = 0; t < T; t++) {
-    out->plan_dims[gg_class_of(s->tables[t].type)] += p->tables[t].dim;
-    if (s->tables[t].type == DC_SHARDING_COLUMN_WISE)
-      out->plan_cw_dims += p->tables[t].dim;
+    out->plan_dims[gg_class_of(s->tables[t].type, trec)] += p->tables[t].dim;
     total += s->tables[t].n_shards;
     for (int32_t i = 0; i < s->tables[t].n_shards; i++)
       out->first[s->tables[t].shards[i].rank + 1]++;
@@ -138,7 +135,7 @@ static void index_shards(const dc_point *p, const dc_shard_plan *s,
   for (int32_t k = 0; k < GG_N_CLS; k++)
     for (int32_t t = 0; t < T; t++) {
       const dc_table_plan *tp = &s->tables[t];
-      int32_t cls = sharded ? gg_class_of(tp->type) : GG_CLS_A2A;
+      int32_t cls = sharded ? gg_class_of(tp->type, trec) : GG_CLS_A2A;
       if (cls != k) continue;
       out->plan_cls[k] = true;
       for (int32_t i = 0; i < tp->n_shards; i++) {
@@ -185,7 +182,6 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
     c.cls_batch[k] = k == GG_CLS_DP && c.sharded ? c.batch : p->batch_size;
     c.plan_cls[k] = rs->plan_cls[k];
     c.plan_dims[k] = rs->plan_dims[k];
-    c.plan_cw_dims = rs->plan_cw_dims;
     c.cls_first[k] = c.n_local;
     for (; lo < hi && rs->cls[lo] == k; lo++) {
       int32_t t = rs->table[lo];

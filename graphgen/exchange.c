@@ -19,6 +19,11 @@
  *     dist.
  *   DP (data_parallel): the replica pooled the local batch; no exchange.
  *
+ * The torchrec style (gg_trec_embeddings) runs these per sharding type,
+ * each right after its lookup: column-wise shards are a class of their
+ * own (GG_CLS_CW) with their own all-to-all, and the TWRW chunks have
+ * theirs; every rank joins every type's collectives.
+ *
  * Backward mirrors it: the all-to-all returns the gradients of A2A shards
  * and of the TWRW chunks, an intra-host all-gather rebuilds a TWRW
  * shard's [B·W, D] gradient, a world all-gather an RW shard's; DP
@@ -46,15 +51,6 @@
 
 #define F32 DC_DTYPE_FP32
 
-int32_t gg_class_of(dc_sharding type) {
-  switch (type) {
-  case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
-  case DC_SHARDING_ROW_WISE: return GG_CLS_RW;
-  case DC_SHARDING_DATA_PARALLEL: return GG_CLS_DP;
-  default: return GG_CLS_A2A;
-  }
-}
-
 static int32_t hosts_of(const gg_ctx *c) { return c->plan->hosts; }
 
 /* Ranks of this rank's host. */
@@ -68,11 +64,21 @@ static bool has_a2a(const gg_ctx *c) {
   return c->plan_cls[GG_CLS_A2A] || c->plan_cls[GG_CLS_TWRW];
 }
 
-/* Σ dims of the plan's tables of class k (all ranks; A2A includes the
- * TWRW tables, which the all-to-all also carries): summed once per graph
- * (build.c), not per rank. */
+/* Whether the all-to-all of class k carries the TWRW chunks: in the
+ * torchrec style the TWRW class's own does (one output distribution per
+ * sharding type); in the others the one all-to-all (GG_CLS_A2A) carries
+ * them with the table-wise and column-wise shards. */
+static bool carries_twrw(const gg_ctx *c, int32_t k) {
+  return k == GG_CLS_TWRW || (k == GG_CLS_A2A && !c->trec);
+}
+
+/* Σ dims of the features class k's collective delivers (all ranks; the
+ * plan's tables of the class, and the TWRW ones where its all-to-all
+ * carries them): summed once per graph (build.c), not per rank. */
 static int64_t plan_dims(const gg_ctx *c, int32_t k) {
-  return c->plan_dims[k] + (k == GG_CLS_A2A ? c->plan_dims[GG_CLS_TWRW] : 0);
+  return c->plan_dims[k] + (k == GG_CLS_A2A && carries_twrw(c, k)
+                                ? c->plan_dims[GG_CLS_TWRW]
+                                : 0);
 }
 
 /* Σ cols of this rank's shards of class k. */
@@ -97,10 +103,12 @@ static void in_outputs(gg_ctx *c, int32_t k) {
     gg_in(c->b, c->emb_out[i]);
 }
 
-/* What this rank sends in the forward all-to-all, as inputs of the open
- * op: its A2A shards' outputs and its TWRW chunk (or TWRW outputs). */
-static void in_a2a_sends(gg_ctx *c) {
-  in_outputs(c, GG_CLS_A2A);
+/* What this rank sends in class k's forward all-to-all, as inputs of the
+ * open op: the class's shards' outputs and, where it carries them, its
+ * TWRW chunk (or TWRW outputs). */
+static void in_a2a_sends(gg_ctx *c, int32_t k) {
+  if (k != GG_CLS_TWRW) in_outputs(c, k);
+  if (!carries_twrw(c, k)) return;
   if (c->chunk >= 0)
     gg_in(c->b, c->chunk);
   else
@@ -159,8 +167,8 @@ static void received_features(gg_ctx *c, int32_t k) {
     return;
   }
   for (int32_t t = 0; t < c->p->n_tables; t++) {
-    int32_t cls = gg_class_of(c->plan->tables[t].type);
-    if (cls == GG_CLS_TWRW) cls = GG_CLS_A2A;
+    int32_t cls = gg_class_of(c->plan->tables[t].type, c->trec);
+    if (cls == GG_CLS_TWRW && carries_twrw(c, GG_CLS_A2A)) cls = GG_CLS_A2A;
     if (cls != k) continue;
     c->feat_cls[c->n_feat] = k;
     c->feat[c->n_feat++] = gg_t2(b, F32, c->batch, c->p->tables[t].dim);
@@ -171,6 +179,45 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
   gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, 1, 4.0 + gg_es(q));
 }
 
+/* Whether TorchRec's column-wise output distribution permutes at all:
+ * the all-to-all delivers the column shards rank by rank (on a rank in
+ * table order); TorchRec orders them by table, in the order the tables
+ * first arrive, each table's by column offset, and builds no permute
+ * when that is the order they arrive in (every table's shards arriving
+ * together, by offset: `ranks: [0, 3]`, but not `[3, 0]`). */
+static bool cw_permuted(const gg_ctx *c) {
+  const dc_shard_plan *s = c->plan;
+  int32_t T = c->p->n_tables, n = 0;
+  for (int32_t t = 0; t < T; t++)
+    if (s->tables[t].type == DC_SHARDING_COLUMN_WISE)
+      n += s->tables[t].n_shards;
+  if (n == 0) return false;
+  int32_t *at = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
+  int32_t *off = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
+  bool *seen = dc_arena_array(c->s, (size_t)T, sizeof(bool));
+  int32_t k = 0;
+  for (int32_t r = 0; r < s->n_ranks; r++)
+    for (int32_t t = 0; t < T; t++) {
+      const dc_table_plan *tp = &s->tables[t];
+      if (tp->type != DC_SHARDING_COLUMN_WISE) continue;
+      for (int32_t i = 0; i < tp->n_shards; i++)
+        if (tp->shards[i].rank == r) {
+          at[k] = t;
+          off[k++] = tp->shards[i].col_off;
+        }
+    }
+  for (int32_t i = 0; i < k;) {
+    int32_t t = at[i], j = i + 1;
+    if (seen[t]) return true;
+    seen[t] = true;
+    for (; j < k && at[j] == t; j++)
+      if (off[j] < off[j - 1]) return true;
+    if (j - i != s->tables[t].n_shards) return true;
+    i = j;
+  }
+  return false;
+}
+
 /* The column-wise shards' pooled outputs, received in shard order, put
  * back in table order (TorchRec's column-wise output dist, in its wait):
  * fbgemm::permute_pooled_embs_auto_grad_split over the features the
@@ -178,15 +225,17 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
  * written). The features are replaced by the permuted ones. */
 static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
   gg_b *b = c->b;
-  if (!c->trec || c->plan_cw_dims <= 0 || f0 == f1) return;
+  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || f0 == f1 ||
+      !cw_permuted(c))
+    return;
   gg_begin(b, "fbgemm::permute_pooled_embs_auto_grad_split");
   for (int32_t i = f0; i < f1; i++) {
     gg_in(b, c->feat[i]);
     c->feat[i] = gg_like(b, c->feat[i]);
     gg_out(b, c->feat[i]);
   }
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, c->batch, c->plan_cw_dims), 0,
-        8);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE,
+        gg_mul(b, c->batch, c->plan_dims[GG_CLS_CW]), 0, 8);
   gg_end(b);
 }
 
@@ -195,128 +244,166 @@ static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
  * permutation), which replace c->gfeat of the all-to-all's features. */
 static void cw_permute_backward(gg_ctx *c) {
   gg_b *b = c->b;
-  if (!c->trec || c->plan_cw_dims <= 0) return;
+  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || !cw_permuted(c)) return;
   int32_t n = 0;
   for (int32_t i = 0; i < c->n_feat; i++)
-    if (c->feat_cls[i] == GG_CLS_A2A) n++;
+    if (c->feat_cls[i] == GG_CLS_CW) n++;
   if (n == 0) return;
   gg_begin(b, EV("torch::autograd::CppNode<fbgemm_gpu::"
                  "PermutePooledEmbsFunctionSplit<&fbgemm_gpu::"
                  "permute_pooled_embs_split_dispatch_call> >"));
   int32_t first = b->n_ts;
   for (int32_t i = 0; i < c->n_feat; i++)
-    if (c->feat_cls[i] == GG_CLS_A2A) gg_in(b, c->gfeat[i]);
+    if (c->feat_cls[i] == GG_CLS_CW) gg_in(b, c->gfeat[i]);
   for (int32_t i = 0; i < c->n_feat; i++)
-    if (c->feat_cls[i] == GG_CLS_A2A) gg_out(b, gg_like(b, c->gfeat[i]));
+    if (c->feat_cls[i] == GG_CLS_CW) gg_out(b, gg_like(b, c->gfeat[i]));
   gg_begin(b, "fbgemm::permute_pooled_embs_split");
   for (int32_t i = 0, j = first; i < c->n_feat; i++) {
-    if (c->feat_cls[i] != GG_CLS_A2A) continue;
+    if (c->feat_cls[i] != GG_CLS_CW) continue;
     gg_in(b, c->gfeat[i]);
     c->gfeat[i] = j++;
     gg_out(b, c->gfeat[i]);
   }
-  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, c->batch, c->plan_cw_dims), 0,
-        8);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE,
+        gg_mul(b, c->batch, c->plan_dims[GG_CLS_CW]), 0, 8);
   gg_end(b);
   gg_end(b);
 }
 
-void gg_exchange_forward(gg_ctx *c) {
+/* TWRW: the reduce-scatter inside this rank's host of its TWRW shards'
+ * partial pools, leaving c->chunk [B·W/S, cols]. The other styles run it
+ * only on hosts holding such shards; TorchRec runs it on every host (an
+ * empty one where the host holds none). */
+static void twrw_reduce_scatter(gg_ctx *c) {
   gg_b *b = c->b;
-  const dc_point *p = c->p;
-  int64_t Bg = p->batch_size, B = c->batch;
+  int64_t Bg = c->p->batch_size;
   int32_t S = host_size(c);
-  c->chunk = -1;
+  int32_t base = b->coll_next;
+  b->coll_next += hosts_of(c);
+  if (S <= 1 || (n_class(c, GG_CLS_TWRW) == 0 && !c->trec)) return;
+  int64_t cols = local_cols(c, GG_CLS_TWRW);
+  c->chunk = gg_t2(b, F32, Bg / S, cols);
+  gg_begin(b, "c10d::_reduce_scatter_base_");
+  in_outputs(c, GG_CLS_TWRW);
+  gg_out(b, c->chunk);
+  gg_coll(c, DC_KERNEL_REDUCE_SCATTER, gg_mul3(b, Bg, cols, 4), S, 1,
+          base + c->host);
+  gg_end(b);
+}
 
-  /* 1. TWRW: reduce-scatter inside each host holding such tables */
-  if (c->plan_cls[GG_CLS_TWRW]) {
-    int32_t base = b->coll_next;
-    b->coll_next += hosts_of(c);
-    if (n_class(c, GG_CLS_TWRW) > 0 && S > 1) {
-      int64_t cols = local_cols(c, GG_CLS_TWRW);
-      c->chunk = gg_t2(b, F32, Bg / S, cols);
-      gg_begin(b, "c10d::_reduce_scatter_base_");
-      in_outputs(c, GG_CLS_TWRW);
-      gg_out(b, c->chunk);
-      gg_coll(c, DC_KERNEL_REDUCE_SCATTER, gg_mul3(b, Bg, cols, 4), S, 1,
-              base + c->host);
-      gg_end(b);
-    }
-  }
-
-  /* 2. the world all-to-all of pooled embeddings */
-  int32_t a2a_first = c->n_feat;
-  if (has_a2a(c)) {
-    int64_t n_send = 0; /* elements */
-    for (int32_t i = c->cls_first[GG_CLS_A2A];
-         i < c->cls_first[GG_CLS_A2A + 1]; i++)
-      n_send += gg_mul(b, Bg, c->sh_cols[c->local[i]]);
-    if (n_class(c, GG_CLS_TWRW) > 0)
-      n_send += gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
-    int32_t f0 = c->n_feat;
-    received_features(c, GG_CLS_A2A);
-    dc_dtype qt = comm_dtype(c);
-    int32_t q = -1, recv = -1;
-    if (qt != F32) {
-      q = gg_t1(b, qt, n_send);
-      gg_begin(b, quantize_name(qt));
-      in_a2a_sends(c);
-      gg_out(b, q);
-      codec_kernel(b, n_send, qt);
-      gg_end(b);
-      recv = gg_t2(b, qt, B, plan_dims(c, GG_CLS_A2A));
-    }
-    gg_begin(b, "c10d::alltoall_base_");
-    if (q >= 0) {
-      gg_in(b, q);
-      gg_out(b, recv);
-    } else {
-      in_a2a_sends(c);
-      for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
-    }
-    gg_coll(c, DC_KERNEL_ALL_TO_ALL,
-            gg_mul(b, n_send, gg_es(q >= 0 ? qt : wire_dtype(c))),
-            c->n_ranks, hosts_spanned(c), b->coll_next++);
+/* The world all-to-all of class k's pooled embeddings (in_a2a_sends),
+ * delivering the class's features (received_features), its payload
+ * quantized under training.comm_precision. */
+static void a2a_forward(gg_ctx *c, int32_t k) {
+  gg_b *b = c->b;
+  int64_t Bg = c->p->batch_size, B = c->batch;
+  int32_t S = host_size(c);
+  int64_t n_send = 0; /* elements */
+  if (k != GG_CLS_TWRW) n_send += gg_mul(b, Bg, local_cols(c, k));
+  if (carries_twrw(c, k) && n_class(c, GG_CLS_TWRW) > 0)
+    n_send += gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
+  int32_t f0 = c->n_feat;
+  received_features(c, k);
+  dc_dtype qt = comm_dtype(c);
+  int32_t q = -1, recv = -1;
+  if (qt != F32) {
+    q = gg_t1(b, qt, n_send);
+    gg_begin(b, quantize_name(qt));
+    in_a2a_sends(c, k);
+    gg_out(b, q);
+    codec_kernel(b, n_send, qt);
     gg_end(b);
-    if (q >= 0) {
-      gg_begin(b, dequantize_name(qt));
-      gg_in(b, recv);
-      for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
-      codec_kernel(b, gg_numel(b, recv), qt);
-      gg_end(b);
-    }
+    recv = gg_t2(b, qt, B, plan_dims(c, k));
   }
-
-  int32_t a2a_f0 = a2a_first, a2a_f1 = c->n_feat;
-
-  /* 3. RW: the world reduce-scatter of partial pools */
-  if (c->plan_cls[GG_CLS_RW]) {
-    int32_t f0 = c->n_feat;
-    received_features(c, GG_CLS_RW);
-    gg_begin(b, "c10d::_reduce_scatter_base_");
-    in_outputs(c, GG_CLS_RW);
+  gg_begin(b, "c10d::alltoall_base_");
+  if (q >= 0) {
+    gg_in(b, q);
+    gg_out(b, recv);
+  } else {
+    in_a2a_sends(c, k);
     for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
-    gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
-            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), 4), c->n_ranks,
-            hosts_spanned(c), b->coll_next++);
+  }
+  gg_coll(c, DC_KERNEL_ALL_TO_ALL,
+          gg_mul(b, n_send, gg_es(q >= 0 ? qt : wire_dtype(c))), c->n_ranks,
+          hosts_spanned(c), b->coll_next++);
+  gg_end(b);
+  if (q >= 0) {
+    gg_begin(b, dequantize_name(qt));
+    gg_in(b, recv);
+    for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+    codec_kernel(b, gg_numel(b, recv), qt);
     gg_end(b);
   }
+}
 
-  cw_permute_forward(c, a2a_f0, a2a_f1);
+/* RW: the world reduce-scatter of partial pools. */
+static void rw_reduce_scatter(gg_ctx *c) {
+  gg_b *b = c->b;
+  int32_t f0 = c->n_feat;
+  received_features(c, GG_CLS_RW);
+  gg_begin(b, "c10d::_reduce_scatter_base_");
+  in_outputs(c, GG_CLS_RW);
+  for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
+  gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
+          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_RW), 4),
+          c->n_ranks, hosts_spanned(c), b->coll_next++);
+  gg_end(b);
+}
 
-  /* 4. DP: the replicas' outputs are the features */
+/* DP: the replicas' outputs are the features. */
+static void dp_features(gg_ctx *c) {
   if (c->batched) {
     if (c->out_cls[GG_CLS_DP] >= 0) {
       c->feat_cls[c->n_feat] = GG_CLS_DP;
       c->feat[c->n_feat++] = c->out_cls[GG_CLS_DP];
     }
-  } else {
-    for (int32_t i = c->cls_first[GG_CLS_DP]; i < c->cls_first[GG_CLS_DP + 1];
-         i++) {
-      c->feat_cls[c->n_feat] = GG_CLS_DP;
-      c->feat[c->n_feat++] = c->emb_out[i];
+    return;
+  }
+  for (int32_t i = c->cls_first[GG_CLS_DP]; i < c->cls_first[GG_CLS_DP + 1];
+       i++) {
+    c->feat_cls[c->n_feat] = GG_CLS_DP;
+    c->feat[c->n_feat++] = c->emb_out[i];
+  }
+}
+
+void gg_exchange_forward(gg_ctx *c) {
+  c->chunk = -1;
+  if (c->plan_cls[GG_CLS_TWRW]) twrw_reduce_scatter(c);
+  if (has_a2a(c)) a2a_forward(c, GG_CLS_A2A);
+  if (c->plan_cls[GG_CLS_RW]) rw_reduce_scatter(c);
+  dp_features(c);
+}
+
+/* TorchRec's sharded EmbeddingBagCollection: per sharding type, in its
+ * order (gg_plan_types), the type's lookup and its output distribution —
+ * table-wise and column-wise the world all-to-all, row-wise the world
+ * reduce-scatter, table-row-wise the host reduce-scatter then the world
+ * all-to-all of the chunk, data-parallel none. Every rank joins every
+ * type's collectives, sending nothing for a type of which it holds no
+ * shard. The column-wise features are put back in table order in the
+ * awaitable's wait, after all the collectives. */
+void gg_trec_embeddings(gg_ctx *c) {
+  dc_sharding types[8];
+  int32_t n = gg_plan_types(c, types), cw0 = -1, cw1 = -1;
+  c->chunk = -1;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t k = gg_class_of(types[i], true);
+    gg_lookup_class(c, k);
+    switch (k) {
+    case GG_CLS_DP: dp_features(c); break;
+    case GG_CLS_RW: rw_reduce_scatter(c); break;
+    case GG_CLS_TWRW:
+      twrw_reduce_scatter(c);
+      a2a_forward(c, k);
+      break;
+    default:
+      cw0 = k == GG_CLS_CW ? c->n_feat : cw0;
+      a2a_forward(c, k);
+      cw1 = k == GG_CLS_CW ? c->n_feat : cw1;
+      break;
     }
   }
+  if (cw0 >= 0) cw_permute_forward(c, cw0, cw1);
 }
 
 /* New gradient tensors like the class-k lookup outputs; records them in
@@ -345,11 +432,12 @@ static void reout_grads(gg_ctx *c, int32_t k) {
     if (c->eg[i] >= 0) gg_out(c->b, c->eg[i]);
 }
 
-/* The all-to-all's gradients as outputs of the open op: the A2A shards'
- * and the TWRW chunk's (returned; -1 when the TWRW shards get theirs
- * directly). */
-static int32_t out_a2a_grads(gg_ctx *c) {
-  out_grads(c, GG_CLS_A2A);
+/* Class k's all-to-all gradients as outputs of the open op: its shards'
+ * and, where it carries them, the TWRW chunk's (returned; -1 when the
+ * TWRW shards get theirs directly or it carries none). */
+static int32_t out_a2a_grads(gg_ctx *c, int32_t k) {
+  if (k != GG_CLS_TWRW) out_grads(c, k);
+  if (!carries_twrw(c, k)) return -1;
   if (c->chunk < 0) {
     out_grads(c, GG_CLS_TWRW);
     return -1;
@@ -357,6 +445,16 @@ static int32_t out_a2a_grads(gg_ctx *c) {
   int32_t gchunk = gg_like(c->b, c->chunk);
   gg_out(c->b, gchunk);
   return gchunk;
+}
+
+/* The same gradients, written by the collective. */
+static void reout_a2a_grads(gg_ctx *c, int32_t k, int32_t gchunk) {
+  if (k != GG_CLS_TWRW) reout_grads(c, k);
+  if (!carries_twrw(c, k)) return;
+  if (gchunk >= 0)
+    gg_out(c->b, gchunk);
+  else
+    reout_grads(c, GG_CLS_TWRW);
 }
 
 static void in_gfeat(gg_ctx *c, int32_t cls) {
@@ -371,33 +469,27 @@ static const char *a2a_backward_name(const gg_ctx *c) {
                  : EV("All2All_ReqBackward");
 }
 
-void gg_exchange_backward(gg_ctx *c) {
+/* Class k's all-to-all backward: it returns the gradients of the class's
+ * shards and of the TWRW chunk it carried (returned, or -1). */
+static int32_t a2a_backward(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
-  const dc_point *p = c->p;
-  int64_t Bg = p->batch_size, B = c->batch;
-  int32_t S = host_size(c);
-  int32_t n = (c->batched ? GG_N_CLS : c->n_local) + 1;
-  c->eg = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
-  for (int32_t i = 0; i < n; i++) c->eg[i] = -1;
-
-  /* 1. the all-to-all returns gradients of A2A shards and TWRW chunks */
-  cw_permute_backward(c);
-  int32_t gchunk = -1;
+  int64_t Bg = c->p->batch_size, B = c->batch;
   dc_dtype qt = comm_dtype(c);
-  if (has_a2a(c) && qt != F32) {
+  int32_t gchunk = -1;
+  if (qt != F32) {
     /* quantized: the gradients are packed, sent, and unpacked into the
      * shards' gradients */
-    int64_t n_send = gg_mul(b, B, plan_dims(c, GG_CLS_A2A));
+    int64_t n_send = gg_mul(b, B, plan_dims(c, k));
     int32_t q = gg_t1(b, qt, n_send);
     gg_begin(b, quantize_name(qt));
-    in_gfeat(c, GG_CLS_A2A);
+    in_gfeat(c, k);
     gg_out(b, q);
     codec_kernel(b, n_send, qt);
     gg_end(b);
-    int64_t n_recv = local_cols(c, GG_CLS_A2A) * Bg;
-    if (c->chunk >= 0)
+    int64_t n_recv = k != GG_CLS_TWRW ? local_cols(c, k) * Bg : 0;
+    if (carries_twrw(c, k) && c->chunk >= 0)
       n_recv += gg_numel(b, c->chunk);
-    else
+    else if (carries_twrw(c, k))
       n_recv += gg_mul(b, local_cols(c, GG_CLS_TWRW), Bg);
     int32_t recv = gg_t1(b, qt, n_recv);
     gg_begin(b, a2a_backward_name(c));
@@ -412,64 +504,63 @@ void gg_exchange_backward(gg_ctx *c) {
     gg_end(b);
     gg_begin(b, dequantize_name(qt));
     gg_in(b, recv);
-    gchunk = out_a2a_grads(c);
+    gchunk = out_a2a_grads(c, k);
     codec_kernel(b, n_recv, qt);
     gg_end(b);
-  } else if (has_a2a(c)) {
-    gg_begin(b, a2a_backward_name(c));
-    in_gfeat(c, GG_CLS_A2A);
-    gchunk = out_a2a_grads(c);
-    gg_begin(b, "c10d::alltoall_base_");
-    in_gfeat(c, GG_CLS_A2A);
-    /* the same gradient tensors, written by the collective */
-    reout_grads(c, GG_CLS_A2A);
-    if (gchunk >= 0)
-      gg_out(b, gchunk);
-    else
-      reout_grads(c, GG_CLS_TWRW);
-    gg_coll(c, DC_KERNEL_ALL_TO_ALL,
-            gg_mul3(b, B, plan_dims(c, GG_CLS_A2A), gg_es(wire_dtype(c))),
-            c->n_ranks,
-            hosts_spanned(c), b->coll_next++);
-    gg_end(b);
-    gg_end(b);
+    return gchunk;
   }
+  gg_begin(b, a2a_backward_name(c));
+  in_gfeat(c, k);
+  gchunk = out_a2a_grads(c, k);
+  gg_begin(b, "c10d::alltoall_base_");
+  in_gfeat(c, k);
+  reout_a2a_grads(c, k, gchunk);
+  gg_coll(c, DC_KERNEL_ALL_TO_ALL,
+          gg_mul3(b, B, plan_dims(c, k), gg_es(wire_dtype(c))), c->n_ranks,
+          hosts_spanned(c), b->coll_next++);
+  gg_end(b);
+  gg_end(b);
+  return gchunk;
+}
 
-  /* 2. TWRW: all-gather inside the host */
-  if (c->plan_cls[GG_CLS_TWRW]) {
-    int32_t base = b->coll_next;
-    b->coll_next += hosts_of(c);
-    if (gchunk >= 0) {
-      gg_begin(b, EV("ReduceScatter_ReqBackward"));
-      gg_in(b, gchunk);
-      out_grads(c, GG_CLS_TWRW);
-      gg_begin(b, "c10d::_allgather_base_");
-      gg_in(b, gchunk);
-      reout_grads(c, GG_CLS_TWRW);
-      gg_coll(c, DC_KERNEL_ALL_GATHER,
-              gg_mul3(b, Bg, local_cols(c, GG_CLS_TWRW), 4), S, 1,
-              base + c->host);
-      gg_end(b);
-      gg_end(b);
-    }
-  }
+/* TWRW: the all-gather inside the host that rebuilds a TWRW shard's
+ * [B·W, D] gradient from the chunk's (`gchunk`; -1: none here). */
+static void twrw_all_gather(gg_ctx *c, int32_t gchunk) {
+  gg_b *b = c->b;
+  int32_t base = b->coll_next;
+  b->coll_next += hosts_of(c);
+  if (gchunk < 0) return;
+  gg_begin(b, EV("ReduceScatter_ReqBackward"));
+  gg_in(b, gchunk);
+  out_grads(c, GG_CLS_TWRW);
+  gg_begin(b, "c10d::_allgather_base_");
+  gg_in(b, gchunk);
+  reout_grads(c, GG_CLS_TWRW);
+  gg_coll(c, DC_KERNEL_ALL_GATHER,
+          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_TWRW), 4),
+          host_size(c), 1, base + c->host);
+  gg_end(b);
+  gg_end(b);
+}
 
-  /* 3. RW: the world all-gather of the pooled gradients */
-  if (c->plan_cls[GG_CLS_RW]) {
-    gg_begin(b, EV("ReduceScatter_ReqBackward"));
-    in_gfeat(c, GG_CLS_RW);
-    out_grads(c, GG_CLS_RW);
-    gg_begin(b, "c10d::_allgather_base_");
-    in_gfeat(c, GG_CLS_RW);
-    reout_grads(c, GG_CLS_RW);
-    gg_coll(c, DC_KERNEL_ALL_GATHER,
-            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), 4), c->n_ranks,
-            hosts_spanned(c), b->coll_next++);
-    gg_end(b);
-    gg_end(b);
-  }
+/* RW: the world all-gather of the pooled gradients. */
+static void rw_all_gather(gg_ctx *c) {
+  gg_b *b = c->b;
+  gg_begin(b, EV("ReduceScatter_ReqBackward"));
+  in_gfeat(c, GG_CLS_RW);
+  out_grads(c, GG_CLS_RW);
+  gg_begin(b, "c10d::_allgather_base_");
+  in_gfeat(c, GG_CLS_RW);
+  reout_grads(c, GG_CLS_RW);
+  gg_coll(c, DC_KERNEL_ALL_GATHER,
+          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_RW), 4),
+          c->n_ranks, hosts_spanned(c), b->coll_next++);
+  gg_end(b);
+  gg_end(b);
+}
 
-  /* 4. DP: the interaction's gradients directly */
+/* DP: the interaction's gradients directly. */
+static void dp_grads(gg_ctx *c) {
   int32_t j = 0;
   for (int32_t i = 0; i < c->n_feat; i++) {
     if (c->feat_cls[i] != GG_CLS_DP) continue;
@@ -477,5 +568,52 @@ void gg_exchange_backward(gg_ctx *c) {
       c->eg[GG_CLS_DP] = c->gfeat[i];
     else
       c->eg[c->cls_first[GG_CLS_DP] + j++] = c->gfeat[i];
+  }
+}
+
+static void alloc_grads(gg_ctx *c) {
+  int32_t n = (c->batched ? GG_N_CLS : c->n_local) + 1;
+  c->eg = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
+  for (int32_t i = 0; i < n; i++) c->eg[i] = -1;
+}
+
+void gg_exchange_backward(gg_ctx *c) {
+  alloc_grads(c);
+  int32_t gchunk = -1;
+  if (has_a2a(c)) gchunk = a2a_backward(c, GG_CLS_A2A);
+  if (c->plan_cls[GG_CLS_TWRW]) twrw_all_gather(c, gchunk);
+  if (c->plan_cls[GG_CLS_RW]) rw_all_gather(c);
+  dp_grads(c);
+}
+
+/* The backward of gg_trec_embeddings in the order the autograd engine
+ * runs it (it takes the ready node of the highest sequence number, that
+ * is the latest created): first the nodes the awaitables' waits created,
+ * last type first — a column-wise type's permute then its all-to-all, a
+ * row-wise type's all-gather, the others' all-to-all; then, last type
+ * first again, what the output distributions created in the forward and
+ * the lookup before them: a table-row-wise type's host all-gather, each
+ * type's lookup backward (the TBE's, applying the sparse optimizer, or
+ * the dense TBE's). */
+void gg_trec_dist_backward(gg_ctx *c) {
+  dc_sharding types[8];
+  int32_t n = gg_plan_types(c, types), gchunk = -1;
+  alloc_grads(c);
+  for (int32_t i = n - 1; i >= 0; i--) {
+    int32_t k = gg_class_of(types[i], true);
+    switch (k) {
+    case GG_CLS_DP: dp_grads(c); break;
+    case GG_CLS_RW: rw_all_gather(c); break;
+    case GG_CLS_TWRW: gchunk = a2a_backward(c, k); break;
+    default:
+      if (k == GG_CLS_CW) cw_permute_backward(c);
+      a2a_backward(c, k);
+      break;
+    }
+  }
+  for (int32_t i = n - 1; i >= 0; i--) {
+    int32_t k = gg_class_of(types[i], true);
+    if (k == GG_CLS_TWRW) twrw_all_gather(c, gchunk);
+    gg_lookup_class_backward(c, k);
   }
 }

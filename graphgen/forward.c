@@ -202,34 +202,20 @@ void gg_embeddings(gg_ctx *c) {
   int32_t T = p->n_tables;
   c->emb_out = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
   c->n_emb_out = 0;
+  c->feat = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
+  c->feat_cls = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
+  c->n_feat = 0;
   if (c->trec) gg_tbe_dist(c);
+  if (c->trec && c->sharded) { /* per sharding type: lookup, output dist */
+    gg_trec_embeddings(c);
+    return;
+  }
   for (int32_t k = 0; k < GG_N_CLS; k++) {
     int32_t lo = c->cls_first[k], hi = c->cls_first[k + 1];
     int64_t batch = c->cls_batch[k];
     if (lo == hi) continue;
-    if (c->trec) gg_tbe_inputs(c, k);
     if (c->batched) {
-      int64_t w = 0;
-      for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];
-      int32_t o = gg_t2(b, F32, batch, w);
-      const char *op = "LookupFunction";
-      if (c->trec && k == GG_CLS_DP && c->sharded)
-        op = "fbgemm::dense_embedding_codegen_lookup_function";
-      else if (c->trec)
-        op = gg_tbe_name(p->sparse_optimizer, false);
-      gg_begin(b, op);
-      if (c->trec && k == GG_CLS_DP && c->sharded)
-        gg_in(b, c->params[c->p_tab[c->local[lo]]].t);
-      else
-        for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
-      gg_in(b, c->idx_cls[k]);
-      gg_in(b, c->offs_cls[k]);
-      gg_out(b, o);
-      gg_emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[lo], hi - lo,
-                    batch, false);
-      gg_end(b);
-      c->out_cls[k] = o;
-      c->emb_out[c->n_emb_out++] = o;
+      gg_lookup_class(c, k);
     } else {
       for (int32_t i = lo; i < hi; i++) {
         int32_t t = c->local[i];
@@ -246,9 +232,6 @@ void gg_embeddings(gg_ctx *c) {
       }
     }
   }
-  c->feat = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
-  c->feat_cls = dc_arena_array(c->s, (size_t)T + 1, sizeof(int32_t));
-  c->n_feat = 0;
   if (!c->sharded) {
     for (int32_t i = 0; i < c->n_emb_out; i++) {
       c->feat_cls[c->n_feat] = GG_CLS_A2A;

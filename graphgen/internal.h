@@ -65,10 +65,24 @@ typedef struct gg_param {
 /* How a rank's local shards are looked up and exchanged (one batched op
  * per class): TW/CW shards go through the all-to-all, TWRW shards through
  * a host reduce-scatter then the all-to-all, RW shards through a world
- * reduce-scatter, DP replicas straight to the interaction. */
-enum { GG_CLS_A2A, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
+ * reduce-scatter, DP replicas straight to the interaction. The torchrec
+ * style keeps column-wise shards in a class of their own (GG_CLS_CW):
+ * TorchRec has one lookup and one output distribution per sharding type,
+ * so there each class is one sharding type; the other styles leave
+ * GG_CLS_CW empty. */
+enum { GG_CLS_A2A, GG_CLS_CW, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
 
-int32_t gg_class_of(dc_sharding type);
+/* The class of a shard of sharding type `type` (`trec`: the torchrec
+ * style's, one per sharding type). */
+static inline int32_t gg_class_of(dc_sharding type, bool trec) {
+  switch (type) {
+  case DC_SHARDING_COLUMN_WISE: return trec ? GG_CLS_CW : GG_CLS_A2A;
+  case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
+  case DC_SHARDING_ROW_WISE: return GG_CLS_RW;
+  case DC_SHARDING_DATA_PARALLEL: return GG_CLS_DP;
+  default: return GG_CLS_A2A;
+  }
+}
 
 /* The name of an autograd node's op in a trace. */
 #define EV(x) "autograd::engine::evaluate_function: " x
@@ -107,7 +121,6 @@ typedef struct gg_ctx {
   bool plan_cls[GG_N_CLS];         /* the plan has tables of the class */
   int64_t plan_dims[GG_N_CLS];     /* Σ dims of the plan's tables of each
                                       class (gg_class_of), all ranks */
-  int64_t plan_cw_dims;            /* Σ dims of the column-wise tables */
   int64_t *sh_rows;    /* [n_tables] this rank's shard of each table */
   int32_t *sh_cols;
   double *sh_pool;
@@ -115,6 +128,9 @@ typedef struct gg_ctx {
   int32_t out_cls[GG_N_CLS];       /* batched lookup outputs */
   /* torchrec: the KJT's values and lengths, local batch and received */
   int32_t kjt_val, kjt_len, kjt_rval, kjt_rlen;
+  /* torchrec: each class's received lengths and values regrouped by
+   * feature (its recat; -1: the class reads kjt_rlen, kjt_rval) */
+  int32_t rlen_cls[GG_N_CLS], rval_cls[GG_N_CLS];
   int32_t *feat_cls;   /* class of each feat[] entry */
   int32_t chunk;       /* TWRW: the host reduce-scatter's output, -1 */
   int32_t *eg;         /* backward: gradient of each lookup output
@@ -235,6 +251,16 @@ void gg_build_torchrec(gg_ctx *c);
 /* torchrec: in the forward, before the lookups (gg_embeddings; kjt.c) */
 void gg_tbe_dist(gg_ctx *c);
 void gg_tbe_inputs(gg_ctx *c, int32_t k);
+/* The plan's sharding types in TorchRec's order (that of their first
+ * table) into `types`; returns how many (kjt.c). */
+int32_t gg_plan_types(const gg_ctx *c, dc_sharding types[8]);
+/* torchrec, sharded: per sharding type its lookup and output
+ * distribution (forward), their backward with the lookups' (exchange.c) */
+void gg_trec_embeddings(gg_ctx *c);
+void gg_trec_dist_backward(gg_ctx *c);
+/* One class's lookup and its backward (lookup.c). */
+void gg_lookup_class(gg_ctx *c, int32_t k);
+void gg_lookup_class_backward(gg_ctx *c, int32_t k);
 /* kjt.c, for the pipelined step: a record_function scope (an annotation
  * op, left open); Σ over all tables of the pooled lookups of `batch`
  * samples; the distribution's first half (the splits all-to-all, returned)

@@ -130,9 +130,7 @@ static void kjt_a2a(gg_ctx *c, const char *scope, int64_t bytes, int32_t in,
   gg_end(b);
 }
 
-/* The plan's sharding types in TorchRec's order (the order of their first
- * table), into `types`; returns how many. */
-static int32_t plan_types(const gg_ctx *c, dc_sharding types[8]) {
+int32_t gg_plan_types(const gg_ctx *c, dc_sharding types[8]) {
   int32_t n = 0;
   for (int32_t t = 0; t < c->p->n_tables; t++) {
     dc_sharding ty = c->plan->tables[t].type;
@@ -144,13 +142,13 @@ static int32_t plan_types(const gg_ctx *c, dc_sharding types[8]) {
 }
 
 /* Whether the KJT's features are already in the order the sharded module
- * wants them: grouped by sharding type (plan_types), table-wise features
+ * wants them: grouped by sharding type (gg_plan_types), table-wise features
  * by rank, table-row-wise by host, the others in table order, each once
  * (a column-wise table of several shards appears once per shard, so it
  * always needs the permute). */
 static bool features_in_order(const gg_ctx *c) {
   dc_sharding types[8];
-  int32_t n = plan_types(c, types), next = 0;
+  int32_t n = gg_plan_types(c, types), next = 0;
   for (int32_t i = 0; i < n; i++) {
     int32_t key = -1;
     for (int32_t t = 0; t < c->p->n_tables; t++) {
@@ -223,7 +221,7 @@ int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
     any = true;
   }
   dc_sharding types[8];
-  int32_t n_types = plan_types(c, types), n_send_types = 0;
+  int32_t n_types = gg_plan_types(c, types), n_send_types = 0;
   for (int32_t i = 0; i < n_types; i++) {
     if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send_types++;
     if (types[i] != DC_SHARDING_ROW_WISE &&
@@ -286,7 +284,7 @@ void gg_kjt_received(gg_ctx *c, int64_t *n_len, int64_t *n_val) {
 }
 
 /* The second half: per sharding type that sends (TorchRec's order,
- * plan_types), its lengths then its values all-to-all, each rank sending
+ * gg_plan_types), its lengths then its values all-to-all, each rank sending
  * its slice of the send buffers and receiving its shards' of that type
  * (empty when it holds none). The received tensors (fresh) stand for all
  * types' together, produced by the last exchange. */
@@ -296,7 +294,7 @@ void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
   int64_t n_len, n_val;
   gg_kjt_received(c, &n_len, &n_val);
   dc_sharding types[8];
-  int32_t n_types = plan_types(c, types), n_send = 0;
+  int32_t n_types = gg_plan_types(c, types), n_send = 0;
   for (int32_t i = 0; i < n_types; i++)
     if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send++;
   if (n_send <= 1) {
@@ -334,19 +332,32 @@ void gg_kjt_tensors(gg_ctx *c, int32_t splits, int32_t send_l,
 /* In the forward, before the lookups (called by gg_embeddings): without
  * the pipeline the sharded module distributes its input here; then the
  * received KJT is regrouped by feature (TorchRec's recat, in the
- * awaitable's wait). */
+ * awaitable's wait): one fbgemm::permute_2D_sparse_data per sharding type
+ * of which this rank holds a shard, over that type's lengths and values,
+ * in TorchRec's order. A type of which the rank holds nothing has no
+ * recat (TorchRec builds none). */
 void gg_tbe_dist(gg_ctx *c) {
+  gg_b *b = c->b;
   if (!c->sharded) return;
   if (!c->p->pipeline) {
     int32_t sl, sv, splits = gg_kjt_splits(c, &sl, &sv);
     gg_kjt_tensors(c, splits, sl, sv, &c->kjt_rlen, &c->kjt_rval);
   }
-  /* a rank holding no shard that receives features has nothing to
-   * regroup (TorchRec builds no recat) */
-  if (c->cls_first[GG_CLS_DP] == 0) return;
-  gg_annotation(c->b, "## dist_init:recat_values ##");
-  kjt_permute(c, c->kjt_rlen, c->kjt_rval, &c->kjt_rlen, &c->kjt_rval);
-  gg_end(c->b);
+  dc_sharding types[8];
+  int32_t n = gg_plan_types(c, types);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t k = gg_class_of(types[i], c->trec);
+    if (k == GG_CLS_DP || c->cls_first[k] == c->cls_first[k + 1]) continue;
+    int64_t nl, nv;
+    kjt_received_of(c, types[i], &nl, &nv);
+    /* this type's slice of the received KJT (views) */
+    int32_t l = gg_t1(b, I32, nl), v = gg_t1(b, I64, nv);
+    b->ts[l].producer = b->ts[c->kjt_rlen].producer;
+    b->ts[v].producer = b->ts[c->kjt_rval].producer;
+    gg_annotation(b, "## dist_init:recat_values ##");
+    kjt_permute(c, l, v, &c->rlen_cls[k], &c->rval_cls[k]);
+    gg_end(b);
+  }
 }
 
 /* Class k's lookup inputs, as FBGEMM's table-batched module prepares them
@@ -365,10 +376,14 @@ void gg_tbe_inputs(gg_ctx *c, int32_t k) {
   int64_t n_off = gg_mul(b, hi - lo, c->cls_batch[k]);
   c->idx_cls[k] = gg_t1(b, I64, total);
   c->offs_cls[k] = gg_t1(b, I64, n_off + 1);
-  b->ts[c->idx_cls[k]].producer = b->ts[local ? c->kjt_val : c->kjt_rval]
-                                      .producer;
+  int32_t vals = local                 ? c->kjt_val
+                 : c->rval_cls[k] >= 0 ? c->rval_cls[k]
+                                       : c->kjt_rval;
+  b->ts[c->idx_cls[k]].producer = b->ts[vals].producer;
   /* the class's slice of the lengths (a view) */
-  int32_t lens = local ? c->kjt_len : c->kjt_rlen;
+  int32_t lens = local                 ? c->kjt_len
+                 : c->rlen_cls[k] >= 0 ? c->rlen_cls[k]
+                                       : c->kjt_rlen;
   if (gg_numel(b, lens) != n_off) {
     int32_t view = gg_t1(b, DC_DTYPE_INT32, n_off);
     b->ts[view].producer = b->ts[lens].producer;

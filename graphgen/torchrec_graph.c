@@ -17,11 +17,12 @@
  *   ## copy_batch_to_gpu ##      i+2: dense, labels, the local batch's KJT
  *                                (values int64, lengths int32): aten::to
  *   ## forward ##                i: bottom MLP; the received KJT regrouped
- *                                by feature (recat); per sharding class
+ *                                by feature (recat); per sharding type
  *                                the offsets (asynchronous_complete_cumsum),
  *                                bounds_check_indices and one
  *                                fbgemm::split_embedding_codegen_lookup_
- *                                <opt>_function; the pooled all-to-all;
+ *                                <opt>_function, then its pooled
+ *                                exchange;
  *                                the interaction (InteractionArch: no host
  *                                index lists, no slice; or the DCN); the
  *                                over arch to logits; BCE with logits
@@ -38,10 +39,9 @@
  * system.pipeline the batch is copied first and the sharded module
  * distributes its input inside the forward, before the lookups.
  *
- * Every class of shard gets its indices through the one KJT all-to-all
- * (TorchRec runs one per sharding type; the bytes are the same, the
- * launches fewer: noted in spec/frameworks.md); data-parallel tables read
- * the local batch.
+ * Every sharding type has its own KJT lengths/values all-to-alls
+ * (kjt.c), lookup and output distribution (exchange.c), as TorchRec's
+ * sharded module runs them; data-parallel tables read the local batch.
  */
 #include "graphgen/internal.h"
 
@@ -69,7 +69,8 @@ void gg_build_torchrec(gg_ctx *c) {
   const dc_point *p = c->p;
   gg_declare_params(c);
   for (int32_t k = 0; k < GG_N_CLS; k++)
-    c->idx_cls[k] = c->offs_cls[k] = c->out_cls[k] = -1;
+    c->idx_cls[k] = c->offs_cls[k] = c->out_cls[k] = c->rlen_cls[k] =
+        c->rval_cls[k] = -1;
 
   b->phase = DC_PHASE_OPTIMIZER;
   gg_annotation(b, "## zero_grad ##");

@@ -3,9 +3,9 @@
 #  - torchrec_graph: the graph dlrmc synthesizes in the torchrec style for
 #    each recorded TorchRec training step (tests/fixtures/torchrec: DLRM
 #    and DLRM-DCNv2, table-wise at world 1 and 2, the other sharding
-#    types at world 4 in two hosts; gloo, the CPU) has the recording's
-#    top-level op sequence (the pipeline stages), the same key ops in each
-#    stage (collectives and their sizes, FBGEMM ops, GEMMs and their
+#    types at world 4 in two hosts and 3 in one; gloo, the CPU) has the
+#    recording's top-level op sequence (the pipeline stages), the same key
+#    ops in each stage (collectives and their sizes, FBGEMM ops, GEMMs and their
 #    shapes, loss, optimizer) and the same GEMMs; what cannot match on the
 #    CPU is listed in check_graph.py;
 #  - planner_torchrec: dlrmc's restatement of TorchRec's shard estimator
@@ -36,6 +36,14 @@ if(DC_PYTHON3_TORCHREC)
             ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/uvm
             ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_uvm --uvm)
+  # and against 24 configs whose pooling factors are not binary fractions
+  # (0.3, 1.7 ...; tests/fixtures/planner/README.md, "Fractional pooling")
+  add_test(NAME planner_torchrec_fractional
+    COMMAND ${DC_PYTHON3_TORCHREC}
+            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py
+            $<TARGET_FILE:dlrmc>
+            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/fractional
+            ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_fractional)
 endif()
 
 # planner_torchrec_no_plan: where TorchRec's planner finds no plan (storage),

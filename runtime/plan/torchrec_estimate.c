@@ -13,32 +13,34 @@
  * bytes per ms:
  *
  * table_wise / column_wise (the shard serves the global batch):
- *   input_read = I·W·8, lookup = I·W·max(D, 32)·e, fwd_out = O·W·D·e
+ *   input_read = ⌈I·W·8⌉, lookup = I·W·max(D, 32)·e, fwd_out = O·W·D·e
  *   penalty = 1 (D ≥ 128), 1.15 (64 ≤ D < 128), 1.75 (D < 64)
  *   fwd_compute = (input_read + lookup + fwd_out)·penalty / bw
  *   fwd_comms = bwd_comms = fwd_out / bw_a2a
  *   bwd_compute = 2·fwd_compute
  * row_wise (each shard sees I/W indices; no max(D, 32), no penalty):
- *   input_read = (I/W)·W·8, lookup = (I/W)·W·D·e, out = O·W·D·e
+ *   input_read = ⌈(I/W)·W·8⌉, lookup = (I/W)·W·D·e, out = O·W·D·e
  *   fwd_compute = (input_read + lookup + out) / bw
  *   fwd_comms = out / bw_rs;  bwd_comms = out / bw_ag + out·2.455 / bw
  * table_row_wise: row-wise with I/S for I/W, intra-host reduce-scatter and
  *   all-gather, plus, when W > S, a cross-host all-to-all of O·(W/S)·D·e
  *   each way;
  * data_parallel (replica of R·D·e table bytes, dense kernel bw = HBM/2):
- *   fwd_compute = (I·8 + I·D·e + O·D·e) / bw, fwd_comms = 0
+ *   fwd_compute = (⌈I·8⌉ + I·D·e + O·D·e) / bw, fwd_comms = 0
  *   n = min(W/S, 2); all_reduce = bytes·(2n−1)/n / (cross·S), ×2 if W > 2S
  *   bwd_comms = all_reduce + bytes·9.22 / bw; bwd_compute = 2·fwd_compute
  *
  * Collective bandwidth: intra-host when the group fits in one host, else
  * cross-host (per GPU); no latency, no algorithm factor.
  *
- * Storage per shard: weights rows·cols·e; optimizer state weights × {sgd
- * 0, adam 2, rowwise_adagrad 1/D_table, adagrad 1} (D_table the whole
- * table's dim, also for a column shard, as TorchRec); input buffer I·W·8 and
- * output buffer O·W·D·e (table/column-wise; row-wise (I/W)·W·8 and
- * O·W·D·e, table-row-wise (I/S)·W·8 and O·W·D·e, data-parallel I·8 and
- * O·D·e). All in HBM for the fused kernel.
+ * Storage per shard: weights rows·cols·e; optimizer state ⌈weights ×
+ * {sgd 0, adam 2, rowwise_adagrad 1/D_table, adagrad 1}⌉ (D_table the
+ * whole table's dim, also for a column shard, as TorchRec); input buffer
+ * ⌈I·W·8⌉ and output buffer ⌈O·W·D·e⌉ (table/column-wise; row-wise
+ * ⌈(I/W)·W·8⌉ and ⌈O·W·D·e⌉, table-row-wise ⌈(I/S)·W·8⌉ and ⌈O·W·D·e⌉,
+ * data-parallel ⌈I·8⌉ and ⌈O·D·e⌉). All in HBM for the fused kernel.
+ * The ceilings are TorchRec's whole-byte roundings (math.ceil), which
+ * fractional pooling factors make visible.
  *
  * Tables beyond HBM (a table's `memory`, spec/study.md) take TorchRec's
  * UVM kernels: uvm → fused_uvm, bw = HBM↔DDR / 10, HBM storage the
@@ -164,7 +166,7 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   case DC_SHARDING_TABLE_ROW_WISE: {
     bool twrw = r.type == DC_SHARDING_TABLE_ROW_WISE;
     double Ish = twrw ? I / S : I / W;
-    double input_read = Ish * W * ib;
+    double input_read = ceil(Ish * W * ib);
     double lookup = Ish * W * D * e;
     double out = O * W * D * e;
     r.fwd_compute_ms = (input_read + lookup + out) / bw;
@@ -177,23 +179,23 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
       r.bwd_comms_ms += x;
     }
     in_buf = input_read;
-    out_buf = out;
+    out_buf = ceil(out);
     break;
   }
   case DC_SHARDING_DATA_PARALLEL: {
     double dbw = dc_torchrec_device_bw(c, DC_TORCHREC_DENSE);
-    r.fwd_compute_ms = (I * ib + I * D * e + O * D * e) / dbw;
+    r.fwd_compute_ms = (ceil(I * ib) + I * D * e + O * D * e) / dbw;
     double n = W / S < 2 ? W / S : 2;
     double ar = table_bytes * (2 * n - 1) / n /
                 (bpms(c->cross_host_gibps) * S);
     if (W > 2 * S) ar *= 2;
     r.bwd_comms_ms = ar + table_bytes * c->dp_optimizer / dbw;
-    in_buf = I * ib;
-    out_buf = O * D * e;
+    in_buf = ceil(I * ib);
+    out_buf = ceil(O * D * e);
     break;
   }
   default: { /* table_wise, column_wise */
-    double input_read = I * W * ib;
+    double input_read = ceil(I * W * ib);
     double lookup = I * W * (D > 32 ? D : 32) * e;
     double fwd_out = O * W * D * e;
     double pen = D >= c->full_block_dim        ? 1
@@ -203,7 +205,7 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
     r.fwd_comms_ms = W > 1 ? fwd_out / bw_coll : 0;
     r.bwd_comms_ms = r.fwd_comms_ms;
     in_buf = input_read;
-    out_buf = fwd_out;
+    out_buf = ceil(fwd_out);
     break;
   }
   }
@@ -233,8 +235,8 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
     r.ddr_bytes = table_bytes * (1 + opt);
     break;
   }
-  default:
-    r.hbm_bytes = table_bytes * (1 + opt) + in_buf + out_buf;
+  default: /* the state rounded up to whole bytes, as TorchRec */
+    r.hbm_bytes = table_bytes + ceil(table_bytes * opt) + in_buf + out_buf;
     break;
   }
   return r;
