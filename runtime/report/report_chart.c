@@ -20,9 +20,8 @@
  * memory are never drawn as times: a line breaks there and a ✕ marks the
  * x position in a band above the plot; their bars are hatched to the top.
  *
- * The file is a little over 700 lines because both chart shapes share
- * their faceting, legend and panel code here; split, that code would be
- * exported for one caller each.
+ * One file: both chart shapes share their faceting, legend and panel
+ * code here; split, that code would be exported for one caller each.
  */
 #include <math.h>
 #include <stdarg.h>
