@@ -187,20 +187,29 @@ static void legend_oom(dc_chart *c, double x, double y) {
 
 /* ---- lines on a numeric axis ---------------------------------------------- */
 
-typedef struct line_ctx {
-  dc_chart *c;
-  int32_t xcol;
-  const dc_report_row *rows;
-} line_ctx;
-
-static const line_ctx *sort_ctx; /* qsort has no context argument */
+/* A row index with its x: qsort's comparator sees only the two elements,
+ * so the key travels with the index (no global). Equal x keep row order. */
+typedef struct x_ix {
+  double x;
+  int64_t row;
+} x_ix;
 
 static int cmp_x(const void *pa, const void *pb) {
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  double xa = sort_ctx->rows[a].num[sort_ctx->xcol];
-  double xb = sort_ctx->rows[b].num[sort_ctx->xcol];
-  if (xa != xb) return xa < xb ? -1 : 1;
-  return a < b ? -1 : a > b;
+  const x_ix *a = pa, *b = pb;
+  if (a->x != b->x) return a->x < b->x ? -1 : 1;
+  return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* Sorts the row indices idx[0..n) by their rows' value in column xcol. */
+static void sort_by_x(const dc_report_row *rows, int32_t xcol, int64_t *idx,
+                      int64_t n) {
+  if (n < 2) return;
+  x_ix *k = dc_xmalloc((size_t)n * sizeof *k);
+  for (int64_t i = 0; i < n; i++)
+    k[i] = (x_ix){rows[idx[i]].num[xcol], idx[i]};
+  qsort(k, (size_t)n, sizeof *k, cmp_x);
+  for (int64_t i = 0; i < n; i++) idx[i] = k[i].row;
+  free(k);
 }
 
 static int cmp_double(const void *pa, const void *pb) {
@@ -374,12 +383,8 @@ static void line_chart(dc_chart *c, int32_t xcol) {
   int64_t *idx = dc_xcalloc((size_t)n + 1, sizeof *idx);
   for (int64_t i = 0; i < n; i++)
     idx[start[series[i]] + fill[series[i]]++] = i;
-  line_ctx lc = {c, xcol, r->rows};
-  sort_ctx = &lc;
   for (int32_t s = 0; s < ns; s++)
-    qsort(idx + start[s], (size_t)(start[s + 1] - start[s]), sizeof *idx,
-          cmp_x);
-  sort_ctx = NULL;
+    sort_by_x(r->rows, xcol, idx + start[s], start[s + 1] - start[s]);
   /* ranges: x over every row, y over the points drawn as times */
   double xmin = INFINITY, xmax = -INFINITY, ymin = 0.0, ymax = -INFINITY;
   bool any_oom = false;
