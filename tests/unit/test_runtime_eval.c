@@ -241,7 +241,7 @@ static void test_two_streams_dependency(void **state) {
  * c (10 on s1, reads t2):
  *   p: T1 2, T2 5; k start 10, end 110; cpu 15; T3 19
  *   c: 21, 24; start max(1, 29, ready 110) = 110, end 120.
- * Before the fix c started at 36 and 29: m's output looked ready at 0. */
+ * Were m's output taken as ready at 0, c would start before k ends. */
 static void test_kernelless_op_passes_readiness(void **state) {
   (void)state;
   gb b;
