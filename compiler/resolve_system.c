@@ -35,7 +35,7 @@ static int64_t catalog_host_size(const dc_catref *r) {
  * calibrate's -o), relative to the study file. The folder is recorded in
  * the study's catalog under "kernel_models" (root: the key, for its span),
  * and the driver checks its files before anything is priced
- * (dc_cli_check_catalogs): the front end prices nothing. */
+ * (cli_check_catalogs): the front end prices nothing. */
 static void res_kernel_models(dc_rctx *c, dc_point *p) {
   p->kernel_models = NULL;
   const dc_node *n = dc_res_get(c, "system.kernel_models");

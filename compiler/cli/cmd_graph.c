@@ -28,12 +28,12 @@ typedef struct graph_args {
 
 /* Returns 0 or the usage status. */
 static int parse_args(int argc, char **argv, graph_args *a) {
-  const dc_command *cmd = &dc_cmd_graph_def;
+  const cli_command *cmd = &cli_cmd_graph_def;
   memset(a, 0, sizeof *a);
   a->format = DC_GRAPH_TEXT;
   a->ov = dc_xcalloc((size_t)argc + 1, sizeof *a->ov);
   enum { O_D, O_POINT, O_FORMAT, O_OUT, O_RANK, O_FROM_ET, O_BUDGET };
-  static const dc_cli_opt opts[] = {
+  static const cli_opt opts[] = {
       [O_D] = {"-D", NULL, true, true},
       [O_POINT] = {"--point", NULL, true},
       [O_FORMAT] = {"--format", NULL, true},
@@ -42,48 +42,48 @@ static int parse_args(int argc, char **argv, graph_args *a) {
       [O_FROM_ET] = {"--from-et", NULL, true},
       [O_BUDGET] = {"--memory-budget", NULL, true},
       {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case CLI_FAIL: return CLI_EXIT_USAGE;
     case O_D: {
-      int rc = dc_cli_define_value(cmd, v, a->ov, &a->n_ov);
+      int rc = cli_define_value(cmd, v, a->ov, &a->n_ov);
       if (rc) return rc;
       break;
     }
     case O_POINT:
-      if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->point))
-        return dc_cli_usage_error(cmd, "--point '%s': expected a point "
+      if (!cli_parse_int(v, 0, INT64_MAX, &a->point))
+        return cli_usage_error(cmd, "--point '%s': expected a point "
                                        "index (0, 1, ...)", v);
       break;
     case O_RANK:
-      if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->rank))
-        return dc_cli_usage_error(cmd, "--rank '%s': expected a rank "
+      if (!cli_parse_int(v, 0, INT64_MAX, &a->rank))
+        return cli_usage_error(cmd, "--rank '%s': expected a rank "
                                        "(0, 1, ...)", v);
       a->rank_given = true;
       break;
     case O_FORMAT:
       if (!dc_graph_format_parse(v, &a->format))
-        return dc_cli_usage_error(cmd, "--format '%s': expected et, dot "
+        return cli_usage_error(cmd, "--format '%s': expected et, dot "
                                        "or text", v);
       break;
     case O_FROM_ET: a->from_et = v; break;
     case O_BUDGET: {
-      int rc = dc_cli_memory_budget(cmd, v);
+      int rc = cli_memory_budget(cmd, v);
       if (rc) return rc;
       break;
     }
     case O_OUT: a->out = v; break;
     default:
-      if (a->study) return dc_cli_usage_error(cmd, "more than one study file");
+      if (a->study) return cli_usage_error(cmd, "more than one study file");
       a->study = v;
     }
   }
   if (a->from_et && a->study)
-    return dc_cli_usage_error(cmd, "give a study or --from-et, not both");
+    return cli_usage_error(cmd, "give a study or --from-et, not both");
   if (!a->study && !a->from_et)
-    return dc_cli_usage_error(cmd, "missing the study file");
+    return cli_usage_error(cmd, "missing the study file");
   return 0;
 }
 
@@ -91,15 +91,15 @@ static int parse_args(int argc, char **argv, graph_args *a) {
 static int graph_from_et(const graph_args *a, dc_arena *arena, dc_diags *d,
                          dc_buf *out) {
   if (a->n_ov || a->point)
-    return dc_cli_usage_error(&dc_cmd_graph_def,
-                              "--point and -D apply to a study, not to "
-                              "--from-et");
+    return cli_usage_error(&cli_cmd_graph_def,
+                           "--point and -D apply to a study, not to "
+                           "--from-et");
   if (a->rank_given && a->rank > 0)
-    return dc_cli_usage_error(&dc_cmd_graph_def,
-                              "--rank %lld: an execution trace has one rank",
-                              (long long)a->rank);
+    return cli_usage_error(&cli_cmd_graph_def,
+                           "--rank %lld: an execution trace has one rank",
+                           (long long)a->rank);
   dc_et_graph e;
-  if (!dc_et_import(a->from_et, &e, arena, d)) return DC_EXIT_INPUT;
+  if (!dc_et_import(a->from_et, &e, arena, d)) return CLI_EXIT_INPUT;
   dc_graph_write_rank(e.g, a->format, a->format == DC_GRAPH_ET ? 0 : -1, out);
   if (e.n_unpriced > 0) {
     dc_buf u = {0};
@@ -110,13 +110,13 @@ static int graph_from_et(const graph_args *a, dc_arena *arena, dc_diags *d,
             e.n_unpriced, e.n_unpriced == 1 ? "" : "s", u.data);
     dc_buf_free(&u);
   }
-  return dc_write_file_atomic(a->out, out->data ? out->data : "", out->len)
-             ? DC_EXIT_OK
-             : DC_EXIT_INPUT;
+  return cli_write_file_atomic(a->out, out->data ? out->data : "", out->len)
+             ? CLI_EXIT_OK
+             : CLI_EXIT_INPUT;
 }
 
 static int cmd_graph(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_graph_def, argc, argv)) return DC_EXIT_OK;
+  if (cli_wants_help(&cli_cmd_graph_def, argc, argv)) return CLI_EXIT_OK;
   graph_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) {
@@ -128,15 +128,15 @@ static int cmd_graph(int argc, char **argv) {
   dc_arena arena;
   dc_arena_init(&arena);
   dc_buf out = {0};
-  rc = DC_EXIT_INPUT;
+  rc = CLI_EXIT_INPUT;
   dc_study *s = NULL;
   if (a.from_et) {
     rc = graph_from_et(&a, &arena, &d, &out);
     goto done;
   }
-  s = dc_cli_load_study(a.study, a.ov, a.n_ov);
+  s = cli_load_study(a.study, a.ov, a.n_ov);
   if (!s) goto done;
-  int prc = dc_cli_check_point(&dc_cmd_graph_def, s, a.point);
+  int prc = cli_check_point(&cli_cmd_graph_def, s, a.point);
   if (prc) {
     rc = prc;
     goto done;
@@ -147,10 +147,10 @@ static int cmd_graph(int argc, char **argv) {
   if (!g) goto done;
   if (!dc_graph_verify(g, &d)) goto done; /* a builder bug, not the user's */
   if (a.rank_given && a.rank >= g->n_ranks) {
-    rc = dc_cli_usage_error(&dc_cmd_graph_def,
-                            "--rank %lld: the graph has %d rank%s",
-                            (long long)a.rank, g->n_ranks,
-                            g->n_ranks == 1 ? "" : "s");
+    rc = cli_usage_error(&cli_cmd_graph_def,
+                         "--rank %lld: the graph has %d rank%s",
+                         (long long)a.rank, g->n_ranks,
+                         g->n_ranks == 1 ? "" : "s");
     goto done;
   }
   dc_graph_write_rank(g, a.format,
@@ -158,11 +158,11 @@ static int cmd_graph(int argc, char **argv) {
                       : a.format == DC_GRAPH_ET ? 0
                                                 : -1,
                       &out);
-  rc = dc_write_file_atomic(a.out, out.data ? out.data : "", out.len)
-           ? DC_EXIT_OK
-           : DC_EXIT_INPUT;
+  rc = cli_write_file_atomic(a.out, out.data ? out.data : "", out.len)
+           ? CLI_EXIT_OK
+           : CLI_EXIT_INPUT;
 done:
-  dc_cli_report(&d);
+  cli_report(&d);
   dc_buf_free(&out);
   dc_arena_free(&arena);
   dc_study_free(s);
@@ -171,7 +171,7 @@ done:
   return rc;
 }
 
-const dc_command dc_cmd_graph_def = {
+const cli_command cli_cmd_graph_def = {
     "graph", cmd_graph,
     "dlrmc graph STUDY.yaml|--from-et RUN.et.json [--point N] "
     "[--format text|dot|et] [--rank R] [-o FILE] [-D path=value]...",

@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_options.sh DLRMC SOURCE_DIR — every command reads its options with
-# the one reader of compiler/cli/cmd_common.c (dc_cli_next): `--opt value`
+# the one reader of compiler/cli/cmd_common.c (cli_next): `--opt value`
 # and `--opt=value` give the same output, `--` ends the options, a flag
 # given a value and an unknown option are usage errors (exit 2). Each of
 # the twelve commands has at least one `--opt=value` pair below.
