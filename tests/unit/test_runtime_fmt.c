@@ -1,6 +1,6 @@
 /*
  * test_runtime_fmt.c — the row formatter's own number printing
- * (runtime/emit.c dc_emit_put_double, dc_emit_put_int) must write exactly
+ * (runtime/emit.c rt_emit_put_double, rt_emit_put_int) must write exactly
  * the bytes of the reference, dc_buf_put_double (printf "%.*f" plus its
  * nan/inf words and its "rounds to zero prints as zero" rule) and printf
  * "%lld", for every value. Checked here on a few hand-picked cases
@@ -40,7 +40,7 @@ static void check(double v, int d) {
   dc_buf_puts(&a, "");
   dc_buf_puts(&b, "");
   dc_buf_put_double(&a, v, d);
-  dc_emit_put_double(&b, v, d);
+  rt_emit_put_double(&b, v, d);
   if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
     if (n_bad++ < 10)
       print_error("%.17g with %d decimals: printf '%s', fast '%s'\n", v, d,
@@ -54,7 +54,7 @@ static void check_int(int64_t v) {
   snprintf(want, sizeof want, "%lld", (long long)v);
   dc_buf_clear(&b);
   dc_buf_puts(&b, "");
-  dc_emit_put_int(&b, v);
+  rt_emit_put_int(&b, v);
   if (b.len != strlen(want) || memcmp(b.data, want, b.len) != 0) {
     if (n_bad++ < 10) print_error("%s: fast '%s'\n", want, b.data);
   }
