@@ -7,8 +7,8 @@
  */
 #include "kernels/bench/bench_run.h"
 
-bool dc_bench_cuda_ok(cudaError_t e, const char *what, bool *oom,
-                      dc_buf *err) {
+bool bn_cuda_ok(cudaError_t e, const char *what, bool *oom,
+                dc_buf *err) {
   if (e == cudaSuccess)
     return true;
   if (e == cudaErrorMemoryAllocation && oom)
@@ -18,7 +18,7 @@ bool dc_bench_cuda_ok(cudaError_t e, const char *what, bool *oom,
   return false;
 }
 
-bool dc_bench_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err) {
+bool bn_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err) {
   if (s == CUBLAS_STATUS_SUCCESS)
     return true;
   dc_buf_printf(err, "%s: %s", what, cublasGetStatusString(s));
