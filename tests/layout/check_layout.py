@@ -11,8 +11,9 @@ Rules, over the source folders compiler/, graphgen/, kernels/, runtime/
 (the product) and, for rule 3 only, tests/ as well:
 
 1. No cycle between files. The graph: a node is one source file, except
-   that a .c (or .cu) and the header beside it with the same stem
-   (runtime/emit.c, runtime/emit.h) are one node. Node A depends on node B
+   that a .c (or .cu) and its own header beside it are one node: the
+   header of the same stem (compiler/support/point.h), or the stem and _int
+   when no other .c includes it (graphgen/core.c, graphgen/core_int.h). Node A depends on node B
    when a file of A includes a header of B (#include "dir/x.h", from the
    repository root or beside the including file), or when code of A (a
    function body, an initializer, a macro body: anything that is not a
@@ -290,13 +291,17 @@ def read_sources(root, files):
     return out
 
 
-def node_of(path, files):
-    """A .c/.cu and the header of the same stem beside it are one node."""
+def node_of(path, files, own=frozenset()):
+    """A .c/.cu and its own header beside it are one node: x.h, or x_int.h
+    when no other .c/.cu includes it (in `own`)."""
     stem, ext = os.path.splitext(path)
     if ext == ".h":
+        base = stem
+        if stem.endswith("_int") and path in own:
+            base = stem[:-len("_int")]
         for e in C_EXT:
-            if stem + e in files:
-                return stem
+            if base + e in files:
+                return base
         return path
     return stem
 
@@ -313,7 +318,17 @@ def build_graph(root):
     files = list_files(root, PRODUCT, SRC_EXT)
     fileset = set(files)
     srcs = read_sources(root, files)
-    node = {p: node_of(p, fileset) for p in files}
+    # x_int.h that only x.c (or x.cu) of the .c files includes
+    includers = {}
+    for p, s in srcs.items():
+        if p.endswith(C_EXT):
+            for _, inc in s.includes:
+                q = resolve_include(p, inc, fileset)
+                if q is not None:
+                    includers.setdefault(q, set()).add(os.path.splitext(p)[0])
+    own = frozenset(h for h, by in includers.items()
+                    if h.endswith("_int.h") and by == {h[:-len("_int.h")]})
+    node = {p: node_of(p, fileset, own) for p in files}
     definers = {}   # function name -> set of nodes defining it
     local = {}      # node -> names it defines (static or not)
     for p, s in srcs.items():
