@@ -43,7 +43,7 @@
  * launches fewer: noted in spec/frameworks.md); data-parallel tables read
  * the local batch.
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 #define I32 DC_DTYPE_INT32

@@ -14,7 +14,7 @@
  * model's answer below the floor to the floor (price.c); `dlrmc kernel
  * --explain` says which bound a price was clamped to and what the model
  * said. Compulsory work is what any implementation must do, counted from
- * the descriptor with the same helpers the models use (kinternal.h), and
+ * the descriptor with the same helpers the models use (kernels_int.h), and
  * never more than a model counts:
  *
  *   gemm            2·m·n·k·batch flops; A and B read and C written once
@@ -72,7 +72,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 const char *dc_kbound_name(dc_kbound b) {
   switch (b) {

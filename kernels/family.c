@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 static const char *const fam_names[DC_KFAM_COUNT_] = {
     "elementwise",     "reduce",        "indexed",

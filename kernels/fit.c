@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 double km_rand_uniform(uint64_t *s) {
   return (double)(dc_splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);

@@ -46,7 +46,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 #define GEMM_FIXED_US 3.5
 #define GEMM_REDUCE_US 4.0

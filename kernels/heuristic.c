@@ -14,7 +14,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 /* bytes over GB/s, in µs */
 static double xfer_us(double bytes, double gbps) {

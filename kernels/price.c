@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 struct dc_kmodels {
   const char *name; /* lowercase folder name, or a folder's path */

@@ -48,7 +48,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 static double ceil32(double b) { return ceil(b / 32.0) * 32.0; }
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 
 bool rt_emit_columns(const dc_sweep_source *src, bool has_baseline,
                      rt_emit_col **cols, size_t *n, dc_diags *d) {

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 
 /* Parses [-D path=value | -Dpath=value]... STUDY; returns 0 or the exit

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "kernels/kernels.h"
 #include "runtime/runtime.h"

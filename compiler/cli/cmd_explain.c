@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan/plan.h"

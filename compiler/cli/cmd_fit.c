@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 
 /* --gate-of MODEL: the model as it is (weights, comments), with the

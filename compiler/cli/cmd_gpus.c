@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 
 static void gib(dc_buf *o, int64_t bytes) {

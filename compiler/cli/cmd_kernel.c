@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 
 typedef struct kargs {

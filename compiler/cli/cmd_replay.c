@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/trace/trace.h"
 
 static int cmd_replay(int argc, char **argv) {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/report/report.h"
 
 #ifndef DC_VERSION

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan/plan.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/trace/trace.h"
 
 /* `trace kernels`: the rows, and on stderr what was skipped and why. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 
 #ifndef DC_VERSION
 #define DC_VERSION "0.0.0"

@@ -19,7 +19,7 @@
 
 #include <cupti.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 #define BUFFER_BYTES (8u << 20)
 #define BUFFER_ALIGN 8

@@ -7,7 +7,7 @@
  * CUDA 13 removed cudaDeviceProp.clockRate and memoryClockRate; the
  * clocks come from cudaDeviceGetAttribute (kHz) instead.
  */
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 int bn_device_count(dc_buf *why) {
   int n = 0;

@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 typedef struct gemm_state {
   void *a, *b, *c;

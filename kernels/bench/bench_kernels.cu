@@ -14,7 +14,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "kernels/bench/bench_gpu.h"
+#include "kernels/bench/bench_gpu_int.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 static void join_command(int argc, char **argv, dc_buf *out) {
   dc_buf_puts(out, "dlrmc-bench");

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 /* Device allocations of a case, freed together. */
 #define MAX_BUFS 8

@@ -1,11 +1,11 @@
 /*
  * bench_status.c — CUDA and cuBLAS status codes turned into the driver's
- * error text (bench_run.h): every case file (bench_gemm.c, bench_ops.c)
+ * error text (bench_run_int.h): every case file (bench_gemm.c, bench_ops.c)
  * and the driver check their calls with these, so they live below all of
  * them. A failed allocation also sets *oom: the driver skips such a
  * configuration instead of stopping.
  */
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 bool bn_cuda_ok(cudaError_t e, const char *what, bool *oom,
                 dc_buf *err) {

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "runtime/trace/et_int.h"
-#include "runtime/trace/jsonio.h"
+#include "runtime/trace/jsonio_int.h"
 
 #define ET_NODE_MAX_VALUES (1 << 20)
 #define ET_MAX_DEPTH       64

@@ -1,5 +1,5 @@
 /*
- * jsonio.c — the streaming JSON input of the trace readers (jsonio.h):
+ * jsonio.c — the streaming JSON input of the trace readers (jsonio_int.h):
  * the file, plain or gzip (inflated here, trailing data refused), in
  * 256 KiB chunks into yajl's SAX parser, so no reader ever holds the text; and the E0801
  * diagnostics with the file's line:col. Lines are counted chunk by chunk
@@ -9,7 +9,7 @@
  * the message when that byte lies in the chunk at hand.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "runtime/trace/jsonio.h"
+#include "runtime/trace/jsonio_int.h"
 
 #include <errno.h>
 #include <math.h>

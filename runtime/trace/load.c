@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/trace/jsonio.h"
+#include "runtime/trace/jsonio_int.h"
 #include "runtime/trace/trace.h"
 
 /* The record stays 40 bytes: the args index fills padding. */

@@ -19,7 +19,7 @@
 
 #include "kernels/kernels.h"
 #include "tests/unit/toy_device.h"
-#include "kernels/kinternal.h" /* km_rand_uniform */
+#include "kernels/kernels_int.h" /* km_rand_uniform */
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
 

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 #include "runtime/runtime.h"
 
 static double fake_time(void *ctx, const dc_launch *l, int32_t rank) {

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t next(void) {

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 #include "runtime/plan/plan.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"

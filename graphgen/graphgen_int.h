@@ -1,10 +1,10 @@
 /*
- * internal.h — what the files of graphgen/ share and nobody else sees: the
+ * graphgen_int.h — what the files of graphgen/ share and nobody else sees: the
  * per-rank model context the DLRM builder threads through forward,
  * backward and optimizer, and the functions each file offers the others
  * (declarations; the little inline code here calls no file of graphgen/,
  * else this header would depend on the files that include it). The graph
- * builder itself is core.h.
+ * builder itself is core_int.h.
  *
  * The builder's files, lowest first (each calls only files before it):
  * core.c (the builder), param_list.c, launch.c, exchange.c, kjt.c,
@@ -16,7 +16,7 @@
 
 #include "graphgen/graphgen.h"
 
-#include "graphgen/core.h"
+#include "graphgen/core_int.h"
 
 /* ---- the DLRM model context (one rank) -------------------------------- */
 

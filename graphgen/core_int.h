@@ -1,5 +1,5 @@
 /*
- * core.h — the graph builder (core.c), the floor of graphgen/: ops are
+ * core_int.h — the graph builder (core.c), the floor of graphgen/: ops are
  * opened and closed like a call stack, so the op array comes out in
  * pre-order with `end` filled in.
  *

@@ -1,5 +1,5 @@
 /*
- * jsonio.h — the streaming JSON input both trace readers share (internal
+ * jsonio_int.h — the streaming JSON input both trace readers share (internal
  * to runtime/trace/): a file, plain or gzip (inflated by zlib, nothing
  * allowed after the last gzip member), in 256 KiB chunks pushed through
  * yajl's SAX parser with the reader's callbacks, and diagnostics (E0801)

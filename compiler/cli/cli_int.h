@@ -1,5 +1,5 @@
 /*
- * cmd.h — the driver's subcommands (internal to compiler/cli/). Each
+ * cli_int.h — the driver's subcommands (internal to compiler/cli/). Each
  * command lives in compiler/cli/cmd_<name>.c, reads its arguments with
  * cli_next from a table of its options and returns the process exit
  * status: 0 success, 1 errors in the user's input (study, trace, CSV), 2

@@ -1,5 +1,5 @@
 /*
- * bench_gpu.h — the GPU side of dlrmc-bench, internal to kernels/bench/:
+ * bench_gpu_int.h — the GPU side of dlrmc-bench, internal to kernels/bench/:
  * the CUDA C kernels (bench_kernels.cu, compiled by nvcc, hence the
  * extern "C" block and no dependency on support.h), the CUPTI timer
  * (bench_cupti.c), device facts (bench_device.c) and the per-kind

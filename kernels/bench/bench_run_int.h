@@ -1,5 +1,5 @@
 /*
- * bench_run.h — the host side of a dlrmc-bench run, internal to
+ * bench_run_int.h — the host side of a dlrmc-bench run, internal to
  * kernels/bench/ and C only: the CUPTI timer, device facts for the CSV
  * header, and the benchmark cases of each kind. Errors are returned as
  * false plus one message in a dc_buf, like the rest of the core.
@@ -11,7 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/bench/bench.h"
-#include "kernels/bench/bench_gpu.h"
+#include "kernels/bench/bench_gpu_int.h"
 
 /* ---- CUPTI timer (bench_cupti.c) ------------------------------------------
  * Activity records of kinds CONCURRENT_KERNEL, MEMCPY and MEMSET are

@@ -1,5 +1,5 @@
 /*
- * emit.h — internal to runtime/: the row emitters shared by the sweep
+ * emit_int.h — internal to runtime/: the row emitters shared by the sweep
  * executor and the tests. A column is either a swept parameter (by its
  * position in the point's params) or a metric.
  */

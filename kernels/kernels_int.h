@@ -1,5 +1,5 @@
 /*
- * kinternal.h — functions shared between the files of kernels/ and not
+ * kernels_int.h — functions shared between the files of kernels/ and not
  * part of its contract (kernels/kernels.h is the contract).
  */
 #ifndef DC_KINTERNAL_H
