@@ -23,13 +23,8 @@
 
 #include "runtime/emit_int.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t rng = 1; /* the seed of support's splitmix64 */
+static uint64_t next(void) { return dc_splitmix64(&rng); }
 
 static int n_bad;
 
