@@ -58,7 +58,8 @@ Rules, over the source folders compiler/, graphgen/, kernels/, runtime/
    a product file defines and no contract header declares does not start
    with dc_.
 Rules 4-7 read the whole repository but test inputs, corpora, goldens and
-fixtures (TEXT_SKIP), which are data; rule 6 reads those too. Rule 5 also
+fixtures (TEXT_SKIP), which are data (code beside them, a fuzz target or a
+golden's checker, is read); rule 6 reads the data too. Rule 5 also
 holds for a Markdown document named by its file name alone (x.md): some
 file of the repository has that name (an upper-case stem, DOC.md, is a
 placeholder).
@@ -604,7 +605,12 @@ def text_files(root):
         for f in sorted(files):
             p = os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
             prose = f.endswith(TEXT_EXT) or f == "CMakeLists.txt"
-            if TEXT_SKIP.match(p) or p in PENDING or not prose:
+            # code in a data folder (a fuzz target, a golden's checker)
+            # is code
+            data = TEXT_SKIP.match(p) and not (
+                p.startswith("tests/") and f.endswith(LINE_EXT)
+                and not p.startswith("tests/layout/"))
+            if data or p in PENDING or not prose:
                 continue
             out.append(p)
     return out
@@ -802,6 +808,9 @@ PLANTS = [
     ("a Markdown document named that is no file of the repository",
      {"spec/guide.md": "The op counts are in op-notes.md.\n"},
      "spec/guide.md:1 names op-notes.md, which is no file"),
+    ("a fuzz target (code in a data folder) naming a missing path",
+     {"tests/fuzz/fuzz_a.c": "/* see graphgen/gone.c */\n"},
+     "tests/fuzz/fuzz_a.c:1 names graphgen/gone.c, which does not exist"),
     ("test data citing a note outside the repository",
      {"tests/bad/gpu.yaml": "source: \"reference/gpus.md\"\n"},
      "tests/bad/gpu.yaml:1 cites a document outside the repository"),
