@@ -11,8 +11,8 @@
  * linear.c, crossnet.c, forward.c, backward.c, optim.c, fused.c,
  * torchrec_graph.c, then build.c (dc_graph_build), which calls them all.
  */
-#ifndef DC_GRAPHGEN_INTERNAL_H
-#define DC_GRAPHGEN_INTERNAL_H
+#ifndef DC_GRAPHGEN_GRAPHGEN_INT_H
+#define DC_GRAPHGEN_GRAPHGEN_INT_H
 
 #include "graphgen/graphgen.h"
 
@@ -278,4 +278,4 @@ typedef struct gg_et_sig {
 const gg_et_sig *gg_et_sig_find(const char *name); /* NULL: not known */
 void gg_put_kernel(const dc_kernel *k, dc_buf *out);
 
-#endif /* DC_GRAPHGEN_INTERNAL_H */
+#endif /* DC_GRAPHGEN_GRAPHGEN_INT_H */

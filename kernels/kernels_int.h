@@ -2,8 +2,8 @@
  * kernels_int.h — functions shared between the files of kernels/ and not
  * part of its contract (kernels/kernels.h is the contract).
  */
-#ifndef DC_KINTERNAL_H
-#define DC_KINTERNAL_H
+#ifndef DC_KERNELS_KERNELS_INT_H
+#define DC_KERNELS_KERNELS_INT_H
 
 #include "kernels/kernels.h"
 
@@ -63,4 +63,4 @@ bool km_floor_check(const dc_kernel *k, const dc_device *dev, double t);
  * initialisation. */
 double km_rand_uniform(uint64_t *state);
 
-#endif /* DC_KINTERNAL_H */
+#endif /* DC_KERNELS_KERNELS_INT_H */

@@ -3,8 +3,8 @@
  * executor and the tests. A column is either a swept parameter (by its
  * position in the point's params) or a metric.
  */
-#ifndef DC_RUNTIME_EMIT_H
-#define DC_RUNTIME_EMIT_H
+#ifndef DC_RUNTIME_EMIT_INT_H
+#define DC_RUNTIME_EMIT_INT_H
 
 #include "runtime/runtime.h"
 
@@ -82,4 +82,4 @@ void rt_emit_put_sig(dc_buf *b, double v, int digits);
 /* The same bytes as printf "%lld". */
 void rt_emit_put_int(dc_buf *b, int64_t v);
 
-#endif /* DC_RUNTIME_EMIT_H */
+#endif /* DC_RUNTIME_EMIT_INT_H */

@@ -7,8 +7,8 @@
  * and results to stdout or the -o file (written to a temporary name and
  * renamed when complete: cli_write_file_atomic).
  */
-#ifndef DC_CMD_H
-#define DC_CMD_H
+#ifndef DC_COMPILER_CLI_CLI_INT_H
+#define DC_COMPILER_CLI_CLI_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -137,4 +137,4 @@ int cli_define_value(const cli_command *cmd, char *def,
 /* Handles -h/--help for a command: prints its help, returns true. */
 bool cli_wants_help(const cli_command *cmd, int argc, char **argv);
 
-#endif /* DC_CMD_H */
+#endif /* DC_COMPILER_CLI_CLI_INT_H */

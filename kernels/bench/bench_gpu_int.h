@@ -11,8 +11,8 @@
  * with CUPTI: every kernel, memcpy and memset record an iteration
  * produces is summed.
  */
-#ifndef DC_BENCH_GPU_H
-#define DC_BENCH_GPU_H
+#ifndef DC_KERNELS_BENCH_BENCH_GPU_INT_H
+#define DC_KERNELS_BENCH_BENCH_GPU_INT_H
 
 #include <stdint.h>
 
@@ -79,4 +79,4 @@ cudaError_t bn_tril_bwd(const void *g, const int32_t *li,
 }
 #endif
 
-#endif /* DC_BENCH_GPU_H */
+#endif /* DC_KERNELS_BENCH_BENCH_GPU_INT_H */

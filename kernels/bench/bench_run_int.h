@@ -4,8 +4,8 @@
  * header, and the benchmark cases of each kind. Errors are returned as
  * false plus one message in a dc_buf, like the rest of the core.
  */
-#ifndef DC_BENCH_RUN_H
-#define DC_BENCH_RUN_H
+#ifndef DC_KERNELS_BENCH_BENCH_RUN_INT_H
+#define DC_KERNELS_BENCH_BENCH_RUN_INT_H
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -58,4 +58,4 @@ bool bn_cuda_ok(cudaError_t e, const char *what, bool *oom,
                 dc_buf *err);
 bool bn_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err);
 
-#endif /* DC_BENCH_RUN_H */
+#endif /* DC_KERNELS_BENCH_BENCH_RUN_INT_H */

@@ -12,8 +12,8 @@
  * chose to stop early (JS_STOPPED, e.g. load.c on an execution
  * trace), and the rest of the file is not read.
  */
-#ifndef DC_RUNTIME_TRACE_JSONIO_H
-#define DC_RUNTIME_TRACE_JSONIO_H
+#ifndef DC_RUNTIME_TRACE_JSONIO_INT_H
+#define DC_RUNTIME_TRACE_JSONIO_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,4 +78,4 @@ void js_error_pos(js_in *in, int64_t line, int64_t col,
  * ("7.0"); false otherwise. */
 bool js_int(const char *s, size_t n, int64_t *out);
 
-#endif /* DC_RUNTIME_TRACE_JSONIO_H */
+#endif /* DC_RUNTIME_TRACE_JSONIO_INT_H */
