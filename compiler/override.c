@@ -82,8 +82,8 @@ static size_t split(const char *v, const char **starts, size_t *lens,
 
 #define MAX_LIST 100000
 
-bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
-                        dc_axis **axes, size_t *n_axes, size_t *cap,
+bool fe_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
+                        fe_axis **axes, size_t *n_axes, size_t *cap,
                         dc_diags *d) {
   size_t before = d->errors;
   dc_span sp = {s->cmdline, 0, 0, 0};
@@ -97,7 +97,7 @@ bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
                     "-D needs path=value, found '=%s'", val);
       continue;
     }
-    const dc_skey *k = dc_path_check(path, sp, false, d);
+    const fe_skey *k = fe_path_check(path, sp, false, d);
     if (!k) continue;
     size_t cnt = split(val, NULL, NULL, 0);
     if (cnt > MAX_LIST) {
@@ -115,13 +115,13 @@ bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
     if (cnt == 1 && !swept) {
       const dc_node *node = parse_value(s, path, starts[0], lens[0], d);
       if (!node) continue;
-      if (node->kind != DC_NODE_SCALAR) dc_schema_walk(node, path, d);
+      if (node->kind != DC_NODE_SCALAR) fe_schema_walk(node, path, d);
       s->fixed[s->n_fixed].path = path;
       s->fixed[s->n_fixed].node = node;
       s->n_fixed++;
       continue;
     }
-    if (cnt > 1 && !(k->flags & DC_SF_SWEEP)) {
+    if (cnt > 1 && !(k->flags & FE_SF_SWEEP)) {
       dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_OVERRIDE, sp,
                                  "-D %s: a comma list makes a sweep, and "
                                  "'%s' cannot be swept",
@@ -138,7 +138,7 @@ bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
         ok = false;
         break;
       }
-      if (vals[j]->kind != DC_NODE_SCALAR) dc_schema_walk(vals[j], path, d);
+      if (vals[j]->kind != DC_NODE_SCALAR) fe_schema_walk(vals[j], path, d);
       size_t l = lens[j];
       const char *t = starts[j];
       while (l && *t == ' ') t++, l--;
@@ -150,12 +150,12 @@ bool dc_overrides_parse(dc_study *s, const dc_override *ov, size_t n,
       *cap *= 2;
       *axes = dc_xrealloc(*axes, *cap * sizeof **axes);
     }
-    dc_axis *ax = &(*axes)[(*n_axes)++];
+    fe_axis *ax = &(*axes)[(*n_axes)++];
     memset(ax, 0, sizeof *ax);
     ax->path = path;
     ax->key_span = sp;
     ax->from_cli = true;
-    ax->kind = DC_AXIS_LIST;
+    ax->kind = FE_AXIS_LIST;
     ax->values = (const dc_node *const *)vals;
     ax->texts = (const char *const *)texts;
     ax->n = (int64_t)cnt;

@@ -7,7 +7,7 @@
  * list it reports every problem it meets and keeps going; without one it
  * is the lowering of a point that was already checked, and cannot fail.
  * Defaults are the ones documented in spec/study.md. This file holds the
- * reading helpers every section uses and the catalog cache; dc_resolve,
+ * reading helpers every section uses and the catalog cache; fe_resolve,
  * which calls the sections in order, is resolve_point.c (above them all,
  * so that no section file and this one depend on each other).
  */
@@ -23,7 +23,7 @@ static const dc_node *map_getn(const dc_node *m, const char *k, size_t n) {
   return NULL;
 }
 
-const dc_node *dc_res_descend(const dc_node *n, const char *rest) {
+const dc_node *res_descend(const dc_node *n, const char *rest) {
   while (n && *rest) {
     const char *dot = strchr(rest, '.');
     size_t len = dot ? (size_t)(dot - rest) : strlen(rest);
@@ -33,14 +33,14 @@ const dc_node *dc_res_descend(const dc_node *n, const char *rest) {
   return n;
 }
 
-static const dc_node *lookup_subs(const dc_sub *subs, size_t n,
+static const dc_node *lookup_subs(const fe_sub *subs, size_t n,
                                   const char *path) {
   for (size_t i = n; i-- > 0;) {
     size_t l = strlen(subs[i].path);
     if (strncmp(path, subs[i].path, l) != 0) continue;
     if (path[l] == '\0') return subs[i].node;
     if (path[l] == '.') {
-      const dc_node *r = dc_res_descend(subs[i].node, path + l + 1);
+      const dc_node *r = res_descend(subs[i].node, path + l + 1);
       if (r) return r;
     }
   }
@@ -48,17 +48,17 @@ static const dc_node *lookup_subs(const dc_sub *subs, size_t n,
 }
 
 /* The node for `path` in this point, or NULL when not written anywhere. */
-const dc_node *dc_res_get(const dc_rctx *c, const char *path) {
+const dc_node *res_get(const fe_rctx *c, const char *path) {
   const dc_node *n = lookup_subs(c->subs, c->n_subs, path);
   if (!n) n = lookup_subs(c->s->fixed, c->s->n_fixed, path);
-  if (!n) n = dc_res_descend(c->s->root, path);
+  if (!n) n = res_descend(c->s->root, path);
   if (!n && c->preset && strncmp(path, "model.", 6) == 0)
-    n = dc_res_descend(c->preset, path + 6);
+    n = res_descend(c->preset, path + 6);
   return n;
 }
 
 /* Where to point when a key is missing: the key of its section. */
-dc_span dc_res_missing_span(const dc_rctx *c, const char *section) {
+dc_span res_missing_span(const fe_rctx *c, const char *section) {
   const dc_node *k = dc_node_key(c->s->root, section);
   if (k) return k->span;
   dc_span sp = c->s->root->span;
@@ -66,56 +66,56 @@ dc_span dc_res_missing_span(const dc_rctx *c, const char *section) {
   return sp;
 }
 
-void dc_res_fail(dc_rctx *c) { c->ok = false; }
+void res_fail(fe_rctx *c) { c->ok = false; }
 
-const dc_node *dc_res_int(dc_rctx *c, const char *path, int64_t *out) {
-  const dc_node *n = dc_res_get(c, path);
+const dc_node *res_int(fe_rctx *c, const char *path, int64_t *out) {
+  const dc_node *n = res_get(c, path);
   if (!n) return NULL;
-  if (!dc_leaf_int(n, path, dc_schema_find(path), out, c->d)) {
-    dc_res_fail(c);
+  if (!fe_leaf_int(n, path, fe_schema_find(path), out, c->d)) {
+    res_fail(c);
     return NULL;
   }
   return n;
 }
 
-const dc_node *dc_res_num(dc_rctx *c, const char *path, double *out) {
-  const dc_node *n = dc_res_get(c, path);
+const dc_node *res_num(fe_rctx *c, const char *path, double *out) {
+  const dc_node *n = res_get(c, path);
   if (!n) return NULL;
-  if (!dc_leaf_num(n, path, dc_schema_find(path), out, c->d)) {
-    dc_res_fail(c);
+  if (!fe_leaf_num(n, path, fe_schema_find(path), out, c->d)) {
+    res_fail(c);
     return NULL;
   }
   return n;
 }
 
-int dc_res_enum(dc_rctx *c, const char *path, int def) {
-  const dc_node *n = dc_res_get(c, path);
+int res_enum(fe_rctx *c, const char *path, int def) {
+  const dc_node *n = res_get(c, path);
   int v = def;
-  if (n && !dc_leaf_enum(n, path, dc_schema_find(path)->enums, &v, c->d))
-    dc_res_fail(c);
+  if (n && !fe_leaf_enum(n, path, fe_schema_find(path)->enums, &v, c->d))
+    res_fail(c);
   return v;
 }
 
-bool dc_res_bool(dc_rctx *c, const char *path, bool def) {
-  const dc_node *n = dc_res_get(c, path);
+bool res_bool(fe_rctx *c, const char *path, bool def) {
+  const dc_node *n = res_get(c, path);
   bool v = def;
-  if (n && !dc_leaf_bool(n, path, &v, c->d)) dc_res_fail(c);
+  if (n && !fe_leaf_bool(n, path, &v, c->d)) res_fail(c);
   return v;
 }
 
-double dc_res_gbps(dc_rctx *c, const char *path, double def) {
-  const dc_node *n = dc_res_get(c, path);
+double res_gbps(fe_rctx *c, const char *path, double def) {
+  const dc_node *n = res_get(c, path);
   double v = def;
-  if (n && !dc_leaf_gbps(n, path, dc_schema_find(path), &v, c->d))
-    dc_res_fail(c);
+  if (n && !fe_leaf_gbps(n, path, fe_schema_find(path), &v, c->d))
+    res_fail(c);
   return v;
 }
 
 /* A list of counts: `what` names it in messages, `min` entries at least. */
-bool dc_res_intlist(dc_rctx *c, const dc_node *n, const char *what,
-                    const dc_skey *k, size_t min, int64_t **out,
-                    int32_t *count) {
-  if (!dc_expect_kind(n, DC_NODE_SEQ, what, c->d)) return false;
+bool res_intlist(fe_rctx *c, const dc_node *n, const char *what,
+                 const fe_skey *k, size_t min, int64_t **out,
+                 int32_t *count) {
+  if (!fe_expect_kind(n, DC_NODE_SEQ, what, c->d)) return false;
   if (n->n < min) {
     if (c->d) {
       if (n->n == 0)
@@ -133,19 +133,19 @@ bool dc_res_intlist(dc_rctx *c, const dc_node *n, const char *what,
   for (size_t i = 0; i < n->n; i++) {
     char w[160] = "";
     if (c->d) snprintf(w, sizeof w, "%s[%zu]", what, i);
-    if (!dc_leaf_int(n->items[i], w, k, &v[i], c->d)) ok = false;
+    if (!fe_leaf_int(n->items[i], w, k, &v[i], c->d)) ok = false;
   }
   *out = v;
   *count = (int32_t)n->n;
   return ok;
 }
 
-const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
+const fe_catref *fe_study_catalog(dc_study *s, const char *dir,
                                   const char *name, const dc_node *at,
                                   dc_diags *d, bool fill) {
   char key[512];
   snprintf(key, sizeof key, "%s\x1f%s", dir, name);
-  dc_catref *r = dc_map_get(&s->catalog, key);
+  fe_catref *r = dc_map_get(&s->catalog, key);
   if (r || !fill) return r && r->name ? r : NULL;
   r = dc_arena_alloc(&s->arena, sizeof *r);
   dc_map_put(&s->catalog, key, r);
@@ -212,21 +212,21 @@ const dc_catref *dc_study_catalog(dc_study *s, const char *dir,
 }
 
 /* A catalog-valued key: returns the canonical name, or def's. */
-const dc_catref *dc_res_catalog(dc_rctx *c, const char *path,
+const fe_catref *res_catalog(fe_rctx *c, const char *path,
                                   const char *dir, const char *def,
                                   bool fill) {
-  const dc_node *n = dc_res_get(c, path);
+  const dc_node *n = res_get(c, path);
   const char *name = def;
   if (n) {
-    if (!dc_leaf_str(n, path, &name, c->d)) {
-      dc_res_fail(c);
+    if (!fe_leaf_str(n, path, &name, c->d)) {
+      res_fail(c);
       return NULL;
     }
   }
   if (!name) return NULL;
-  const dc_catref *r =
-      dc_study_catalog((dc_study *)c->s, dir, name, n, c->d, fill);
-  if (!r) dc_res_fail(c);
+  const fe_catref *r =
+      fe_study_catalog((dc_study *)c->s, dir, name, n, c->d, fill);
+  if (!r) res_fail(c);
   return r;
 }
 
@@ -234,20 +234,20 @@ dc_span dc_study_catalog_span(const dc_study *s, const char *dir,
                               const char *name) {
   char key[4200];
   snprintf(key, sizeof key, "%s\x1f%s", dir, name);
-  const dc_catref *r = dc_map_get((dc_map *)&s->catalog, key);
+  const fe_catref *r = dc_map_get((dc_map *)&s->catalog, key);
   return r && r->root ? r->root->span : (dc_span){0};
 }
 
 /* True when `path` is swept or given as a -D list: its value varies from
  * point to point, so keys that apply to only some of its values are
  * legitimately present at the others. */
-bool dc_res_varies(const dc_rctx *c, const char *path) {
+bool res_varies(const fe_rctx *c, const char *path) {
   for (size_t i = 0; i < c->s->n_axes; i++)
     if (!strcmp(c->s->axes[i].path, path)) return true;
   return false;
 }
 
 /* Whether a span points into a built-in preset (not the user's text). */
-bool dc_res_in_preset(dc_span s) {
+bool res_in_preset(dc_span s) {
   return s.src && !strncmp(s.src->path, "builtin:", 8);
 }

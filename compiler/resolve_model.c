@@ -22,33 +22,33 @@
 /* schema: model.embedding.tables[] = {count?, rows, dim?, pooling?, name?,
  * sharding?, ranks?, memory?, zipf?, hit_rate?}; a group of `count`
  * identical tables. memory: hbm | uvm | uvm_caching (unset: AUTO here,
- * which dc_res_sharding turns into HBM unless sharding.memory is auto);
+ * which res_sharding turns into HBM unless sharding.memory is auto);
  * zipf (access skew) and hit_rate (a measured cache hit rate) exclude
  * each other. */
-static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
+static void tables(fe_rctx *c, dc_point *p, const dc_node *list) {
   const char *what = "model.embedding.tables";
-  const dc_skey *k_count = dc_schema_find("model.embedding.tables[].count");
-  const dc_skey *k_rows = dc_schema_find("model.embedding.tables[].rows");
-  const dc_skey *k_dim = dc_schema_find("model.embedding.tables[].dim");
-  const dc_skey *k_pool = dc_schema_find("model.embedding.tables[].pooling");
-  const dc_skey *k_ranks = dc_schema_find("model.embedding.tables[].ranks");
+  const fe_skey *k_count = fe_schema_find("model.embedding.tables[].count");
+  const fe_skey *k_rows = fe_schema_find("model.embedding.tables[].rows");
+  const fe_skey *k_dim = fe_schema_find("model.embedding.tables[].dim");
+  const fe_skey *k_pool = fe_schema_find("model.embedding.tables[].pooling");
+  const fe_skey *k_ranks = fe_schema_find("model.embedding.tables[].ranks");
   int64_t dim0 = -1;
   double pool0 = 1;
-  const dc_node *dim_n = dc_res_int(c, "model.embedding.dim", &dim0);
-  const dc_node *pool_n = dc_res_num(c, "model.embedding.pooling", &pool0);
+  const dc_node *dim_n = res_int(c, "model.embedding.dim", &dim0);
+  const dc_node *pool_n = res_num(c, "model.embedding.pooling", &pool0);
   /* A pooling the user writes wins over the preset's tables' own. */
   bool pool_forced = pool_n && c->preset &&
-                     dc_res_descend(c->preset, "embedding.tables") == list &&
-                     dc_res_descend(c->preset, "embedding.pooling") != pool_n;
-  if (!dc_expect_kind(list, DC_NODE_SEQ, what, c->d)) {
-    dc_res_fail(c);
+                     res_descend(c->preset, "embedding.tables") == list &&
+                     res_descend(c->preset, "embedding.pooling") != pool_n;
+  if (!fe_expect_kind(list, DC_NODE_SEQ, what, c->d)) {
+    res_fail(c);
     return;
   }
   if (list->n == 0) {
     if (c->d)
       dc_diag_error(c->d, DC_DIAG_EMPTY_LIST, list->span,
                     "'%s' is empty: a DLRM needs at least one table", what);
-    dc_res_fail(c);
+    res_fail(c);
     return;
   }
   /* Pass 1: the number of tables, bounded. */
@@ -60,9 +60,9 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
     const dc_node *cn = dc_node_get(g, "count");
     char w[96] = "";
     if (c->d) snprintf(w, sizeof w, "%s[%zu].count", what, i);
-    if (cn && !dc_leaf_int(cn, w, k_count,
+    if (cn && !fe_leaf_int(cn, w, k_count,
                            &cnt, c->d)) {
-      dc_res_fail(c);
+      res_fail(c);
       cnt = 1;
     }
     total += cnt;
@@ -72,7 +72,7 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
       dc_diag_error(c->d, DC_DIAG_OUT_OF_RANGE, list->span,
                     "%lld embedding tables; at most %d are supported",
                     (long long)total, MAX_TABLES);
-    dc_res_fail(c);
+    res_fail(c);
     return;
   }
   dc_table *t = dc_arena_array(c->a, (size_t)total, sizeof *t);
@@ -83,8 +83,8 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
     const dc_node *g = list->items[i];
     char w[128] = "";
     if (c->d) snprintf(w, sizeof w, "%s[%zu]", what, i);
-    if (!dc_expect_kind(g, DC_NODE_MAP, w, c->d)) {
-      dc_res_fail(c);
+    if (!fe_expect_kind(g, DC_NODE_MAP, w, c->d)) {
+      res_fail(c);
       continue;
     }
     int64_t cnt = 1, rows = 0, dim = dim0;
@@ -96,7 +96,7 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
     int32_t n_ranks = 0;
     const dc_node *n;
     if ((n = dc_node_get(g, "count")))
-      dc_leaf_int(n, w, k_count,
+      fe_leaf_int(n, w, k_count,
                   &cnt, NULL);
 #define FIELD(key) \
   (c->d ? (snprintf(w, sizeof w, "%s[%zu].%s", what, i, key), w) : what)
@@ -105,43 +105,43 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
       if (c->d)
         dc_diag_error(c->d, DC_DIAG_MISSING_KEY, g->span,
                       "table group %s[%zu] has no 'rows'", what, i);
-      dc_res_fail(c);
-    } else if (!dc_leaf_int(rows_n, FIELD("rows"),
+      res_fail(c);
+    } else if (!fe_leaf_int(rows_n, FIELD("rows"),
                             k_rows,
                             &rows, c->d)) {
-      dc_res_fail(c);
+      res_fail(c);
     }
     const dc_node *dn = dc_node_get(g, "dim");
     if (dn) {
-      if (!dc_leaf_int(dn, FIELD("dim"),
+      if (!fe_leaf_int(dn, FIELD("dim"),
                        k_dim, &dim,
                        c->d))
-        dc_res_fail(c);
-    } else if (!dc_res_get(c, "model.embedding.dim")) {
+        res_fail(c);
+    } else if (!res_get(c, "model.embedding.dim")) {
       if (c->d)
         dc_diag_error(c->d, DC_DIAG_MISSING_KEY, g->span,
                       "table group %s[%zu] has no 'dim' and "
                       "model.embedding.dim is not set",
                       what, i);
-      dc_res_fail(c);
+      res_fail(c);
     }
     if (!pool_forced && (n = dc_node_get(g, "pooling")) &&
-        !dc_leaf_num(n, FIELD("pooling"),
+        !fe_leaf_num(n, FIELD("pooling"),
                      k_pool,
                      &pool, c->d))
-      dc_res_fail(c);
+      res_fail(c);
     if ((n = dc_node_get(g, "name")) &&
-        !dc_leaf_str(n, FIELD("name"), &name, c->d))
-      dc_res_fail(c);
+        !fe_leaf_str(n, FIELD("name"), &name, c->d))
+      res_fail(c);
     if ((n = dc_node_get(g, "sharding")) &&
-        !dc_leaf_enum(n, FIELD("sharding"), dc_enum_table_sharding, &shard,
+        !fe_leaf_enum(n, FIELD("sharding"), fe_enum_table_sharding, &shard,
                       c->d))
-      dc_res_fail(c);
+      res_fail(c);
     if ((n = dc_node_get(g, "ranks"))) {
-      if (!dc_res_intlist(c, n, FIELD("ranks"),
+      if (!res_intlist(c, n, FIELD("ranks"),
                    k_ranks, 1,
                    &ranks, &n_ranks))
-        dc_res_fail(c);
+        res_fail(c);
       for (int32_t r = 0; r < n_ranks && ranks; r++)
         if (ranks[r] > c->x.max_rank) {
           c->x.max_rank = ranks[r];
@@ -149,18 +149,18 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
         }
     }
     if ((n = dc_node_get(g, "memory")) &&
-        !dc_leaf_enum(n, FIELD("memory"), dc_enum_table_memory, &memk, c->d))
-      dc_res_fail(c);
+        !fe_leaf_enum(n, FIELD("memory"), fe_enum_table_memory, &memk, c->d))
+      res_fail(c);
     const dc_node *zn = dc_node_get(g, "zipf");
     const dc_node *hn = dc_node_get(g, "hit_rate");
-    if (zn && !dc_leaf_num(zn, FIELD("zipf"),
-                           dc_schema_find("model.embedding.tables[].zipf"),
+    if (zn && !fe_leaf_num(zn, FIELD("zipf"),
+                           fe_schema_find("model.embedding.tables[].zipf"),
                            &zipf, c->d))
-      dc_res_fail(c);
-    if (hn && !dc_leaf_num(hn, FIELD("hit_rate"),
-                           dc_schema_find("model.embedding.tables[].hit_rate"),
+      res_fail(c);
+    if (hn && !fe_leaf_num(hn, FIELD("hit_rate"),
+                           fe_schema_find("model.embedding.tables[].hit_rate"),
                            &hit, c->d))
-      dc_res_fail(c);
+      res_fail(c);
     if (zn && hn) {
       if (c->d) {
         dc_diag *e = dc_diag_error(
@@ -169,7 +169,7 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
         dc_diag_set_help(e, "a measured hit rate replaces the one the Zipf "
                             "exponent would give: keep one of them");
       }
-      dc_res_fail(c);
+      res_fail(c);
     }
 #undef FIELD
     if (rows > 0 && dim > 0) {
@@ -181,7 +181,7 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
           dc_diag_error(c->d, DC_DIAG_OVERFLOW, rows_n->span,
                         "embedding memory (rows × dim × 4 bytes × count, "
                         "summed over tables) overflows 64 bits");
-        dc_res_fail(c);
+        res_fail(c);
         mem = 0;
       }
       if (first_dim == 0) first_dim = dim;
@@ -227,15 +227,15 @@ static void tables(dc_rctx *c, dc_point *p, const dc_node *list) {
 /* A model key that applies to one interaction only, written (by the user,
  * not a preset) where another is chosen, is an error: it would be
  * ignored. The caret goes on the key where the user's model: has it. */
-static void only_for(dc_rctx *c, const char *key, const char *what,
+static void only_for(fe_rctx *c, const char *key, const char *what,
                      bool applies) {
   char path[64];
   snprintf(path, sizeof path, "model.%s", key);
-  const dc_node *n = dc_res_get(c, path);
-  if (!n || applies || dc_res_varies(c, "model.interaction")) return;
-  if (dc_res_in_preset(n->span)) return;
+  const dc_node *n = res_get(c, path);
+  if (!n || applies || res_varies(c, "model.interaction")) return;
+  if (res_in_preset(n->span)) return;
   if (c->d) {
-    const dc_node *k = dc_node_key(dc_res_get(c, "model"), key);
+    const dc_node *k = dc_node_key(res_get(c, "model"), key);
     dc_diag *g = dc_diag_error(
         c->d, DC_DIAG_CONFLICT, k ? k->span : n->span,
         "'%s' applies only to interaction '%s', and this model's "
@@ -243,14 +243,14 @@ static void only_for(dc_rctx *c, const char *key, const char *what,
         path, what, dc_interaction_name(c->p->interaction));
     dc_diag_set_help(g, "remove it, or set model.interaction: %s", what);
   }
-  dc_res_fail(c);
+  res_fail(c);
 }
 
 /* schema: model.dcn: {layers? (default 3), low_rank? (omitted: full-rank
  * cross layers)}, read when interaction is dcn; interaction_self belongs
  * to dot. low_rank against the cross width is a cross-key check
- * (dc_xcheck: the width depends on the MLP and the tables). */
-static void interaction_keys(dc_rctx *c, dc_point *p) {
+ * (fe_xcheck: the width depends on the MLP and the tables). */
+static void interaction_keys(fe_rctx *c, dc_point *p) {
   only_for(c, "interaction_self", "dot", p->interaction == DC_INTERACTION_DOT);
   only_for(c, "dcn", "dcn", p->interaction == DC_INTERACTION_DCN);
   p->dcn_layers = 0;
@@ -258,8 +258,8 @@ static void interaction_keys(dc_rctx *c, dc_point *p) {
   c->x.dcn = p->interaction == DC_INTERACTION_DCN;
   if (!c->x.dcn) return;
   int64_t layers = 3, rank = 0;
-  dc_res_int(c, "model.dcn.layers", &layers);
-  const dc_node *n = dc_res_int(c, "model.dcn.low_rank", &rank);
+  res_int(c, "model.dcn.layers", &layers);
+  const dc_node *n = res_int(c, "model.dcn.low_rank", &rank);
   p->dcn_layers = (int32_t)layers;
   p->dcn_low_rank = rank;
   c->x.dcn_rank = rank;
@@ -269,24 +269,24 @@ static void interaction_keys(dc_rctx *c, dc_point *p) {
 /* schema: model: {preset?, bottom_mlp, top_mlp, embedding: {dim, pooling?,
  * tables}, interaction, interaction_self, loss, embedding_kernel}. Without
  * a preset, bottom_mlp, top_mlp and embedding.tables are required. */
-void dc_res_model(dc_rctx *c, dc_point *p, bool fill) {
-  const dc_node *m = dc_res_get(c, "model");
+void res_model(fe_rctx *c, dc_point *p, bool fill) {
+  const dc_node *m = res_get(c, "model");
   if (!m) {
     if (c->d) {
       dc_diag *g = dc_diag_error(c->d, DC_DIAG_MISSING_KEY,
-                                 dc_res_missing_span(c, "model"),
+                                 res_missing_span(c, "model"),
                                  "missing required key 'model'");
       dc_diag_set_help(g, "name a preset (model: {preset: dlrm_default}) or "
                           "spell out bottom_mlp, top_mlp and embedding");
     }
-    dc_res_fail(c);
+    res_fail(c);
     return;
   }
   p->model_name = "custom";
   bool lenient = false;
-  if (dc_res_get(c, "model.preset")) {
-    const dc_catref *r =
-        dc_res_catalog(c, "model.preset", "models", NULL, fill);
+  if (res_get(c, "model.preset")) {
+    const fe_catref *r =
+        res_catalog(c, "model.preset", "models", NULL, fill);
     if (r) {
       c->preset = r->root;
       p->model_name = r->name;
@@ -298,40 +298,40 @@ void dc_res_model(dc_rctx *c, dc_point *p, bool fill) {
                                     "model.embedding.tables"};
   bool missing = false;
   for (size_t i = 0; i < DC_COUNTOF(req); i++)
-    if (!dc_res_get(c, req[i])) {
+    if (!res_get(c, req[i])) {
       if (c->d && !lenient)
         dc_diag_error(c->d, DC_DIAG_MISSING_KEY,
-                      dc_res_missing_span(c, "model"),
+                      res_missing_span(c, "model"),
                       "missing key '%s' (needed when model.preset is not "
                       "set)",
                       req[i]);
-      dc_res_fail(c);
+      res_fail(c);
       missing = true;
     }
   p->interaction =
-      (dc_interaction)dc_res_enum(c, "model.interaction", DC_INTERACTION_DOT);
+      (dc_interaction)res_enum(c, "model.interaction", DC_INTERACTION_DOT);
   c->x.dot = p->interaction == DC_INTERACTION_DOT;
-  p->interaction_self = dc_res_bool(c, "model.interaction_self", false);
+  p->interaction_self = res_bool(c, "model.interaction_self", false);
   interaction_keys(c, p);
-  p->loss = (dc_loss)dc_res_enum(c, "model.loss", DC_LOSS_MSE);
-  p->embedding_kernel = (dc_embedding_kernel)dc_res_enum(
+  p->loss = (dc_loss)res_enum(c, "model.loss", DC_LOSS_MSE);
+  p->embedding_kernel = (dc_embedding_kernel)res_enum(
       c, "model.embedding_kernel", DC_EMBEDDING_PER_TABLE);
 
   int64_t *v = NULL;
   int32_t n = 0;
-  const dc_node *bn = dc_res_get(c, "model.bottom_mlp");
-  if (bn && dc_res_intlist(c, bn, "model.bottom_mlp",
-                           dc_schema_find("model.bottom_mlp"), 2, &v, &n)) {
+  const dc_node *bn = res_get(c, "model.bottom_mlp");
+  if (bn && res_intlist(c, bn, "model.bottom_mlp",
+                        fe_schema_find("model.bottom_mlp"), 2, &v, &n)) {
     p->bottom_mlp = v;
     p->n_bottom = n;
     c->x.bottom_last = v[n - 1];
     c->x.bottom_sp = bn->items[n - 1]->span;
   } else if (bn) {
-    dc_res_fail(c);
+    res_fail(c);
   }
-  const dc_node *tn = dc_res_get(c, "model.top_mlp");
-  if (tn && dc_res_intlist(c, tn, "model.top_mlp",
-                           dc_schema_find("model.top_mlp"), 1, &v, &n)) {
+  const dc_node *tn = res_get(c, "model.top_mlp");
+  if (tn && res_intlist(c, tn, "model.top_mlp",
+                        fe_schema_find("model.top_mlp"), 1, &v, &n)) {
     p->top_mlp = v;
     p->n_top = n;
     if (v[n - 1] != 1) {
@@ -343,12 +343,12 @@ void dc_res_model(dc_rctx *c, dc_point *p, bool fill) {
             (long long)v[n - 1]);
         dc_diag_set_help(g, "end model.top_mlp with 1");
       }
-      dc_res_fail(c);
+      res_fail(c);
     }
   } else if (tn) {
-    dc_res_fail(c);
+    res_fail(c);
   }
-  const dc_node *tl = dc_res_get(c, "model.embedding.tables");
+  const dc_node *tl = res_get(c, "model.embedding.tables");
   if (tl) tables(c, p, tl);
   (void)missing;
 }

@@ -1,9 +1,9 @@
 /*
- * resolve_point.c — dc_resolve: one point, section by section, through
+ * resolve_point.c — fe_resolve: one point, section by section, through
  * the resolver's files (resolve_*.c, listed in resolve_int.h) in a fixed
  * order: the model first (the preset fills what later keys read), the
  * training keys, system, sharding, kernels and transforms, and the
- * cross-key checks (dc_xcheck) and derived GPU counts last. It calls every
+ * cross-key checks (fe_xcheck) and derived GPU counts last. It calls every
  * section and the reading helpers of resolve.c, and none of them calls it.
  */
 #include <string.h>
@@ -13,7 +13,7 @@
 #define DEFAULT_BATCH 2048
 #define DEFAULT_BUCKET_BYTES (25 * 1024 * 1024) /* DDP bucket_cap_mb=25 */
 
-bool dc_resolve(dc_rctx *c, bool fill) {
+bool fe_resolve(fe_rctx *c, bool fill) {
   dc_point *p = c->p;
   c->ok = true;
   c->preset = NULL;
@@ -22,36 +22,36 @@ bool dc_resolve(dc_rctx *c, bool fill) {
   c->x.batch = DEFAULT_BATCH;
   p->study = c->s->name;
 
-  dc_res_model(c, p, fill);
+  res_model(c, p, fill);
 
   const dc_node *n;
-  if ((n = dc_res_int(c, "training.batch_size", &c->x.batch)))
+  if ((n = res_int(c, "training.batch_size", &c->x.batch)))
     c->x.batch_sp = n->span;
-  p->precision = (dc_precision)dc_res_enum(c, "training.precision", 0);
+  p->precision = (dc_precision)res_enum(c, "training.precision", 0);
   c->x.half = p->precision == DC_PRECISION_FP16 ||
               p->precision == DC_PRECISION_BF16;
-  if ((n = dc_res_get(c, "training.precision"))) c->x.half_sp = n->span;
-  p->optimizer = (dc_optimizer)dc_res_enum(c, "training.optimizer", 0);
-  dc_res_framework(c, p);
-  dc_res_storage(c, p);
-  p->zero_grad_legacy = dc_res_enum(c, "training.zero_grad", 0) == 1;
+  if ((n = res_get(c, "training.precision"))) c->x.half_sp = n->span;
+  p->optimizer = (dc_optimizer)res_enum(c, "training.optimizer", 0);
+  res_framework(c, p);
+  res_storage(c, p);
+  p->zero_grad_legacy = res_enum(c, "training.zero_grad", 0) == 1;
   p->ddp_bucket_bytes = DEFAULT_BUCKET_BYTES;
-  dc_res_int(c, "training.ddp_bucket", &p->ddp_bucket_bytes);
+  res_int(c, "training.ddp_bucket", &p->ddp_bucket_bytes);
 
-  dc_res_system(c, p, fill);
-  dc_res_sharding(c, p);
+  res_system(c, p, fill);
+  res_sharding(c, p);
   /* schema: sharding.objective: dlrmc | torchrec */
-  p->objective = (dc_objective)dc_res_enum(c, "sharding.objective", 0);
-  dc_res_estimator(c, p);
-  dc_res_memory(c, p);
-  dc_res_capacity(c, p, fill);
+  p->objective = (dc_objective)res_enum(c, "sharding.objective", 0);
+  res_estimator(c, p);
+  res_memory(c, p);
+  res_capacity(c, p, fill);
   p->embedding_model =
-      (dc_embedding_model)dc_res_enum(c, "kernels.embedding_model", 0);
-  dc_res_transforms(c, p);
+      (dc_embedding_model)res_enum(c, "kernels.embedding_model", 0);
+  res_transforms(c, p);
 
-  if (c->ok && !dc_xcheck(&c->x, c->d)) c->ok = false;
+  if (c->ok && !fe_xcheck(&c->x, c->d)) c->ok = false;
   int64_t g, h, q;
-  dc_res_derive(&c->x, &g, &h, &q);
+  res_derive(&c->x, &g, &h, &q);
   p->batch_size = c->x.batch;
   p->gpus = (int32_t)g;
   p->hosts = (int32_t)h;

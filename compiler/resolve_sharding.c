@@ -15,14 +15,14 @@
 
 /* schema: sharding.plan: auto | table_wise | row_wise | column_wise |
  * table_row_wise | data_parallel, or a list of {table, sharding, ranks}. */
-void dc_res_sharding(dc_rctx *c, dc_point *p) {
-  const dc_node *n = dc_res_get(c, "sharding.plan");
+void res_sharding(fe_rctx *c, dc_point *p) {
+  const dc_node *n = res_get(c, "sharding.plan");
   p->sharding = DC_SHARDING_AUTO;
   if (!n) return;
   if (n->kind != DC_NODE_SEQ) {
     int v = 0;
-    if (!dc_leaf_enum(n, "sharding.plan", dc_enum_plan, &v, c->d))
-      dc_res_fail(c);
+    if (!fe_leaf_enum(n, "sharding.plan", fe_enum_plan, &v, c->d))
+      res_fail(c);
     p->sharding = (dc_sharding)v;
     return;
   }
@@ -35,8 +35,8 @@ void dc_res_sharding(dc_rctx *c, dc_point *p) {
     const dc_node *it = n->items[i];
     char w[96];
     snprintf(w, sizeof w, "sharding.plan[%zu]", i);
-    if (!dc_expect_kind(it, DC_NODE_MAP, w, c->d)) {
-      dc_res_fail(c);
+    if (!fe_expect_kind(it, DC_NODE_MAP, w, c->d)) {
+      res_fail(c);
       continue;
     }
     const dc_node *tn = dc_node_get(it, "table");
@@ -45,11 +45,11 @@ void dc_res_sharding(dc_rctx *c, dc_point *p) {
       if (c->d)
         dc_diag_error(c->d, DC_DIAG_MISSING_KEY, it->span,
                       "%s has no 'table'", w);
-      dc_res_fail(c);
+      res_fail(c);
       continue;
     }
-    if (!dc_leaf_str(tn, "sharding.plan[].table", &tname, c->d)) {
-      dc_res_fail(c);
+    if (!fe_leaf_str(tn, "sharding.plan[].table", &tname, c->d)) {
+      res_fail(c);
       continue;
     }
     int32_t j = 0;
@@ -61,22 +61,22 @@ void dc_res_sharding(dc_rctx *c, dc_point *p) {
         const char *s = dc_suggest(tname, names, (size_t)p->n_tables);
         if (s) dc_diag_set_help(g, "did you mean '%s'?", s);
       }
-      dc_res_fail(c);
+      res_fail(c);
       continue;
     }
     int v = DC_SHARDING_TABLE_WISE;
     const dc_node *sn = dc_node_get(it, "sharding");
-    if (sn && !dc_leaf_enum(sn, "sharding.plan[].sharding",
-                            dc_enum_table_sharding, &v, c->d))
-      dc_res_fail(c);
+    if (sn && !fe_leaf_enum(sn, "sharding.plan[].sharding",
+                            fe_enum_table_sharding, &v, c->d))
+      res_fail(c);
     t[j].sharding = (dc_sharding)v;
     const dc_node *rn = dc_node_get(it, "ranks");
     if (rn) {
       int64_t *r = NULL;
       int32_t nr = 0;
-      if (!dc_res_intlist(c, rn, "sharding.plan[].ranks",
-                   dc_schema_find("sharding.plan[].ranks"), 1, &r, &nr)) {
-        dc_res_fail(c);
+      if (!res_intlist(c, rn, "sharding.plan[].ranks",
+                   fe_schema_find("sharding.plan[].ranks"), 1, &r, &nr)) {
+        res_fail(c);
         continue;
       }
       int32_t *r32 = dc_arena_array(c->a, (size_t)nr, sizeof *r32);
@@ -98,12 +98,12 @@ void dc_res_sharding(dc_rctx *c, dc_point *p) {
  * CACHE_LOAD_FACTOR); system.host_memory: bytes per host (default: the
  * GPU catalog's host, runtime). A table group's own `memory` wins; the
  * others follow sharding.memory (HBM, or AUTO for the planner). */
-void dc_res_memory(dc_rctx *c, dc_point *p) {
-  p->memory_auto = dc_res_enum(c, "sharding.memory", 0) == 1;
+void res_memory(fe_rctx *c, dc_point *p) {
+  p->memory_auto = res_enum(c, "sharding.memory", 0) == 1;
   p->cache_load_factor = 0.2;
-  dc_res_num(c, "sharding.cache_load_factor", &p->cache_load_factor);
+  res_num(c, "sharding.cache_load_factor", &p->cache_load_factor);
   p->host_memory_bytes = 0;
-  dc_res_int(c, "system.host_memory", &p->host_memory_bytes);
+  res_int(c, "system.host_memory", &p->host_memory_bytes);
   dc_table *t = (dc_table *)p->tables;
   if (!p->memory_auto)
     for (int32_t i = 0; i < p->n_tables; i++)
@@ -114,13 +114,13 @@ void dc_res_memory(dc_rctx *c, dc_point *p) {
  * {hbm_bw, ddr_bw, hbm_to_ddr_bw, intra_host_bw, cross_host_bw} in
  * TorchRec's GB/s (0 / absent: TorchRec's default,
  * runtime/plan/torchrec_estimate.c). */
-void dc_res_estimator(dc_rctx *c, dc_point *p) {
-  p->torchrec = dc_res_enum(c, "sharding.estimator", 0) == 1;
+void res_estimator(fe_rctx *c, dc_point *p) {
+  p->torchrec = res_enum(c, "sharding.estimator", 0) == 1;
   p->torchrec_hbm_bw = p->torchrec_ddr_bw = p->torchrec_hbm_to_ddr_bw = 0;
   p->torchrec_intra_host_bw = p->torchrec_cross_host_bw = 0;
-  dc_res_num(c, "sharding.torchrec.hbm_bw", &p->torchrec_hbm_bw);
-  dc_res_num(c, "sharding.torchrec.ddr_bw", &p->torchrec_ddr_bw);
-  dc_res_num(c, "sharding.torchrec.hbm_to_ddr_bw", &p->torchrec_hbm_to_ddr_bw);
-  dc_res_num(c, "sharding.torchrec.intra_host_bw", &p->torchrec_intra_host_bw);
-  dc_res_num(c, "sharding.torchrec.cross_host_bw", &p->torchrec_cross_host_bw);
+  res_num(c, "sharding.torchrec.hbm_bw", &p->torchrec_hbm_bw);
+  res_num(c, "sharding.torchrec.ddr_bw", &p->torchrec_ddr_bw);
+  res_num(c, "sharding.torchrec.hbm_to_ddr_bw", &p->torchrec_hbm_to_ddr_bw);
+  res_num(c, "sharding.torchrec.intra_host_bw", &p->torchrec_intra_host_bw);
+  res_num(c, "sharding.torchrec.cross_host_bw", &p->torchrec_cross_host_bw);
 }

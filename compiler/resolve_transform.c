@@ -14,7 +14,7 @@
 
 #include "compiler/resolve_int.h"
 
-static bool regex_ok(dc_rctx *c, const dc_node *n, const char *pat) {
+static bool regex_ok(fe_rctx *c, const dc_node *n, const char *pat) {
   if (!c->d) return true;
   int err = 0;
   PCRE2_SIZE off = 0;
@@ -32,18 +32,18 @@ static bool regex_ok(dc_rctx *c, const dc_node *n, const char *pat) {
   return false;
 }
 
-static const char *match_of(dc_rctx *c, const dc_node *body, const char *w) {
+static const char *match_of(fe_rctx *c, const dc_node *body, const char *w) {
   const dc_node *m = dc_node_get(body, "match");
   const char *pat = NULL;
   if (!m) {
     if (c->d)
       dc_diag_error(c->d, DC_DIAG_MISSING_KEY, body->span,
                     "%s has no 'match' pattern", w);
-    dc_res_fail(c);
+    res_fail(c);
     return NULL;
   }
-  if (!dc_leaf_str(m, w, &pat, c->d) || !regex_ok(c, m, pat)) {
-    dc_res_fail(c);
+  if (!fe_leaf_str(m, w, &pat, c->d) || !regex_ok(c, m, pat)) {
+    res_fail(c);
     return NULL;
   }
   return pat;
@@ -51,11 +51,11 @@ static const char *match_of(dc_rctx *c, const dc_node *body, const char *w) {
 
 /* schema: transforms: list of {scale: {match, factor}} | {remove: {match}}
  * | {stream: {match, stream}} | {fuse: true}. */
-void dc_res_transforms(dc_rctx *c, dc_point *p) {
-  const dc_node *n = dc_res_get(c, "transforms");
+void res_transforms(fe_rctx *c, dc_point *p) {
+  const dc_node *n = res_get(c, "transforms");
   if (!n) return;
-  if (!dc_expect_kind(n, DC_NODE_SEQ, "transforms", c->d)) {
-    dc_res_fail(c);
+  if (!fe_expect_kind(n, DC_NODE_SEQ, "transforms", c->d)) {
+    res_fail(c);
     return;
   }
   dc_transform *t = dc_arena_array(c->a, n->n ? n->n : 1, sizeof *t);
@@ -64,8 +64,8 @@ void dc_res_transforms(dc_rctx *c, dc_point *p) {
     const dc_node *it = n->items[i];
     if (it->kind != DC_NODE_MAP || it->n == 0) {
       if (it->kind != DC_NODE_MAP)
-        dc_expect_kind(it, DC_NODE_MAP, "transforms[]", c->d);
-      dc_res_fail(c);
+        fe_expect_kind(it, DC_NODE_MAP, "transforms[]", c->d);
+      res_fail(c);
       continue;
     }
     const char *kind = it->keys[0]->text;
@@ -74,15 +74,15 @@ void dc_res_transforms(dc_rctx *c, dc_point *p) {
     snprintf(w, sizeof w, "transforms[%zu].%s", i, kind);
     if (!strcmp(kind, "fuse")) {
       bool on = false;
-      if (!dc_leaf_bool(body, w, &on, c->d)) dc_res_fail(c);
+      if (!fe_leaf_bool(body, w, &on, c->d)) res_fail(c);
       if (on) p->embedding_kernel = DC_EMBEDDING_BATCHED;
       continue;
     }
     if (strcmp(kind, "scale") && strcmp(kind, "remove") &&
         strcmp(kind, "stream"))
       continue; /* unknown key: reported by the walk */
-    if (!dc_expect_kind(body, DC_NODE_MAP, w, c->d)) {
-      dc_res_fail(c);
+    if (!fe_expect_kind(body, DC_NODE_MAP, w, c->d)) {
+      res_fail(c);
       continue;
     }
     dc_transform *x = &t[k];
@@ -95,11 +95,11 @@ void dc_res_transforms(dc_rctx *c, dc_point *p) {
         if (c->d)
           dc_diag_error(c->d, DC_DIAG_MISSING_KEY, body->span,
                         "%s has no 'factor'", w);
-        dc_res_fail(c);
-      } else if (!dc_leaf_num(f, "transforms[].scale.factor",
-                              dc_schema_find("transforms[].scale.factor"),
+        res_fail(c);
+      } else if (!fe_leaf_num(f, "transforms[].scale.factor",
+                              fe_schema_find("transforms[].scale.factor"),
                               &x->factor, c->d)) {
-        dc_res_fail(c);
+        res_fail(c);
       }
     } else if (!strcmp(kind, "remove")) {
       x->kind = DC_TRANSFORM_REMOVE;
@@ -111,11 +111,11 @@ void dc_res_transforms(dc_rctx *c, dc_point *p) {
         if (c->d)
           dc_diag_error(c->d, DC_DIAG_MISSING_KEY, body->span,
                         "%s has no 'stream'", w);
-        dc_res_fail(c);
-      } else if (!dc_leaf_int(s, "transforms[].stream.stream",
-                              dc_schema_find("transforms[].stream.stream"),
+        res_fail(c);
+      } else if (!fe_leaf_int(s, "transforms[].stream.stream",
+                              fe_schema_find("transforms[].stream.stream"),
                               &sv, c->d)) {
-        dc_res_fail(c);
+        res_fail(c);
       }
       x->stream = (int32_t)sv;
     }

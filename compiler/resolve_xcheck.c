@@ -2,7 +2,7 @@
  * resolve_xcheck.c — the constraints between keys of different sections
  * (GPU counts, batch divisibility, widths, ranks, fp8 and fused-kernel
  * support of the GPU, index bytes), checked on the small summary
- * (dc_xkeys) the sections fill rather than on the point.
+ * (fe_xkeys) the sections fill rather than on the point.
  *
  * Working on a summary is what lets study.c check every combination of
  * the sweep values that touch these keys without resolving every point;
@@ -17,7 +17,7 @@ static bool has_pos(dc_span s) { return s.src && s.line > 0; }
 
 /* a when it points into the user's own text (not a built-in preset). */
 static dc_span user_span(dc_span a, dc_span b) {
-  bool ua = a.src && !dc_res_in_preset(a), ub = b.src && !dc_res_in_preset(b);
+  bool ua = a.src && !res_in_preset(a), ub = b.src && !res_in_preset(b);
   return ua || !ub ? a : b;
 }
 
@@ -25,7 +25,7 @@ static dc_span user_span(dc_span a, dc_span b) {
  * give the third; gpus alone is laid out in hosts of the GPU's catalog
  * host size (dc_host_layout); gpus_per_host alone means a single host,
  * hosts alone one GPU per host; none means one GPU. */
-void dc_res_derive(const dc_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
+void res_derive(const fe_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
   int64_t G = x->gpus, H = x->hosts, Q = x->gph;
   if (G && H && !Q) Q = G / H;
   else if (G && Q && !H) H = G / Q;
@@ -44,8 +44,8 @@ void dc_res_derive(const dc_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
  * without gpus_per_host does the same: said once per study, at the first
  * value that assumed it, since the layout changes every exchange's
  * price. */
-void dc_res_layout_note(const dc_xkeys *x, bool *said, bool *said_cap,
-                        dc_diags *d) {
+void fe_layout_note(const fe_xkeys *x, bool *said, bool *said_cap,
+                    dc_diags *d) {
   int64_t h, q;
   if (!*said && x->gpus > x->host_size && !x->hosts && !x->gph &&
       dc_host_layout(x->gpus, x->host_size, &h, &q)) {
@@ -89,7 +89,7 @@ static bool ampere_or_later(const char *arch) {
   return false;
 }
 
-static bool fused_runs(const dc_xkeys *x, dc_diags *d) {
+static bool fused_runs(const fe_xkeys *x, dc_diags *d) {
   bool sm80 = ampere_or_later(x->gpu_arch);
   dc_span at = has_pos(x->gpu_sp) ? x->gpu_sp : x->fw_sp;
   const char *arch = x->gpu_arch ? x->gpu_arch : "an older architecture";
@@ -139,7 +139,7 @@ int64_t dc_point_memory_estimate(int64_t gpus, int64_t tables) {
 }
 
 /* The point's memory estimate is within the budget (compiler.h). */
-static bool memory_ok(const dc_xkeys *x, int64_t g, dc_diags *d) {
+static bool memory_ok(const fe_xkeys *x, int64_t g, dc_diags *d) {
   int64_t est = dc_point_memory_estimate(g, x->n_tables);
   if (est <= memory_budget) return true;
   if (d) {
@@ -160,7 +160,7 @@ static bool memory_ok(const dc_xkeys *x, int64_t g, dc_diags *d) {
   return false;
 }
 
-bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
+bool fe_xcheck(const fe_xkeys *x, dc_diags *d) {
   bool ok = true;
   int64_t G = x->gpus, H = x->hosts, Q = x->gph, prod;
   if (G && H && Q) {
@@ -209,7 +209,7 @@ bool dc_xcheck(const dc_xkeys *x, dc_diags *d) {
   }
   if (!ok) return false;
   int64_t g, h, q;
-  dc_res_derive(x, &g, &h, &q);
+  res_derive(x, &g, &h, &q);
   if (!memory_ok(x, g, d)) ok = false;
   if (x->batch % g) {
     if (d) {

@@ -17,165 +17,165 @@
 #include "compiler/study_int.h"
 #include "compiler/support/metric_names.h"
 
-const char *const dc_enum_interaction[] = {"dot", "cat", "dcn", NULL};
-const char *const dc_enum_loss[] = {"mse", "bce", NULL};
-const char *const dc_enum_embedding_kernel[] = {"per_table", "batched", NULL};
-const char *const dc_enum_framework[] = {"pytorch", "torchrec", "fused", NULL};
+const char *const fe_enum_interaction[] = {"dot", "cat", "dcn", NULL};
+const char *const fe_enum_loss[] = {"mse", "bce", NULL};
+const char *const fe_enum_embedding_kernel[] = {"per_table", "batched", NULL};
+const char *const fe_enum_framework[] = {"pytorch", "torchrec", "fused", NULL};
 /* index = DC_SHARP_* bits: none 0, nvls 1, ib 2, both 3 */
-const char *const dc_enum_sharp[] = {"none", "nvls", "ib", "both", NULL};
-const char *const dc_enum_precision[] = {"fp32", "tf32", "fp16", "bf16",
+const char *const fe_enum_sharp[] = {"none", "nvls", "ib", "both", NULL};
+const char *const fe_enum_precision[] = {"fp32", "tf32", "fp16", "bf16",
                                          NULL};
 /* Same order as dc_storage (point.h); the exchange has no int8 codec. */
-const char *const dc_enum_storage[] = {"fp32", "fp16", "bf16", "int8", "fp8",
+const char *const fe_enum_storage[] = {"fp32", "fp16", "bf16", "int8", "fp8",
                                        NULL};
-const char *const dc_enum_comm_storage[] = {"fp32", "fp16", "bf16", "fp8",
+const char *const fe_enum_comm_storage[] = {"fp32", "fp16", "bf16", "fp8",
                                             NULL};
-const char *const dc_enum_optimizer[] = {"sgd", "adagrad", "rowwise_adagrad",
+const char *const fe_enum_optimizer[] = {"sgd", "adagrad", "rowwise_adagrad",
                                          "adam", NULL};
-const char *const dc_enum_zero_grad[] = {"set_to_none", "legacy", NULL};
+const char *const fe_enum_zero_grad[] = {"set_to_none", "legacy", NULL};
 /* Same order as dc_sharding (point.h), without "explicit" (a list). */
-const char *const dc_enum_plan[] = {"auto",           "table_wise",
+const char *const fe_enum_plan[] = {"auto",           "table_wise",
                                     "row_wise",       "column_wise",
                                     "table_row_wise", "data_parallel",
                                     NULL};
-const char *const dc_enum_table_sharding[] = {
+const char *const fe_enum_table_sharding[] = {
     "auto",           "table_wise",    "row_wise", "column_wise",
     "table_row_wise", "data_parallel", NULL};
-const char *const dc_enum_embedding_model[] = {"enhanced", "plain", NULL};
-const char *const dc_enum_format[] = {"csv", "md", "jsonl", "html", NULL};
+const char *const fe_enum_embedding_model[] = {"enhanced", "plain", NULL};
+const char *const fe_enum_format[] = {"csv", "md", "jsonl", "html", NULL};
 static const char *const enum_mode[] = {"product", "zip", NULL};
-const char *const dc_enum_estimator[] = {"dlrmc", "torchrec", NULL};
+const char *const fe_enum_estimator[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_objective (point.h). */
-const char *const dc_enum_objective[] = {"dlrmc", "torchrec", NULL};
+const char *const fe_enum_objective[] = {"dlrmc", "torchrec", NULL};
 /* Same order as dc_table_memory (point.h), without "auto". */
-const char *const dc_enum_table_memory[] = {"hbm", "uvm", "uvm_caching",
+const char *const fe_enum_table_memory[] = {"hbm", "uvm", "uvm_caching",
                                             NULL};
-const char *const dc_enum_memory[] = {"hbm", "auto", NULL};
+const char *const fe_enum_memory[] = {"hbm", "auto", NULL};
 
 /* The metric columns the runtime reports per point, from the one table
  * (compiler/support/metric_names.h): output.columns is checked against
  * them, besides the swept paths. */
-const char *const dc_metric_columns[] = {
+const char *const fe_metric_columns[] = {
 #define DC_METRIC_COLUMN(sym, name) name,
     DC_METRIC_NAMES(DC_METRIC_COLUMN)
 #undef DC_METRIC_COLUMN
 };
-const size_t dc_n_metric_columns = DC_COUNTOF(dc_metric_columns);
+const size_t fe_n_metric_columns = DC_COUNTOF(fe_metric_columns);
 
-#define S DC_SF_SWEEP | DC_SF_OVERRIDE
-#define O DC_SF_OVERRIDE
+#define S FE_SF_SWEEP | FE_SF_OVERRIDE
+#define O FE_SF_OVERRIDE
 #define BIG 9.2e18
 #define PATHS 0x100u /* keys of this mapping are dotted paths */
 
-static const dc_skey keys[] = {
-    {"study", DC_SK_STR, NULL, 0, 0, O},
-    {"description", DC_SK_STR, NULL, 0, 0, O},
-    {"model", DC_SK_MAP, NULL, 0, 0, 0},
-    {"model.preset", DC_SK_NAME, NULL, 0, 0, S},
-    {"model.bottom_mlp", DC_SK_INTLIST, NULL, 1, 1 << 20, S},
-    {"model.top_mlp", DC_SK_INTLIST, NULL, 1, 1 << 20, S},
-    {"model.embedding", DC_SK_MAP, NULL, 0, 0, S},
-    {"model.embedding.dim", DC_SK_INT, NULL, 1, 65536, S},
-    {"model.embedding.pooling", DC_SK_NUM, NULL, 1e-9, 1e6, S},
-    {"model.embedding.tables", DC_SK_LIST, NULL, 0, 0, S},
-    {"model.embedding.tables[]", DC_SK_MAP, NULL, 0, 0, 0},
-    {"model.embedding.tables[].name", DC_SK_STR, NULL, 0, 0, 0},
-    {"model.embedding.tables[].count", DC_SK_INT, NULL, 1, 65536, 0},
-    {"model.embedding.tables[].rows", DC_SK_INT, NULL, 1, BIG, 0},
-    {"model.embedding.tables[].dim", DC_SK_INT, NULL, 1, 65536, 0},
-    {"model.embedding.tables[].pooling", DC_SK_NUM, NULL, 1e-9, 1e6, 0},
-    {"model.embedding.tables[].sharding", DC_SK_ENUM, dc_enum_table_sharding,
+static const fe_skey keys[] = {
+    {"study", FE_SK_STR, NULL, 0, 0, O},
+    {"description", FE_SK_STR, NULL, 0, 0, O},
+    {"model", FE_SK_MAP, NULL, 0, 0, 0},
+    {"model.preset", FE_SK_NAME, NULL, 0, 0, S},
+    {"model.bottom_mlp", FE_SK_INTLIST, NULL, 1, 1 << 20, S},
+    {"model.top_mlp", FE_SK_INTLIST, NULL, 1, 1 << 20, S},
+    {"model.embedding", FE_SK_MAP, NULL, 0, 0, S},
+    {"model.embedding.dim", FE_SK_INT, NULL, 1, 65536, S},
+    {"model.embedding.pooling", FE_SK_NUM, NULL, 1e-9, 1e6, S},
+    {"model.embedding.tables", FE_SK_LIST, NULL, 0, 0, S},
+    {"model.embedding.tables[]", FE_SK_MAP, NULL, 0, 0, 0},
+    {"model.embedding.tables[].name", FE_SK_STR, NULL, 0, 0, 0},
+    {"model.embedding.tables[].count", FE_SK_INT, NULL, 1, 65536, 0},
+    {"model.embedding.tables[].rows", FE_SK_INT, NULL, 1, BIG, 0},
+    {"model.embedding.tables[].dim", FE_SK_INT, NULL, 1, 65536, 0},
+    {"model.embedding.tables[].pooling", FE_SK_NUM, NULL, 1e-9, 1e6, 0},
+    {"model.embedding.tables[].sharding", FE_SK_ENUM, fe_enum_table_sharding,
      0, 0, 0},
-    {"model.embedding.tables[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
-    {"model.embedding.tables[].memory", DC_SK_ENUM, dc_enum_table_memory, 0,
+    {"model.embedding.tables[].ranks", FE_SK_INTLIST, NULL, 0, 65535, 0},
+    {"model.embedding.tables[].memory", FE_SK_ENUM, fe_enum_table_memory, 0,
      0, 0},
-    {"model.embedding.tables[].zipf", DC_SK_NUM, NULL, 0, 100, 0},
-    {"model.embedding.tables[].hit_rate", DC_SK_NUM, NULL, 0, 1, 0},
-    {"model.interaction", DC_SK_ENUM, dc_enum_interaction, 0, 0, S},
-    {"model.interaction_self", DC_SK_BOOL, NULL, 0, 0, S},
-    {"model.dcn", DC_SK_MAP, NULL, 0, 0, 0},
-    {"model.dcn.layers", DC_SK_INT, NULL, 1, 64, S},
-    {"model.dcn.low_rank", DC_SK_INT, NULL, 1, 1 << 20, S},
-    {"model.loss", DC_SK_ENUM, dc_enum_loss, 0, 0, S},
-    {"model.embedding_kernel", DC_SK_ENUM, dc_enum_embedding_kernel, 0, 0, S},
-    {"training", DC_SK_MAP, NULL, 0, 0, 0},
-    {"training.batch_size", DC_SK_INT, NULL, 1, BIG, S},
-    {"training.precision", DC_SK_ENUM, dc_enum_precision, 0, 0, S},
-    {"training.optimizer", DC_SK_ENUM, dc_enum_optimizer, 0, 0, S},
-    {"training.sparse_optimizer", DC_SK_ENUM, dc_enum_optimizer, 0, 0, S},
-    {"training.embedding_precision", DC_SK_ENUM, dc_enum_storage, 0, 0, S},
-    {"training.comm_precision", DC_SK_ENUM, dc_enum_comm_storage, 0, 0, S},
-    {"training.zero_grad", DC_SK_ENUM, dc_enum_zero_grad, 0, 0, S},
-    {"training.ddp_bucket", DC_SK_BYTES, NULL, 1, BIG, S},
-    {"system", DC_SK_MAP, NULL, 0, 0, 0},
-    {"system.gpu", DC_SK_NAME, NULL, 0, 0, S},
-    {"system.gpus", DC_SK_INT, NULL, 1, 65536, S},
-    {"system.hosts", DC_SK_INT, NULL, 1, 65536, S},
-    {"system.gpus_per_host", DC_SK_INT, NULL, 1, 1024, S},
-    {"system.overheads", DC_SK_NAME, NULL, 0, 0, S},
-    {"system.kernel_models", DC_SK_NAME, NULL, 0, 0, S},
-    {"system.framework", DC_SK_ENUM, dc_enum_framework, 0, 0, S},
-    {"system.pipeline", DC_SK_BOOL, NULL, 0, 0, S},
-    {"system.host_memory", DC_SK_BYTES, NULL, 1, BIG, S},
-    {"system.links", DC_SK_MAP, NULL, 0, 0, S},
-    {"system.links.nvlink", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
-    {"system.links.pcie", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
-    {"system.links.nic", DC_SK_GBPS, NULL, 1e-6, 1e6, S},
-    {"system.links.latency", DC_SK_TIME, NULL, 0, 1e7, S},
-    {"system.links.sharp", DC_SK_ENUM, dc_enum_sharp, 0, 0, S},
-    {"system.nvlink_domain", DC_SK_INT, NULL, 1, 65536, S},
-    {"sharding", DC_SK_MAP, NULL, 0, 0, 0},
-    {"sharding.plan", DC_SK_PLAN, dc_enum_plan, 0, 0, S},
-    {"sharding.plan[]", DC_SK_MAP, NULL, 0, 0, 0},
-    {"sharding.plan[].table", DC_SK_STR, NULL, 0, 0, 0},
-    {"sharding.plan[].sharding", DC_SK_ENUM, dc_enum_table_sharding, 0, 0, 0},
-    {"sharding.plan[].ranks", DC_SK_INTLIST, NULL, 0, 65535, 0},
-    {"sharding.estimator", DC_SK_ENUM, dc_enum_estimator, 0, 0, O},
-    {"sharding.objective", DC_SK_ENUM, dc_enum_objective, 0, 0, S},
-    {"sharding.memory", DC_SK_ENUM, dc_enum_memory, 0, 0, S},
-    {"sharding.cache_load_factor", DC_SK_NUM, NULL, 1e-6, 1, S},
-    {"sharding.torchrec", DC_SK_MAP, NULL, 0, 0, 0},
-    {"sharding.torchrec.hbm_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
-    {"sharding.torchrec.ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
-    {"sharding.torchrec.hbm_to_ddr_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
-    {"sharding.torchrec.intra_host_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
-    {"sharding.torchrec.cross_host_bw", DC_SK_NUM, NULL, 1e-9, 1e9, S},
-    {"kernels", DC_SK_MAP, NULL, 0, 0, 0},
-    {"kernels.embedding_model", DC_SK_ENUM, dc_enum_embedding_model, 0, 0, S},
-    {"transforms", DC_SK_LIST, NULL, 0, 0, S},
-    {"transforms[]", DC_SK_MAP, NULL, 0, 0, 0},
-    {"transforms[].scale", DC_SK_MAP, NULL, 0, 0, 0},
-    {"transforms[].scale.match", DC_SK_STR, NULL, 0, 0, 0},
-    {"transforms[].scale.factor", DC_SK_NUM, NULL, 1e-9, 1e6, 0},
-    {"transforms[].remove", DC_SK_MAP, NULL, 0, 0, 0},
-    {"transforms[].remove.match", DC_SK_STR, NULL, 0, 0, 0},
-    {"transforms[].stream", DC_SK_MAP, NULL, 0, 0, 0},
-    {"transforms[].stream.match", DC_SK_STR, NULL, 0, 0, 0},
-    {"transforms[].stream.stream", DC_SK_INT, NULL, 0, 63, 0},
-    {"transforms[].fuse", DC_SK_BOOL, NULL, 0, 0, 0},
-    {"sweep", DC_SK_MAP, NULL, 0, 0, PATHS},
-    {"sweep.mode", DC_SK_ENUM, enum_mode, 0, 0, 0},
-    {"baseline", DC_SK_MAP, NULL, 0, 0, PATHS},
-    {"capacity", DC_SK_MAP, NULL, 0, 0, 0},
-    {"capacity.target_step_ms", DC_SK_NUM, NULL, 1e-9, 1e12, O},
-    {"capacity.gpus", DC_SK_INTLIST, NULL, 1, 65536, O},
-    {"capacity.gpu", DC_SK_STRLIST, NULL, 0, 0, O},
-    {"capacity.gpus_per_host", DC_SK_INT, NULL, 1, 1024, O},
-    {"output", DC_SK_MAP, NULL, 0, 0, 0},
-    {"output.columns", DC_SK_STRLIST, NULL, 0, 0, O},
-    {"output.format", DC_SK_ENUM, dc_enum_format, 0, 0, O},
-    {"output.precision", DC_SK_INT, NULL, 0, 12, O},
+    {"model.embedding.tables[].zipf", FE_SK_NUM, NULL, 0, 100, 0},
+    {"model.embedding.tables[].hit_rate", FE_SK_NUM, NULL, 0, 1, 0},
+    {"model.interaction", FE_SK_ENUM, fe_enum_interaction, 0, 0, S},
+    {"model.interaction_self", FE_SK_BOOL, NULL, 0, 0, S},
+    {"model.dcn", FE_SK_MAP, NULL, 0, 0, 0},
+    {"model.dcn.layers", FE_SK_INT, NULL, 1, 64, S},
+    {"model.dcn.low_rank", FE_SK_INT, NULL, 1, 1 << 20, S},
+    {"model.loss", FE_SK_ENUM, fe_enum_loss, 0, 0, S},
+    {"model.embedding_kernel", FE_SK_ENUM, fe_enum_embedding_kernel, 0, 0, S},
+    {"training", FE_SK_MAP, NULL, 0, 0, 0},
+    {"training.batch_size", FE_SK_INT, NULL, 1, BIG, S},
+    {"training.precision", FE_SK_ENUM, fe_enum_precision, 0, 0, S},
+    {"training.optimizer", FE_SK_ENUM, fe_enum_optimizer, 0, 0, S},
+    {"training.sparse_optimizer", FE_SK_ENUM, fe_enum_optimizer, 0, 0, S},
+    {"training.embedding_precision", FE_SK_ENUM, fe_enum_storage, 0, 0, S},
+    {"training.comm_precision", FE_SK_ENUM, fe_enum_comm_storage, 0, 0, S},
+    {"training.zero_grad", FE_SK_ENUM, fe_enum_zero_grad, 0, 0, S},
+    {"training.ddp_bucket", FE_SK_BYTES, NULL, 1, BIG, S},
+    {"system", FE_SK_MAP, NULL, 0, 0, 0},
+    {"system.gpu", FE_SK_NAME, NULL, 0, 0, S},
+    {"system.gpus", FE_SK_INT, NULL, 1, 65536, S},
+    {"system.hosts", FE_SK_INT, NULL, 1, 65536, S},
+    {"system.gpus_per_host", FE_SK_INT, NULL, 1, 1024, S},
+    {"system.overheads", FE_SK_NAME, NULL, 0, 0, S},
+    {"system.kernel_models", FE_SK_NAME, NULL, 0, 0, S},
+    {"system.framework", FE_SK_ENUM, fe_enum_framework, 0, 0, S},
+    {"system.pipeline", FE_SK_BOOL, NULL, 0, 0, S},
+    {"system.host_memory", FE_SK_BYTES, NULL, 1, BIG, S},
+    {"system.links", FE_SK_MAP, NULL, 0, 0, S},
+    {"system.links.nvlink", FE_SK_GBPS, NULL, 1e-6, 1e6, S},
+    {"system.links.pcie", FE_SK_GBPS, NULL, 1e-6, 1e6, S},
+    {"system.links.nic", FE_SK_GBPS, NULL, 1e-6, 1e6, S},
+    {"system.links.latency", FE_SK_TIME, NULL, 0, 1e7, S},
+    {"system.links.sharp", FE_SK_ENUM, fe_enum_sharp, 0, 0, S},
+    {"system.nvlink_domain", FE_SK_INT, NULL, 1, 65536, S},
+    {"sharding", FE_SK_MAP, NULL, 0, 0, 0},
+    {"sharding.plan", FE_SK_PLAN, fe_enum_plan, 0, 0, S},
+    {"sharding.plan[]", FE_SK_MAP, NULL, 0, 0, 0},
+    {"sharding.plan[].table", FE_SK_STR, NULL, 0, 0, 0},
+    {"sharding.plan[].sharding", FE_SK_ENUM, fe_enum_table_sharding, 0, 0, 0},
+    {"sharding.plan[].ranks", FE_SK_INTLIST, NULL, 0, 65535, 0},
+    {"sharding.estimator", FE_SK_ENUM, fe_enum_estimator, 0, 0, O},
+    {"sharding.objective", FE_SK_ENUM, fe_enum_objective, 0, 0, S},
+    {"sharding.memory", FE_SK_ENUM, fe_enum_memory, 0, 0, S},
+    {"sharding.cache_load_factor", FE_SK_NUM, NULL, 1e-6, 1, S},
+    {"sharding.torchrec", FE_SK_MAP, NULL, 0, 0, 0},
+    {"sharding.torchrec.hbm_bw", FE_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.ddr_bw", FE_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.hbm_to_ddr_bw", FE_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.intra_host_bw", FE_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"sharding.torchrec.cross_host_bw", FE_SK_NUM, NULL, 1e-9, 1e9, S},
+    {"kernels", FE_SK_MAP, NULL, 0, 0, 0},
+    {"kernels.embedding_model", FE_SK_ENUM, fe_enum_embedding_model, 0, 0, S},
+    {"transforms", FE_SK_LIST, NULL, 0, 0, S},
+    {"transforms[]", FE_SK_MAP, NULL, 0, 0, 0},
+    {"transforms[].scale", FE_SK_MAP, NULL, 0, 0, 0},
+    {"transforms[].scale.match", FE_SK_STR, NULL, 0, 0, 0},
+    {"transforms[].scale.factor", FE_SK_NUM, NULL, 1e-9, 1e6, 0},
+    {"transforms[].remove", FE_SK_MAP, NULL, 0, 0, 0},
+    {"transforms[].remove.match", FE_SK_STR, NULL, 0, 0, 0},
+    {"transforms[].stream", FE_SK_MAP, NULL, 0, 0, 0},
+    {"transforms[].stream.match", FE_SK_STR, NULL, 0, 0, 0},
+    {"transforms[].stream.stream", FE_SK_INT, NULL, 0, 63, 0},
+    {"transforms[].fuse", FE_SK_BOOL, NULL, 0, 0, 0},
+    {"sweep", FE_SK_MAP, NULL, 0, 0, PATHS},
+    {"sweep.mode", FE_SK_ENUM, enum_mode, 0, 0, 0},
+    {"baseline", FE_SK_MAP, NULL, 0, 0, PATHS},
+    {"capacity", FE_SK_MAP, NULL, 0, 0, 0},
+    {"capacity.target_step_ms", FE_SK_NUM, NULL, 1e-9, 1e12, O},
+    {"capacity.gpus", FE_SK_INTLIST, NULL, 1, 65536, O},
+    {"capacity.gpu", FE_SK_STRLIST, NULL, 0, 0, O},
+    {"capacity.gpus_per_host", FE_SK_INT, NULL, 1, 1024, O},
+    {"output", FE_SK_MAP, NULL, 0, 0, 0},
+    {"output.columns", FE_SK_STRLIST, NULL, 0, 0, O},
+    {"output.format", FE_SK_ENUM, fe_enum_format, 0, 0, O},
+    {"output.precision", FE_SK_INT, NULL, 0, 12, O},
 };
 
 #undef S
 #undef O
 
-const dc_skey *dc_schema_all(size_t *n) {
+const fe_skey *fe_schema_all(size_t *n) {
   *n = DC_COUNTOF(keys);
   return keys;
 }
 
-const dc_skey *dc_schema_findn(const char *path, size_t len) {
+const fe_skey *fe_schema_findn(const char *path, size_t len) {
   if (len == 0) return NULL;
   for (size_t i = 0; i < DC_COUNTOF(keys); i++)
     if (keys[i].path[0] == path[0] && strncmp(keys[i].path, path, len) == 0 &&
@@ -184,25 +184,25 @@ const dc_skey *dc_schema_findn(const char *path, size_t len) {
   return NULL;
 }
 
-const dc_skey *dc_schema_find(const char *path) {
-  return dc_schema_findn(path, strlen(path));
+const fe_skey *fe_schema_find(const char *path) {
+  return fe_schema_findn(path, strlen(path));
 }
 
-const char *dc_schema_suggest_path(const char *path) {
+const char *fe_schema_suggest_path(const char *path) {
   const char *cands[DC_COUNTOF(keys)];
   size_t n = 0;
   for (size_t i = 0; i < DC_COUNTOF(keys); i++)
-    if (keys[i].flags & DC_SF_OVERRIDE) cands[n++] = keys[i].path;
+    if (keys[i].flags & FE_SF_OVERRIDE) cands[n++] = keys[i].path;
   return dc_suggest(path, cands, n);
 }
 
 /* A dotted path given to `sweep:` or `-D` must name a key of the table
  * that may be swept (set): the check both override.c and sweep_axes.c
  * make, with the same diagnostics. */
-const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
+const fe_skey *fe_path_check(const char *path, dc_span at, bool sweep,
                              dc_diags *d) {
-  const dc_skey *k = dc_schema_find(path);
-  unsigned need = sweep ? DC_SF_SWEEP : DC_SF_OVERRIDE;
+  const fe_skey *k = fe_schema_find(path);
+  unsigned need = sweep ? FE_SF_SWEEP : FE_SF_OVERRIDE;
   dc_diag_code code = sweep ? DC_DIAG_SWEEP_PATH : DC_DIAG_BAD_OVERRIDE;
   if (k && (k->flags & need)) return k;
   if (!d) return NULL;
@@ -216,7 +216,7 @@ const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
   }
   dc_diag *g = dc_diag_error(d, code, at, "no key '%s' in the study language",
                              path);
-  const char *s = dc_schema_suggest_path(path);
+  const char *s = fe_schema_suggest_path(path);
   if (s)
     dc_diag_set_help(g, "did you mean '%s'?", s);
   else
@@ -225,7 +225,7 @@ const dc_skey *dc_path_check(const char *path, dc_span at, bool sweep,
   return NULL;
 }
 
-const char *dc_node_describe(const dc_node *n, char *buf, size_t cap) {
+const char *fe_node_describe(const dc_node *n, char *buf, size_t cap) {
   if (!n || n->is_null) return "nothing";
   if (n->kind == DC_NODE_SEQ) return "a list";
   if (n->kind == DC_NODE_MAP) return "a mapping";
@@ -243,21 +243,21 @@ static const char *kind_article(dc_node_kind k) {
                                                            : "a value";
 }
 
-bool dc_expect_kind(const dc_node *n, dc_node_kind k, const char *what,
+bool fe_expect_kind(const dc_node *n, dc_node_kind k, const char *what,
                     dc_diags *d) {
   if (n && n->kind == k && !(k == DC_NODE_SCALAR && n->is_null)) return true;
   if (d) {
     char buf[64];
     dc_diag_error(d, DC_DIAG_WRONG_TYPE, n->span,
                   "expected %s for '%s', found %s", kind_article(k), what,
-                  dc_node_describe(n, buf, sizeof buf));
+                  fe_node_describe(n, buf, sizeof buf));
   }
   return false;
 }
 
 /* dc_suggest, and failing that the candidate whose first word is close to
  * the misspelt key ("bacth" → "batch_size"). */
-const char *dc_schema_suggest_key(const char *word, const char *const *c,
+const char *fe_schema_suggest_key(const char *word, const char *const *c,
                                   size_t n) {
   const char *s = dc_suggest(word, c, n);
   if (s || n > 64) return s;
@@ -292,16 +292,16 @@ static size_t children(const char *path, const char **out, size_t cap) {
 }
 
 /* schema: every mapping in the table accepts exactly its listed children;
- * a list (DC_SK_LIST, DC_SK_PLAN as list) holds mappings of "<path>[]";
+ * a list (FE_SK_LIST, FE_SK_PLAN as list) holds mappings of "<path>[]";
  * a transform item has exactly one of scale, remove, stream, fuse. */
 static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
                  int depth, dc_diags *d) {
-  static const dc_skey root = {"", DC_SK_MAP, NULL, 0, 0, 0};
-  const dc_skey *k = plen ? dc_schema_findn(path, plen) : &root;
+  static const fe_skey root = {"", FE_SK_MAP, NULL, 0, 0, 0};
+  const fe_skey *k = plen ? fe_schema_findn(path, plen) : &root;
   if (!k || !node || depth > DC_YAML_MAX_DEPTH) return;
   const char *what = plen ? path : "the study";
-  if (k->kind == DC_SK_MAP) {
-    if (!dc_expect_kind(node, DC_NODE_MAP, what, d)) return;
+  if (k->kind == FE_SK_MAP) {
+    if (!fe_expect_kind(node, DC_NODE_MAP, what, d)) return;
     if (k->flags & PATHS) return; /* sweep:, baseline: (sweep_axes.c) */
     for (size_t i = 0; i < node->n; i++) {
       const dc_node *key = node->keys[i];
@@ -316,7 +316,7 @@ static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
         nl += kl;
         path[nl] = '\0';
       }
-      if (fits && !memchr(key->text, '.', kl) && dc_schema_findn(path, nl)) {
+      if (fits && !memchr(key->text, '.', kl) && fe_schema_findn(path, nl)) {
         walk(node->items[i], path, nl, cap, depth + 1, d);
       } else {
         path[plen] = '\0';
@@ -327,7 +327,7 @@ static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
                                  "unknown key '%s' in '%s'", key->text, path)
                  : dc_diag_error(d, DC_DIAG_UNKNOWN_KEY, key->span,
                                  "unknown top-level key '%s'", key->text);
-        const char *s = dc_schema_suggest_key(key->text, c, nc);
+        const char *s = fe_schema_suggest_key(key->text, c, nc);
         if (s) dc_diag_set_help(g, "did you mean '%s'?", s);
       }
       path[plen] = '\0';
@@ -345,9 +345,9 @@ static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
     }
     return;
   }
-  if (k->kind == DC_SK_LIST || (k->kind == DC_SK_PLAN &&
+  if (k->kind == FE_SK_LIST || (k->kind == FE_SK_PLAN &&
                                 node->kind == DC_NODE_SEQ)) {
-    if (!dc_expect_kind(node, DC_NODE_SEQ, what, d)) return;
+    if (!fe_expect_kind(node, DC_NODE_SEQ, what, d)) return;
     if (plen + 3 >= cap) return;
     memcpy(path + plen, "[]", 3);
     for (size_t i = 0; i < node->n; i++)
@@ -356,7 +356,7 @@ static void walk(const dc_node *node, char *path, size_t plen, size_t cap,
   }
 }
 
-void dc_schema_walk(const dc_node *node, const char *path, dc_diags *d) {
+void fe_schema_walk(const dc_node *node, const char *path, dc_diags *d) {
   char buf[512];
   size_t n = strlen(path);
   if (n >= sizeof buf) return;
@@ -373,7 +373,7 @@ static bool scalar(const dc_node *n, const char *what, const char *kind,
     char buf[64];
     dc_diag_error(d, DC_DIAG_WRONG_TYPE, n->span,
                   "expected %s for '%s', found %s", kind, what,
-                  dc_node_describe(n, buf, sizeof buf));
+                  fe_node_describe(n, buf, sizeof buf));
   }
   return false;
 }
@@ -385,9 +385,9 @@ static void fmt_bound(char *buf, size_t cap, double v) {
     snprintf(buf, cap, "%g", v);
 }
 
-bool dc_leaf_int(const dc_node *n, const char *what, const dc_skey *k,
+bool fe_leaf_int(const dc_node *n, const char *what, const fe_skey *k,
                  int64_t *out, dc_diags *d) {
-  bool bytes = k && k->kind == DC_SK_BYTES;
+  bool bytes = k && k->kind == FE_SK_BYTES;
   if (!scalar(n, what, bytes ? "a size" : "a whole number", d)) return false;
   const char *why = NULL;
   int64_t v;
@@ -437,7 +437,7 @@ static bool leaf_real(const dc_node *n, const char *what, const char *kind,
   return false;
 }
 
-bool dc_leaf_num(const dc_node *n, const char *what, const dc_skey *k,
+bool fe_leaf_num(const dc_node *n, const char *what, const fe_skey *k,
                  double *out, dc_diags *d) {
   double v;
   if (!leaf_real(n, what, "a number", "number", DC_DIAG_BAD_NUMBER,
@@ -480,7 +480,7 @@ static void enum_help(dc_diag *g, const char *word, const char *const *e) {
   dc_buf_free(&b);
 }
 
-bool dc_leaf_enum(const dc_node *n, const char *what, const char *const *e,
+bool fe_leaf_enum(const dc_node *n, const char *what, const char *const *e,
                   int *out, dc_diags *d) {
   if (!scalar(n, what, "a name", d)) return false;
   for (int i = 0; e[i]; i++)
@@ -492,13 +492,13 @@ bool dc_leaf_enum(const dc_node *n, const char *what, const char *const *e,
     char buf[64];
     dc_diag *g =
         dc_diag_error(d, DC_DIAG_BAD_ENUM, n->span, "invalid value %s for '%s'",
-                      dc_node_describe(n, buf, sizeof buf), what);
+                      fe_node_describe(n, buf, sizeof buf), what);
     enum_help(g, n->text, e);
   }
   return false;
 }
 
-bool dc_leaf_bool(const dc_node *n, const char *what, bool *out,
+bool fe_leaf_bool(const dc_node *n, const char *what, bool *out,
                   dc_diags *d) {
   if (!scalar(n, what, "true or false", d)) return false;
   static const char *const t[] = {"true", "True", "TRUE", NULL};
@@ -517,12 +517,12 @@ bool dc_leaf_bool(const dc_node *n, const char *what, bool *out,
     char buf[64];
     dc_diag_error(d, DC_DIAG_WRONG_TYPE, n->span,
                   "expected true or false for '%s', found %s", what,
-                  dc_node_describe(n, buf, sizeof buf));
+                  fe_node_describe(n, buf, sizeof buf));
   }
   return false;
 }
 
-bool dc_leaf_time(const dc_node *n, const char *what, const dc_skey *k,
+bool fe_leaf_time(const dc_node *n, const char *what, const fe_skey *k,
                   double *out_us, dc_diags *d) {
   double v;
   if (!leaf_real(n, what, "a duration", "duration", DC_DIAG_BAD_TIME,
@@ -539,7 +539,7 @@ bool dc_leaf_time(const dc_node *n, const char *what, const dc_skey *k,
   return true;
 }
 
-bool dc_leaf_gbps(const dc_node *n, const char *what, const dc_skey *k,
+bool fe_leaf_gbps(const dc_node *n, const char *what, const fe_skey *k,
                   double *out, dc_diags *d) {
   double v;
   if (!leaf_real(n, what, "a bandwidth", "bandwidth", DC_DIAG_BAD_NUMBER,
@@ -557,7 +557,7 @@ bool dc_leaf_gbps(const dc_node *n, const char *what, const dc_skey *k,
   return true;
 }
 
-bool dc_leaf_str(const dc_node *n, const char *what, const char **out,
+bool fe_leaf_str(const dc_node *n, const char *what, const char **out,
                  dc_diags *d) {
   if (!scalar(n, what, "a string", d)) return false;
   *out = n->text;

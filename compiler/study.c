@@ -24,9 +24,9 @@
 
 #include "compiler/study_int.h"
 
-typedef struct dc_fastpoint dc_fastpoint;
-static dc_fastpoint *fast_new(const dc_study *s);
-static void fast_free(dc_fastpoint *f);
+typedef struct fe_fastpoint fe_fastpoint;
+static fe_fastpoint *fast_new(const dc_study *s);
+static void fast_free(fe_fastpoint *f);
 
 #define MAX_VALUE_ERRORS 20         /* per sweep digit */
 #define MAX_COMBO_ERRORS 10
@@ -69,20 +69,20 @@ static size_t merge(dc_diags *to, dc_diags *from) {
 }
 
 static bool resolve_digits(dc_study *s, const int64_t *digits, dc_arena *a,
-                           dc_diags *d, bool fill, dc_xkeys *x) {
-  dc_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
-  dc_sweep_subs(s, digits, a, subs, NULL);
+                           dc_diags *d, bool fill, fe_xkeys *x) {
+  fe_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
+  fe_sweep_subs(s, digits, a, subs, NULL);
   dc_point p;
   memset(&p, 0, sizeof p);
-  dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a, .d = d,
+  fe_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a, .d = d,
                .p = &p};
-  bool ok = dc_resolve(&c, fill);
+  bool ok = fe_resolve(&c, fill);
   if (x) *x = c.x;
   return ok;
 }
 
 /* Overlays the fields in which `v` differs from `base0` onto `dst`. */
-static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
+static void overlay(fe_xkeys *dst, const fe_xkeys *base0, const fe_xkeys *v) {
 #define OV(f, sp)                                                            \
   if (v->f != base0->f) {                                                    \
     dst->f = v->f;                                                           \
@@ -113,7 +113,7 @@ static void overlay(dc_xkeys *dst, const dc_xkeys *base0, const dc_xkeys *v) {
   if (v->sum_dims != base0->sum_dims) dst->sum_dims = v->sum_dims;
 }
 
-static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
+static bool xdiffer(const fe_xkeys *a, const fe_xkeys *b) {
   return a->batch != b->batch || a->gpus != b->gpus || a->hosts != b->hosts ||
          a->gph != b->gph || a->bottom_last != b->bottom_last ||
          a->emb_dim != b->emb_dim || a->lookups != b->lookups ||
@@ -130,18 +130,18 @@ static bool xdiffer(const dc_xkeys *a, const dc_xkeys *b) {
 /* Per digit: the summaries of its values (lists: each; ranges: the ends,
  * with the swept field computed for the values in between). */
 typedef struct digit_x {
-  dc_xkeys *x;      /* lists: n entries; ranges: [first, last] */
+  fe_xkeys *x;      /* lists: n entries; ranges: [first, last] */
   bool range;
-  const dc_axis *ax;
+  const fe_axis *ax;
 } digit_x;
 
 static void range_x(const digit_x *dx, int64_t i, int64_t n, dc_arena *a,
-                    dc_xkeys *out) {
+                    fe_xkeys *out) {
   *out = dx->x[i == 0 ? 0 : 1];
   if (i == 0 || i == n - 1) return;
   (void)a;
-  const dc_axis *ax = dx->ax;
-  if (ax->kind != DC_AXIS_IRANGE) return;
+  const fe_axis *ax = dx->ax;
+  if (ax->kind != FE_AXIS_IRANGE) return;
   int64_t v = ax->i_from;
   if (ax->i_times)
     for (int64_t k = 0; k < i; k++) v *= ax->i_times; /* < to: no overflow */
@@ -161,30 +161,30 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
   dc_arena scratch;
   dc_arena_init(&scratch);
   int64_t *digits = dc_xcalloc(G + 1, sizeof *digits);
-  dc_xkeys base;
+  fe_xkeys base;
   dc_diags base_d = {0};
   bool base_ok = resolve_digits(s, digits, &scratch, &base_d, true, &base);
   merge(d, &base_d);
   dc_diags_free(&base_d);
   bool said = !base_ok, said_cap = !base_ok; /* the layout warned once */
-  dc_res_layout_note(&base, &said, &said_cap, d);
+  fe_layout_note(&base, &said, &said_cap, d);
   digit_x *dx = dc_xcalloc(G + 1, sizeof *dx);
   for (size_t g = 0; g < G; g++) {
     /* A digit with a value list (alone or zipped with ranges) checks each
      * of its values; a range alone checks its ends (values in between lie
      * between them; cross-key constraints are checked per combination). */
-    const dc_axis *first = NULL;
+    const fe_axis *first = NULL;
     bool all_list = false;
     for (size_t i = 0; i < s->n_axes; i++)
       if (s->axes[i].group == (int)g) {
         if (!first) first = &s->axes[i];
-        if (s->axes[i].kind == DC_AXIS_LIST) all_list = true;
+        if (s->axes[i].kind == FE_AXIS_LIST) all_list = true;
       }
     int64_t n = s->groups[g].n;
     dx[g].ax = first;
     dx[g].range = !all_list;
     size_t nx = all_list ? (size_t)n : 2;
-    dx[g].x = dc_xcalloc(nx, sizeof(dc_xkeys));
+    dx[g].x = dc_xcalloc(nx, sizeof(fe_xkeys));
     dx[g].x[0] = base;
     size_t errs = 0;
     for (int64_t i = all_list ? 1 : n - 1; i < n && errs < MAX_VALUE_ERRORS;
@@ -193,10 +193,10 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
       dc_arena_reset(&scratch);
       dc_diags tmp = {0};
       digits[g] = i;
-      dc_xkeys x;
+      fe_xkeys x;
       resolve_digits(s, digits, &scratch, &tmp, true, &x);
       dx[g].x[all_list ? (size_t)i : 1] = x;
-      if (!tmp.errors) dc_res_layout_note(&x, &said, &said_cap, d);
+      if (!tmp.errors) fe_layout_note(&x, &said, &said_cap, d);
       errs += merge(d, &tmp);
       dc_diags_free(&tmp);
     }
@@ -234,7 +234,7 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
       int64_t *dg = dc_xcalloc(nr, sizeof *dg);
       size_t errs = 0;
       for (int64_t c = 0; c < combos && errs < MAX_COMBO_ERRORS; c++) {
-        dc_xkeys x = base, v;
+        fe_xkeys x = base, v;
         for (size_t r = 0; r < nr; r++) {
           const digit_x *q = &dx[rel[r]];
           if (dg[r] == 0) continue;
@@ -245,9 +245,9 @@ static void check_values(dc_study *s, dc_diags *d, bool clean) {
           }
           overlay(&x, &base, &v);
         }
-        if (!dc_xcheck(&x, NULL)) {
+        if (!fe_xcheck(&x, NULL)) {
           dc_diags tmp = {0};
-          dc_xcheck(&x, &tmp);
+          fe_xcheck(&x, &tmp);
           errs += merge_(d, &tmp, true);
           dc_diags_free(&tmp);
         }
@@ -300,27 +300,27 @@ static dc_study *load(dc_study *s, const dc_source *src,
     dc_diag_error(d, DC_DIAG_WRONG_TYPE, root->span,
                   "a study is a mapping of sections (study:, model:, "
                   "training:, ...), found %s",
-                  dc_node_describe(root, buf, sizeof buf));
+                  fe_node_describe(root, buf, sizeof buf));
     return NULL;
   }
   s->root = root;
-  dc_schema_walk(root, "", d);
-  dc_sweep_parse(s, ov, n_ov, d);
+  fe_schema_walk(root, "", d);
+  fe_sweep_parse(s, ov, n_ov, d);
 
   const dc_node *nm = NULL;
   for (size_t i = s->n_fixed; i-- > 0 && !nm;)
     if (!strcmp(s->fixed[i].path, "study")) nm = s->fixed[i].node;
   if (!nm) nm = dc_node_get(root, "study");
   s->name = NULL;
-  if (nm) dc_leaf_str(nm, "study", &s->name, d);
+  if (nm) fe_leaf_str(nm, "study", &s->name, d);
   if (!s->name) s->name = stem(&s->arena, s->path);
   const dc_node *desc = dc_node_get(root, "description");
   const char *ds;
-  if (desc) dc_leaf_str(desc, "description", &ds, d);
+  if (desc) fe_leaf_str(desc, "description", &ds, d);
 
   check_values(s, d, d->errors == before);
-  dc_baseline_parse(s, d);
-  dc_study_output(s, d);
+  fe_baseline_parse(s, d);
+  fe_study_output(s, d);
   sort_diags(d, first);
   if (d->errors > before) return NULL;
   s->fast = fast_new(s);
@@ -397,7 +397,7 @@ size_t dc_study_columns(const dc_study *s, const char *const **columns) {
 }
 
 const char *dc_study_format(const dc_study *s) {
-  return s->format_set ? dc_enum_format[s->format] : NULL;
+  return s->format_set ? fe_enum_format[s->format] : NULL;
 }
 
 int dc_study_precision(const dc_study *s) { return s->precision; }
@@ -447,11 +447,11 @@ int64_t dc_study_baseline_of(const dc_study *s, int64_t index) {
  * dc_study_point resolves a *template* once per combination of the other
  * sweep digits and patches the batch size in:
  *   - a group is "patchable" when each of its axes is training.batch_size,
- *     a leaf the resolver reads in one place (dc_resolve: g_int into
+ *     a leaf the resolver reads in one place (fe_resolve: g_int into
  *     x.batch, then p->batch_size; the cross-key checks on it ran at load
  *     time). Nothing else of the point depends on it, so the template with
  *     the group at its first value, batch_size set to the leaf's value at
- *     the point's digit, is exactly what dc_resolve lowers;
+ *     the point's digit, is exactly what fe_resolve lowers;
  *   - templates are keyed by the index with the patchable digits zeroed,
  *     built on first use under a mutex into the cache's own arena and
  *     published with release/acquire, then shared read-only by every
@@ -465,13 +465,13 @@ int64_t dc_study_baseline_of(const dc_study *s, int64_t index) {
 
 #define MAX_TEMPLATES 1024
 
-struct dc_fastpoint {
+struct fe_fastpoint {
   pthread_mutex_t mu;
   dc_arena arena;               /* templates, under mu */
   int64_t n_keys;               /* combinations of non-patchable digits */
   bool *patch;                  /* per group */
   int64_t batch_axis;           /* the axis whose value wins, or -1 */
-  const dc_skey *batch_key;
+  const fe_skey *batch_key;
   _Atomic(const dc_point *) *tmpl; /* [n_keys] */
 };
 
@@ -480,7 +480,7 @@ static bool patchable(const char *path) {
 }
 
 /* The cache, or NULL when the study gains nothing from it. */
-static dc_fastpoint *fast_new(const dc_study *s) {
+static fe_fastpoint *fast_new(const dc_study *s) {
   if (s->n_groups == 0) return NULL;
   bool *patch = dc_xcalloc(s->n_groups, sizeof *patch);
   for (size_t g = 0; g < s->n_groups; g++) patch[g] = true;
@@ -502,19 +502,19 @@ static dc_fastpoint *fast_new(const dc_study *s) {
     free(patch);
     return NULL;
   }
-  dc_fastpoint *f = dc_xcalloc(1, sizeof *f);
+  fe_fastpoint *f = dc_xcalloc(1, sizeof *f);
   pthread_mutex_init(&f->mu, NULL);
   dc_arena_init(&f->arena);
   f->n_keys = keys;
   f->patch = patch;
   f->batch_axis = batch_axis;
-  f->batch_key = dc_schema_find("training.batch_size");
+  f->batch_key = fe_schema_find("training.batch_size");
   f->tmpl = dc_xcalloc((size_t)keys, sizeof *f->tmpl);
   for (int64_t k = 0; k < keys; k++) atomic_init(&f->tmpl[k], NULL);
   return f;
 }
 
-static void fast_free(dc_fastpoint *f) {
+static void fast_free(fe_fastpoint *f) {
   if (!f) return;
   pthread_mutex_destroy(&f->mu);
   dc_arena_free(&f->arena);
@@ -525,7 +525,7 @@ static void fast_free(dc_fastpoint *f) {
 
 /* The template of the point with digits `digits` (patchable ones are
  * read as 0): resolved once, then shared. */
-static const dc_point *fast_template(const dc_study *s, dc_fastpoint *f,
+static const dc_point *fast_template(const dc_study *s, fe_fastpoint *f,
                                      const int64_t *digits) {
   int64_t key = 0;
   for (size_t g = 0; g < s->n_groups; g++)
@@ -539,13 +539,13 @@ static const dc_point *fast_template(const dc_study *s, dc_fastpoint *f,
     int64_t *dg = dc_arena_array(&f->arena, s->n_groups, sizeof *dg);
     for (size_t g = 0; g < s->n_groups; g++)
       dg[g] = f->patch[g] ? 0 : digits[g];
-    dc_sub *subs = dc_arena_array(&f->arena, s->n_axes + 1, sizeof *subs);
-    dc_sweep_subs(s, dg, &f->arena, subs, NULL);
+    fe_sub *subs = dc_arena_array(&f->arena, s->n_axes + 1, sizeof *subs);
+    fe_sweep_subs(s, dg, &f->arena, subs, NULL);
     dc_point *p = dc_arena_alloc(&f->arena, sizeof *p);
     memset(p, 0, sizeof *p);
-    dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = &f->arena,
+    fe_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = &f->arena,
                  .d = NULL, .p = p};
-    bool ok = dc_resolve(&c, false);
+    bool ok = fe_resolve(&c, false);
     DC_ASSERT(ok);
     atomic_store_explicit(&f->tmpl[key], p, memory_order_release);
     t = p;
@@ -554,19 +554,19 @@ static const dc_point *fast_template(const dc_study *s, dc_fastpoint *f,
   return t;
 }
 
-static void point_(const dc_study *s, dc_fastpoint *fast, int64_t index,
+static void point_(const dc_study *s, fe_fastpoint *fast, int64_t index,
                    dc_arena *a, dc_point *out) {
   DC_ASSERT(index >= 0 && index < s->n_points);
   int64_t *digits = dc_arena_array(a, s->n_groups + 1, sizeof *digits);
-  dc_sweep_digits(s, index, digits);
-  dc_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
+  fe_sweep_digits(s, index, digits);
+  fe_sub *subs = dc_arena_array(a, s->n_axes + 1, sizeof *subs);
   dc_param *params = dc_arena_array(a, s->n_axes + 1, sizeof *params);
-  dc_sweep_subs(s, digits, a, subs, params);
+  fe_sweep_subs(s, digits, a, subs, params);
   if (fast) {
     *out = *fast_template(s, fast, digits);
     if (fast->batch_axis >= 0) {
       int64_t b = 0;
-      bool ok = dc_leaf_int(subs[fast->batch_axis].node,
+      bool ok = fe_leaf_int(subs[fast->batch_axis].node,
                             "training.batch_size", fast->batch_key, &b,
                             NULL);
       DC_ASSERT(ok);
@@ -574,9 +574,9 @@ static void point_(const dc_study *s, dc_fastpoint *fast, int64_t index,
     }
   } else {
     memset(out, 0, sizeof *out);
-    dc_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a,
+    fe_rctx c = {.s = s, .subs = subs, .n_subs = s->n_axes, .a = a,
                  .d = NULL, .p = out};
-    bool ok = dc_resolve(&c, false);
+    bool ok = fe_resolve(&c, false);
     DC_ASSERT(ok);
   }
   out->index = index;
@@ -589,7 +589,7 @@ void dc_study_point(const dc_study *s, int64_t index, dc_arena *a,
   point_(s, s->fast, index, a, out);
 }
 
-void dc_study_point_full(const dc_study *s, int64_t index, dc_arena *a,
+void fe_study_point_full(const dc_study *s, int64_t index, dc_arena *a,
                          dc_point *out) {
   point_(s, NULL, index, a, out);
 }
@@ -603,7 +603,7 @@ typedef struct catalog_names {
 
 static void collect_name(const char *key, void *value, void *ctx) {
   catalog_names *c = ctx;
-  const dc_catref *r = value;
+  const fe_catref *r = value;
   if (strncmp(key, c->prefix, c->prefix_len) != 0 || !r || !r->name) return;
   for (size_t i = 0; i < c->n; i++)
     if (strcmp(c->names[i], r->name) == 0) return;

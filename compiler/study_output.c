@@ -38,13 +38,13 @@ static void cli_sweeps_first(dc_study *s) {
 
 /* schema: output: {columns: [swept path | metric], format: csv | md |
  * jsonl | html, precision: 0..12}. */
-void dc_study_output(dc_study *s, dc_diags *d) {
+void fe_study_output(dc_study *s, dc_diags *d) {
   const dc_node *o = NULL;
   for (size_t i = s->n_fixed; i-- > 0 && !o;)
     if (!strcmp(s->fixed[i].path, "output.format")) o = s->fixed[i].node;
   if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "format");
   int f = 0;
-  if (o) dc_leaf_enum(o, "output.format", dc_enum_format, &f, d);
+  if (o) fe_leaf_enum(o, "output.format", fe_enum_format, &f, d);
   s->format = f;
   s->format_set = o != NULL;
 
@@ -53,7 +53,7 @@ void dc_study_output(dc_study *s, dc_diags *d) {
     if (!strcmp(s->fixed[i].path, "output.precision")) o = s->fixed[i].node;
   if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "precision");
   int64_t prec = -1; /* not written: each metric's own decimals */
-  if (o) dc_leaf_int(o, "output.precision", dc_schema_find("output.precision"),
+  if (o) fe_leaf_int(o, "output.precision", fe_schema_find("output.precision"),
                      &prec, d);
   s->precision = (int)prec;
 
@@ -62,31 +62,31 @@ void dc_study_output(dc_study *s, dc_diags *d) {
     if (!strcmp(s->fixed[i].path, "output.columns")) o = s->fixed[i].node;
   if (!o) o = dc_node_get(dc_node_get(s->root, "output"), "columns");
   if (!o) return;
-  if (!dc_expect_kind(o, DC_NODE_SEQ, "output.columns", d)) return;
+  if (!fe_expect_kind(o, DC_NODE_SEQ, "output.columns", d)) return;
   if (o->n == 0) {
     dc_diag_error(d, DC_DIAG_EMPTY_LIST, o->span,
                   "'output.columns' is empty; leave it out for the default "
                   "columns");
     return;
   }
-  size_t nc = dc_n_metric_columns + s->n_axes;
+  size_t nc = fe_n_metric_columns + s->n_axes;
   const char **cands = dc_xcalloc(nc, sizeof *cands);
-  for (size_t i = 0; i < dc_n_metric_columns; i++)
-    cands[i] = dc_metric_columns[i];
+  for (size_t i = 0; i < fe_n_metric_columns; i++)
+    cands[i] = fe_metric_columns[i];
   for (size_t i = 0; i < s->n_axes; i++)
-    cands[dc_n_metric_columns + i] = s->axes[i].path;
+    cands[fe_n_metric_columns + i] = s->axes[i].path;
   s->columns = dc_arena_array(&s->arena, o->n, sizeof(char *));
   for (size_t i = 0; i < o->n; i++) {
     const char *c = NULL;
-    if (!dc_leaf_str(o->items[i], "output.columns[]", &c, d)) continue;
+    if (!fe_leaf_str(o->items[i], "output.columns[]", &c, d)) continue;
     bool known = false;
     for (size_t j = 0; j < nc && !known; j++) known = !strcmp(cands[j], c);
     if (!known) {
-      const dc_skey *k = dc_schema_find(c);
+      const fe_skey *k = fe_schema_find(c);
       dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_COLUMN, o->items[i]->span,
                                  "unknown output column '%s'", c);
       const char *sug = dc_suggest(c, cands, nc);
-      if (k && (k->flags & DC_SF_SWEEP))
+      if (k && (k->flags & FE_SF_SWEEP))
         dc_diag_set_help(g, "'%s' is not swept; only swept keys and "
                             "metrics can be columns", c);
       else if (sug)

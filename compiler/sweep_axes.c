@@ -24,7 +24,7 @@
 
 #define MAX_FRANGE 100000000 /* values in one real-valued range */
 
-bool dc_scalar_equal(const char *a, const char *b) {
+bool fe_scalar_equal(const char *a, const char *b) {
   if (strcasecmp(a, b) == 0) return true;
   double x, y;
   const char *why;
@@ -60,7 +60,7 @@ static void flow(dc_buf *b, const dc_node *n, int depth) {
   dc_buf_putc(b, map ? '}' : ']');
 }
 
-const char *dc_node_flow(const dc_node *n, dc_arena *a) {
+const char *fe_node_flow(const dc_node *n, dc_arena *a) {
   dc_buf b = {0};
   flow(&b, n, 0);
   char *r = dc_arena_strndup(a, b.data ? b.data : "", b.len);
@@ -74,9 +74,9 @@ static int64_t ipow_at(int64_t from, int64_t times, int64_t i) {
   return v;
 }
 
-const dc_node *dc_axis_value(const dc_axis *ax, int64_t i, dc_arena *a,
+const dc_node *fe_axis_value(const fe_axis *ax, int64_t i, dc_arena *a,
                              const char **text) {
-  if (ax->kind == DC_AXIS_LIST) {
+  if (ax->kind == FE_AXIS_LIST) {
     if (text) *text = ax->texts[i];
     return ax->values[i];
   }
@@ -84,7 +84,7 @@ const dc_node *dc_axis_value(const dc_axis *ax, int64_t i, dc_arena *a,
   n->kind = DC_NODE_SCALAR;
   n->span = ax->range_span;
   char buf[64];
-  if (ax->kind == DC_AXIS_IRANGE) {
+  if (ax->kind == FE_AXIS_IRANGE) {
     int64_t v = ax->i_times ? ipow_at(ax->i_from, ax->i_times, i)
                             : ax->i_from + i * ax->i_step;
     snprintf(buf, sizeof buf, "%lld", (long long)v);
@@ -110,7 +110,7 @@ static bool range_err(dc_diags *d, dc_span sp, const char *path,
 
 /* A range {from, to, times|step} over a numeric key. Both ends are
  * checked against the key's bounds; values in between lie between them. */
-static bool range(dc_axis *ax, const dc_node *v, const dc_skey *k,
+static bool range(fe_axis *ax, const dc_node *v, const fe_skey *k,
                   dc_diags *d) {
   const char *p = ax->path;
   ax->range_span = v->span;
@@ -139,22 +139,22 @@ static bool range(dc_axis *ax, const dc_node *v, const dc_skey *k,
   if (!from || !to) return range_err(d, v->span, p, "needs 'from' and 'to'");
   if (!times == !step)
     return range_err(d, v->span, p, "needs exactly one of 'times' and 'step'");
-  bool is_int = k->kind == DC_SK_INT || k->kind == DC_SK_BYTES;
-  if (!is_int && k->kind != DC_SK_NUM) {
+  bool is_int = k->kind == FE_SK_INT || k->kind == FE_SK_BYTES;
+  if (!is_int && k->kind != FE_SK_NUM) {
     char b[80];
     snprintf(b, sizeof b, "'%s' is not numeric; list its values instead", p);
     return range_err(d, v->span, p, b);
   }
   if (is_int) {
     int64_t f, t, m;
-    bool okf = dc_leaf_int(from, p, k, &f, d);
-    bool okt = dc_leaf_int(to, p, k, &t, d); /* report both ends */
+    bool okf = fe_leaf_int(from, p, k, &f, d);
+    bool okt = fe_leaf_int(to, p, k, &t, d); /* report both ends */
     if (!okf || !okt) return false;
-    if (!dc_leaf_int(times ? times : step, times ? "times" : "step", NULL,
+    if (!fe_leaf_int(times ? times : step, times ? "times" : "step", NULL,
                      &m, d))
       return false;
     if (t < f) return range_err(d, to->span, p, "'to' is less than 'from'");
-    ax->kind = DC_AXIS_IRANGE;
+    ax->kind = FE_AXIS_IRANGE;
     ax->i_from = f;
     if (times) {
       if (m < 2) return range_err(d, times->span, p, "'times' must be >= 2");
@@ -176,14 +176,14 @@ static bool range(dc_axis *ax, const dc_node *v, const dc_skey *k,
     return true;
   }
   double f, t, m;
-  bool okf = dc_leaf_num(from, p, k, &f, d);
-  bool okt = dc_leaf_num(to, p, k, &t, d); /* report both ends */
+  bool okf = fe_leaf_num(from, p, k, &f, d);
+  bool okt = fe_leaf_num(to, p, k, &t, d); /* report both ends */
   if (!okf || !okt) return false;
-  if (!dc_leaf_num(times ? times : step, times ? "times" : "step", NULL, &m,
+  if (!fe_leaf_num(times ? times : step, times ? "times" : "step", NULL, &m,
                    d))
     return false;
   if (t < f) return range_err(d, to->span, p, "'to' is less than 'from'");
-  ax->kind = DC_AXIS_FRANGE;
+  ax->kind = FE_AXIS_FRANGE;
   ax->f_from = f;
   double cnt;
   if (times) {
@@ -203,15 +203,15 @@ static bool range(dc_axis *ax, const dc_node *v, const dc_skey *k,
 
 /* A value list: every item is one value; keys whose value is itself a list
  * (bottom_mlp, tables, transforms) take a list of lists. */
-static bool list(dc_study *s, dc_axis *ax, const dc_node *v,
-                 const dc_skey *k, dc_diags *d) {
+static bool list(dc_study *s, fe_axis *ax, const dc_node *v,
+                 const fe_skey *k, dc_diags *d) {
   if (v->n == 0) {
     dc_diag_error(d, DC_DIAG_SWEEP_EMPTY, v->span,
                   "empty sweep for '%s': list at least one value", ax->path);
     return false;
   }
-  bool listy = k->kind == DC_SK_INTLIST || k->kind == DC_SK_LIST ||
-               k->kind == DC_SK_STRLIST;
+  bool listy = k->kind == FE_SK_INTLIST || k->kind == FE_SK_LIST ||
+               k->kind == FE_SK_STRLIST;
   if (listy && v->items[0]->kind != DC_NODE_SEQ) {
     dc_diag *g = dc_diag_error(d, DC_DIAG_WRONG_TYPE, v->span,
                                "'%s' takes a list, so its sweep is a list "
@@ -224,11 +224,11 @@ static bool list(dc_study *s, dc_axis *ax, const dc_node *v,
   const char **texts = dc_arena_array(&s->arena, v->n, sizeof *texts);
   for (size_t i = 0; i < v->n; i++) {
     vals[i] = v->items[i];
-    texts[i] = dc_node_flow(v->items[i], &s->arena);
+    texts[i] = fe_node_flow(v->items[i], &s->arena);
     if (v->items[i]->kind != DC_NODE_SCALAR)
-      dc_schema_walk(v->items[i], ax->path, d);
+      fe_schema_walk(v->items[i], ax->path, d);
   }
-  ax->kind = DC_AXIS_LIST;
+  ax->kind = FE_AXIS_LIST;
   ax->values = (const dc_node *const *)vals;
   ax->texts = (const char *const *)texts;
   ax->n = (int64_t)v->n;
@@ -242,30 +242,30 @@ static bool named_by_override(const dc_override *ov, size_t n,
   return false;
 }
 
-bool dc_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
+bool fe_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
                     dc_diags *d) {
   size_t before = d->errors;
   const dc_node *sw = dc_node_get(s->root, "sweep");
   size_t cap = 8, n = 0;
-  dc_axis *axes = dc_xcalloc(cap, sizeof *axes);
+  fe_axis *axes = dc_xcalloc(cap, sizeof *axes);
   bool zip = false;
   const dc_node *mode_n = sw ? dc_node_get(sw, "mode") : NULL;
   if (mode_n) {
     int m = 0;
     static const char *const modes[] = {"product", "zip", NULL};
-    if (dc_leaf_enum(mode_n, "sweep.mode", modes, &m, d)) zip = m == 1;
+    if (fe_leaf_enum(mode_n, "sweep.mode", modes, &m, d)) zip = m == 1;
   }
   if (sw && sw->kind == DC_NODE_MAP) {
     for (size_t i = 0; i < sw->n; i++) {
       const dc_node *key = sw->keys[i], *v = sw->items[i];
       if (!strcmp(key->text, "mode")) continue;
-      const dc_skey *k = dc_path_check(key->text, key->span, true, d);
+      const fe_skey *k = fe_path_check(key->text, key->span, true, d);
       if (!k || named_by_override(ov, n_ov, key->text)) continue;
       if (n == cap) {
         cap *= 2;
         axes = dc_xrealloc(axes, cap * sizeof *axes);
       }
-      dc_axis *ax = &axes[n];
+      fe_axis *ax = &axes[n];
       memset(ax, 0, sizeof *ax);
       ax->path = key->text;
       ax->key_span = key->span;
@@ -279,7 +279,7 @@ bool dc_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
         dc_diag *g = dc_diag_error(
             d, DC_DIAG_WRONG_TYPE, v->span,
             "expected a list or a range for sweep '%s', found %s", key->text,
-            dc_node_describe(v, buf, sizeof buf));
+            fe_node_describe(v, buf, sizeof buf));
         dc_diag_set_help(g, "write [a, b, c] or {from: 512, to: 8192, "
                             "times: 2}");
         ok = false;
@@ -287,7 +287,7 @@ bool dc_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
       if (ok) n++;
     }
   } else if (sw && !sw->is_null) {
-    dc_expect_kind(sw, DC_NODE_MAP, "sweep", d);
+    fe_expect_kind(sw, DC_NODE_MAP, "sweep", d);
   }
   /* zip: every list has the length of the first. */
   if (zip)
@@ -304,7 +304,7 @@ bool dc_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
         n--; /* dropped: its values cannot be paired */
       }
   size_t n_sweep = n;
-  if (!dc_overrides_parse(s, ov, n_ov, &axes, &n, &cap, d)) {
+  if (!fe_overrides_parse(s, ov, n_ov, &axes, &n, &cap, d)) {
     /* reported */
   }
   /* Groups: zip → the sweep's axes share digit 0; -D lists follow. */
@@ -348,18 +348,18 @@ bool dc_sweep_parse(dc_study *s, const dc_override *ov, size_t n_ov,
   return d->errors == before;
 }
 
-void dc_sweep_digits(const dc_study *s, int64_t index, int64_t *digits) {
+void fe_sweep_digits(const dc_study *s, int64_t index, int64_t *digits) {
   for (size_t g = 0; g < s->n_groups; g++)
     digits[g] = (index / s->groups[g].stride) % s->groups[g].n;
 }
 
-void dc_sweep_subs(const dc_study *s, const int64_t *digits, dc_arena *a,
-                   dc_sub *subs, dc_param *params) {
+void fe_sweep_subs(const dc_study *s, const int64_t *digits, dc_arena *a,
+                   fe_sub *subs, dc_param *params) {
   for (size_t i = 0; i < s->n_axes; i++) {
-    const dc_axis *ax = &s->axes[i];
+    const fe_axis *ax = &s->axes[i];
     const char *text = NULL;
     subs[i].path = ax->path;
-    subs[i].node = dc_axis_value(ax, digits[ax->group], a, &text);
+    subs[i].node = fe_axis_value(ax, digits[ax->group], a, &text);
     if (params) {
       params[i].path = ax->path;
       params[i].value = text;
@@ -368,28 +368,28 @@ void dc_sweep_subs(const dc_study *s, const int64_t *digits, dc_arena *a,
 }
 
 /* The index of `v` among the axis's values, or -1. */
-static int64_t find_value(dc_study *s, const dc_axis *ax, const dc_node *v) {
-  const char *text = dc_node_flow(v, &s->arena);
-  if (ax->kind == DC_AXIS_LIST) {
+static int64_t find_value(dc_study *s, const fe_axis *ax, const dc_node *v) {
+  const char *text = fe_node_flow(v, &s->arena);
+  if (ax->kind == FE_AXIS_LIST) {
     for (int64_t i = 0; i < ax->n; i++)
-      if (dc_scalar_equal(ax->texts[i], text)) return i;
+      if (fe_scalar_equal(ax->texts[i], text)) return i;
     /* catalog names: an alias selects the canonical entry */
     const char *dir = !strcmp(ax->path, "system.gpu")         ? "gpus"
                       : !strcmp(ax->path, "system.overheads") ? "overheads"
                       : !strcmp(ax->path, "model.preset")     ? "models"
                                                               : NULL;
     if (dir && v->kind == DC_NODE_SCALAR) {
-      const dc_catref *r = dc_study_catalog(s, dir, text, NULL, NULL, true);
+      const fe_catref *r = fe_study_catalog(s, dir, text, NULL, NULL, true);
       for (int64_t i = 0; r && i < ax->n; i++) {
-        const dc_catref *q =
-            dc_study_catalog(s, dir, ax->texts[i], NULL, NULL, true);
+        const fe_catref *q =
+            fe_study_catalog(s, dir, ax->texts[i], NULL, NULL, true);
         if (q && !strcmp(q->name, r->name)) return i;
       }
     }
     return -1;
   }
   const char *why;
-  if (ax->kind == DC_AXIS_IRANGE) {
+  if (ax->kind == FE_AXIS_IRANGE) {
     int64_t x;
     if (!dc_parse_size(text, true, &x, &why)) return -1;
     for (int64_t i = 0; i < ax->n; i++) {
@@ -411,7 +411,7 @@ static int64_t find_value(dc_study *s, const dc_axis *ax, const dc_node *v) {
   return -1;
 }
 
-bool dc_baseline_parse(dc_study *s, dc_diags *d) {
+bool fe_baseline_parse(dc_study *s, dc_diags *d) {
   const dc_node *b = dc_node_get(s->root, "baseline");
   s->baseline_digit =
       dc_arena_array(&s->arena, s->n_groups + 1, sizeof(int64_t));
@@ -421,7 +421,7 @@ bool dc_baseline_parse(dc_study *s, dc_diags *d) {
   size_t before = d->errors;
   for (size_t i = 0; i < b->n; i++) {
     const dc_node *key = b->keys[i];
-    const dc_axis *ax = NULL;
+    const fe_axis *ax = NULL;
     for (size_t j = 0; j < s->n_axes; j++)
       if (!strcmp(s->axes[j].path, key->text)) ax = &s->axes[j];
     if (!ax) {
@@ -442,8 +442,8 @@ bool dc_baseline_parse(dc_study *s, dc_diags *d) {
       dc_diag *g = dc_diag_error(
           d, DC_DIAG_BASELINE, b->items[i]->span,
           "baseline value %s is not one of the values swept for '%s'",
-          dc_node_describe(b->items[i], buf, sizeof buf), key->text);
-      if (ax->kind == DC_AXIS_LIST) {
+          fe_node_describe(b->items[i], buf, sizeof buf), key->text);
+      if (ax->kind == FE_AXIS_LIST) {
         dc_buf t = {0};
         for (int64_t q = 0; q < ax->n && t.len < 120; q++)
           dc_buf_printf(&t, "%s%s", q ? ", " : "", ax->texts[q]);

@@ -27,7 +27,7 @@
  *   gA[F, D] = gZ[F, F] · T[F, D]                        m=F n=D k=F
  *   gB[D, F] = T^T[D, F] · gZ[F, F]                      m=D n=F k=F, ta
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 static const dc_span no_span = {0};
 

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "graphgen/core.h"
+#include "graphgen/core_int.h"
 
 const char *dc_phase_name(dc_phase p) {
   switch (p) {
@@ -144,7 +144,7 @@ int64_t gg_numel(const gg_b *b, int32_t t) {
   return n;
 }
 
-/* The out-of-line half of gg_begin (internal.h). */
+/* The out-of-line half of gg_begin (graphgen_int.h). */
 void gg_grow_ops(gg_b *b) {
   int32_t cap = b->cap_ops;
   b->ops = grow(b, b->ops, &cap, b->n_ops, 1, sizeof(dc_op));
@@ -159,7 +159,7 @@ int32_t gg_leaf(gg_b *b, const char *name) {
   return i;
 }
 
-/* The out-of-line halves of gg_in and gg_out (internal.h). */
+/* The out-of-line halves of gg_in and gg_out (graphgen_int.h). */
 void gg_grow_ins(gg_b *b) {
   b->ins = grow(b, b->ins, &b->cap_ins, b->n_ins, 1, sizeof(int32_t));
 }

@@ -34,7 +34,7 @@
  */
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

@@ -40,7 +40,7 @@
  */
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 static const gg_et_sig sigs[] = {
     {"aten::_foreach_add_",

@@ -4,7 +4,7 @@
  * Only built with more than one GPU.
  *
  * Every rank needs, for its local batch B = global / W, the pooled
- * embedding of every table. Per class of shard (internal.h):
+ * embedding of every table. Per class of shard (graphgen_int.h):
  *
  *   A2A (table_wise, column_wise): the shard pooled the global batch
  *     [B·W, cols]; the world all-to-all sends each rank its B rows.
@@ -47,7 +47,7 @@
  * that kind, so ranks that sit a stage out still agree on the numbering,
  * and groups of one stage are disjoint (no cross-group wait cycles).
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

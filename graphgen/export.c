@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 bool dc_graph_format_parse(const char *s, dc_graph_format *out) {
   if (strcmp(s, "text") == 0) *out = DC_GRAPH_TEXT;

@@ -67,7 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define ET_PROCESS_ID 1
 #define ET_THREAD0_ID 2 /* main thread, tid 1 */

@@ -31,7 +31,7 @@
  * as the dispatcher records it. (PyTorch refuses binary_cross_entropy
  * under autocast; we model the fp32 loss a user must write instead.)
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 #define I64 DC_DTYPE_INT64

@@ -34,7 +34,7 @@
  * ReLU mask, x0 and x_l of a cross layer) are not priced: they are a few
  * bytes per output element next to the GEMM's own traffic.
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

@@ -15,7 +15,7 @@
  * to `*recv_l` and `*recv_v` (fresh tensors; the caller decides whether
  * they are this batch's or the next one's). Single rank: nothing.
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define I32 DC_DTYPE_INT32
 #define I64 DC_DTYPE_INT64

@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 /* One table's group (tables 0) for a shard of rows × cols: where its rows
  * live and, for a cached table, the rows of its share of the HBM cache

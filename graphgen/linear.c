@@ -11,7 +11,7 @@
  *   grad input  gx[B, in]  = g[B, out] · W[out, in]      m=B   n=in k=out
  *   grad weight gW[out,in] = g^T[out, B] · x[B, in]      m=out n=in k=B, ta
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

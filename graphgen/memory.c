@@ -55,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 typedef struct macc {
   bool ovf;

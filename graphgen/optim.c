@@ -27,7 +27,7 @@
  * Adam has no sparse path in torch.optim; for per_table we model the lazy
  * (SparseAdam-style) row update, which is what a user must choose.
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

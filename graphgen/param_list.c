@@ -1,13 +1,13 @@
 /*
  * param_list.c — parameters as the optimizer sees them (gg_param,
- * internal.h): each registered in PyTorch's order by whoever creates it
+ * graphgen_int.h): each registered in PyTorch's order by whoever creates it
  * (the MLPs and tables in forward.c, the cross network in crossnet.c), a
  * dense one with the state its optimizer keeps. Below every pass, which
  * all register or read them.
  */
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 int32_t gg_param_add(gg_ctx *c, int32_t t, int32_t table) {
   if (c->n_params == c->cap_params) {

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define CW_MIN_COLS 32
 

@@ -43,7 +43,7 @@
  * (kjt.c), lookup and output distribution (exchange.c), as TorchRec's
  * sharded module runs them; data-parallel tables read the local batch.
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 #define I32 DC_DTYPE_INT32

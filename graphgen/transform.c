@@ -23,7 +23,7 @@
 #include <pcre2.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 static bool re_match(pcre2_code *re, pcre2_match_data *md, const char *s) {
   return pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md,

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define VERIFY_MAX_REPORTS 20
 

@@ -3,7 +3,7 @@
  * always"): no kernel finishes faster than
  *
  *   FLOP    its flops over the datasheet peak of the math units its dtype
- *           runs on, at the boost clock (dc_k_math_peak_flops_per_us: no
+ *           runs on, at the boost clock (km_math_peak_flops_per_us: no
  *           achievable factor, no power cap),
  *   DRAM    its compulsory DRAM bytes over the datasheet bandwidth,
  *   link    for a collective or a host copy, the bytes it must move over
@@ -14,7 +14,7 @@
  * model's answer below the floor to the floor (price.c); `dlrmc kernel
  * --explain` says which bound a price was clamped to and what the model
  * said. Compulsory work is what any implementation must do, counted from
- * the descriptor with the same helpers the models use (kinternal.h), and
+ * the descriptor with the same helpers the models use (kernels_int.h), and
  * never more than a model counts:
  *
  *   gemm            2·m·n·k·batch flops; A and B read and C written once
@@ -41,7 +41,7 @@
  * the user asked for) multiplies the clamped price, as it multiplies any.
  *
  * Where the clamp is applied. A fitted model knows nothing of physics:
- * every fitted answer is checked (dc_k_floor_check, without a division:
+ * every fitted answer is checked (km_floor_check, without a division:
  * t·rate ≥ work for each bound) and raised to the floor when below it.
  * The analytic models are at or above their floor by construction, each
  * term over the same or more work at a rate no higher than the bound's
@@ -72,7 +72,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 const char *dc_kbound_name(dc_kbound b) {
   switch (b) {
@@ -95,7 +95,7 @@ typedef struct kwork {
 } kwork;
 
 static void emb_work(const dc_kernel *k, kwork *w) {
-  double fl = dc_k_emb_flops_per_elem(k);
+  double fl = km_emb_flops_per_elem(k);
   double B = pos(k->u.emb.batch);
   for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
     const dc_emb_group *g = &k->u.emb.groups[i];
@@ -116,7 +116,7 @@ static void kernel_work(const dc_kernel *k, const dc_device *dev, kwork *w) {
     if (m <= 0 || n <= 0 || kk <= 0 || b <= 0) break;
     w->math = k->u.gemm.dtype;
     w->flops = 2.0 * (double)m * (double)n * (double)kk * (double)b;
-    w->dram_bytes = dc_k_gemm_bytes(m, n, kk, b, dc_dtype_bytes(w->math));
+    w->dram_bytes = km_gemm_bytes(m, n, kk, b, dc_dtype_bytes(w->math));
     break;
   }
   case DC_KERNEL_EMBEDDING_FWD:
@@ -148,12 +148,12 @@ static void kernel_work(const dc_kernel *k, const dc_device *dev, kwork *w) {
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
     if (k->u.mat.batch > 0 && k->u.mat.m > 0 && k->u.mat.n > 0)
-      w->dram_bytes = dc_k_matrix_bytes(k);
+      w->dram_bytes = km_matrix_bytes(k);
     break;
   case DC_KERNEL_INTERACTION_FWD:
   case DC_KERNEL_INTERACTION_BWD:
     if (k->u.mat.batch > 0 && k->u.mat.m > 0 && k->u.mat.n > 0)
-      dc_k_interaction_work(k, &w->flops, &w->dram_bytes);
+      km_interaction_work(k, &w->flops, &w->dram_bytes);
     w->math = k->u.mat.dtype;
     break;
   case DC_KERNEL_ALL_TO_ALL:
@@ -161,8 +161,8 @@ static void kernel_work(const dc_kernel *k, const dc_device *dev, kwork *w) {
   case DC_KERNEL_REDUCE_SCATTER:
   case DC_KERNEL_ALL_GATHER: {
     if (k->u.coll.ranks <= 1 || k->u.coll.bytes <= 0) break;
-    dc_k_coll_path p;
-    dc_k_collective_path(k, dev, &p);
+    km_coll_path p;
+    km_collective_path(k, dev, &p);
     w->link_bytes = p.moved_bytes;
     w->link_gbps = p.link_gbps;
     break;
@@ -184,7 +184,7 @@ void dc_kernel_floor(const dc_kernel *k, const dc_device *dev,
   out->flops = w.flops;
   out->dram_bytes = w.dram_bytes;
   out->link_bytes = w.link_bytes;
-  out->flop_us = over(w.flops, dc_k_math_peak_flops_per_us(dev, w.math));
+  out->flop_us = over(w.flops, km_math_peak_flops_per_us(dev, w.math));
   out->dram_us = over(w.dram_bytes, dev->dram_gbps * 1e3);
   out->link_us = over(w.link_bytes, w.link_gbps * 1e3);
   out->launch_us = dev->kernel_floor_us > 0 ? dev->kernel_floor_us : 0;
@@ -203,12 +203,12 @@ void dc_kernel_floor(const dc_kernel *k, const dc_device *dev,
  * within 1e-9 of a bound goes to the exact comparison of the caller. */
 #define BOUND_MARGIN (1 + 1e-9)
 
-bool dc_k_floor_check(const dc_kernel *k, const dc_device *dev, double t) {
+bool km_floor_check(const dc_kernel *k, const dc_device *dev, double t) {
   if (!(t >= dev->kernel_floor_us * BOUND_MARGIN)) return false; /* NaN */
   kwork w;
   kernel_work(k, dev, &w);
   double ts = t * (1 / BOUND_MARGIN);
-  if (w.flops > 0 && ts * dc_k_math_peak_flops_per_us(dev, w.math) < w.flops)
+  if (w.flops > 0 && ts * km_math_peak_flops_per_us(dev, w.math) < w.flops)
     return false;
   if (w.dram_bytes > 0 && ts * (dev->dram_gbps * 1e3) < w.dram_bytes)
     return false;

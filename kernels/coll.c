@@ -36,7 +36,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 /* Protocols: LL sends 8-byte words carrying 4 bytes of data and a flag;
  * NCCL's tuner takes a quarter of the link for a ring's LL across nodes or

@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 static const char *const fam_names[DC_KFAM_COUNT_] = {
     "elementwise",     "reduce",        "indexed",
@@ -115,10 +115,10 @@ static double fam_us_raw(const dc_kernel *k, const dc_device *dev, double frac,
   d.kernel_floor_us = lat;
   switch (k->kind) {
   case DC_KERNEL_ELEMENTWISE:
-  case DC_KERNEL_REDUCE: return dc_k_elementwise_us(k, &d);
+  case DC_KERNEL_REDUCE: return km_elementwise_us(k, &d);
   case DC_KERNEL_CONCAT:
   case DC_KERNEL_MEMCPY_D2D: {
-    double gbps = dc_k_dram_gbps(&d);
+    double gbps = km_dram_gbps(&d);
     return lat + (gbps > 0 ? 2.0 * (double)k->u.copy.bytes / (gbps * 1e3) : 0);
   }
   case DC_KERNEL_EMBEDDING_FWD:

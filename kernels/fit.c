@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
-double dc_k_rand_uniform(uint64_t *s) {
+double km_rand_uniform(uint64_t *s) {
   return (double)(dc_splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
@@ -123,7 +123,7 @@ void dc_mlp_train(dc_mlp *m, const double *x, const double *y, int32_t n,
     m2b[l] = dc_arena_array(a, no, sizeof(double));
     double lim = sqrt(6.0 / (double)ni);
     for (size_t i = 0; i < ni * no; i++)
-      m->w[l][i] = (2 * dc_k_rand_uniform(&st) - 1) * lim;
+      m->w[l][i] = (2 * km_rand_uniform(&st) - 1) * lim;
   }
   for (int32_t l = 0; l <= m->n_layers; l++) {
     act[l] = dc_arena_array(a, (size_t)BS * (size_t)m->width[l],

@@ -46,7 +46,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 #define GEMM_FIXED_US 3.5
 #define GEMM_REDUCE_US 4.0
@@ -129,7 +129,7 @@ static double math_unit(const dc_device *dev, dc_dtype t, double *eff) {
 
 /* Achievable FLOP/s for the dtype, in flops per µs: the datasheet rate ×
  * the achievable fraction × the sustained clock's share of the boost. */
-double dc_k_math_flops_per_us(const dc_device *dev, dc_dtype t) {
+double km_math_flops_per_us(const dc_device *dev, dc_dtype t) {
   double clock = 1.0;
   if (dev->sustained_mhz > 0 && dev->sustained_mhz < dev->boost_mhz)
     clock = dev->sustained_mhz / dev->boost_mhz;
@@ -140,7 +140,7 @@ double dc_k_math_flops_per_us(const dc_device *dev, dc_dtype t) {
 
 /* The datasheet peak of the same units, at the boost clock: no kernel of
  * that dtype can beat it (kernels/bounds.c). */
-double dc_k_math_peak_flops_per_us(const dc_device *dev, dc_dtype t) {
+double km_math_peak_flops_per_us(const dc_device *dev, dc_dtype t) {
   double eff;
   return math_unit(dev, t, &eff) * 1e6;
 }
@@ -366,7 +366,7 @@ static inline bool gemm_half_wins(const gemm_shape_state *h,
 static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
                         double s, const gemm_ctx *c) {
   double dm = (double)m, dn = (double)n, dk = (double)kk, db = (double)batch;
-  double base_bytes = dc_k_gemm_bytes(m, n, kk, batch, s);
+  double base_bytes = km_gemm_bytes(m, n, kk, batch, s);
   double partial_bytes = dm * dn * 4 * db * 2;
   gemm_splits sp;
   sp.n = 0;
@@ -491,7 +491,7 @@ static bool on_tensor_cores(const dc_device *dev, dc_dtype t) {
          math_unit(dev, t, &eff) != dev->fp32_tflops;
 }
 
-double dc_k_gemm_align_factor(const dc_kernel *k, const dc_device *dev) {
+double km_gemm_align_factor(const dc_kernel *k, const dc_device *dev) {
   int64_t v = GEMM_ALIGN_BYTES / (int64_t)dc_dtype_bytes(k->u.gemm.dtype);
   if (v <= 1 || (k->u.gemm.m % v == 0 && k->u.gemm.n % v == 0 &&
                  k->u.gemm.k % v == 0))
@@ -509,14 +509,14 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.sms = dev->sms > 0 ? dev->sms : 1;
   c.inv_sms = 1.0 / (double)c.sms;
   double sms = (double)c.sms;
-  double align = dc_k_gemm_align_factor(k, dev);
-  c.inv_peak_sm = sms / (dc_k_math_flops_per_us(dev, k->u.gemm.dtype) *
+  double align = km_gemm_align_factor(k, dev);
+  c.inv_peak_sm = sms / (km_math_flops_per_us(dev, k->u.gemm.dtype) *
                          align);                       /* µs per flop */
   c.inv_l2_sm = sms / (dev->l2_gbps * 1e3 * align);    /* µs per byte */
   c.wave_us = GEMM_WAVE_US;
   c.shapes = on_tensor_cores(dev, k->u.gemm.dtype) ? GEMM_TENSOR_SHAPES
                                                    : (1u << GEMM_SHAPES) - 1;
-  double dram_bps = dc_k_dram_gbps(dev) * 1e9;
+  double dram_bps = km_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;
   c.bytes_needed = dram_bps * GEMM_DRAM_LATENCY_S;
   return gemm_full(m, n, kk, batch, s, &c);

@@ -14,7 +14,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 /* bytes over GB/s, in µs */
 static double xfer_us(double bytes, double gbps) {
@@ -156,7 +156,7 @@ static double opt_flops_per_elem(dc_optimizer o) {
   return 2;
 }
 
-double dc_k_emb_flops_per_elem(const dc_kernel *k) {
+double km_emb_flops_per_elem(const dc_kernel *k) {
   if (k->kind != DC_KERNEL_EMBEDDING_BWD) return 1; /* the pooling's add */
   bool fused = k->u.emb.fused_optimizer;
   return 2.0 + (fused ? opt_flops_per_elem(k->u.emb.optimizer) : 0);
@@ -170,11 +170,11 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
   double B = (double)k->u.emb.batch;
   /* µs per byte (xfer_us's division, taken once per kernel, not per
    * group) */
-  double dram = dc_k_dram_gbps(dev), l2 = dev->l2_gbps;
+  double dram = km_dram_gbps(dev), l2 = dev->l2_gbps;
   double dram_us = dram > 0 ? 1 / (dram * 1e3) : 0;
   double l2_us = l2 > 0 ? 1 / (l2 * 1e3) : 0;
   double mem_us = 0, flops = 0;
-  double fl = dc_k_emb_flops_per_elem(k);
+  double fl = km_emb_flops_per_elem(k);
   int32_t x_dim = -1;
   double x_bytes = -1; /* whole bytes, kept in double: a 2^31-wide row's
                         * bytes and its optimizer state exceed int */
@@ -209,7 +209,7 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
     mem_us += warps * (tr_dram * dram_us + tr_l2 * l2_us);
     flops += warps * L * g->dim * fl;
   }
-  double compute_us = flops / dc_k_fp32_flops_per_us(dev);
+  double compute_us = flops / km_fp32_flops_per_us(dev);
   return dev->kernel_floor_us + tmax(mem_us, compute_us);
 }
 
@@ -217,10 +217,10 @@ double dc_kernel_embedding_us(const dc_kernel *k, const dc_device *dev) {
  * Element-wise and reduce (the paper §III-B1b; per-op flops and bytes from
  * owensgroup/ml_perf_model, chosen by graphgen):
  *   t = latency + max(n·F / (fp32 peak · eff), n·A / (dram · eff)). */
-double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
+double km_elementwise_us(const dc_kernel *k, const dc_device *dev) {
   double n = (double)k->u.ew.elements;
-  double c = n * k->u.ew.flops_per_elem / dc_k_fp32_flops_per_us(dev);
-  double m = xfer_us(n * k->u.ew.bytes_per_elem, dc_k_dram_gbps(dev));
+  double c = n * k->u.ew.flops_per_elem / km_fp32_flops_per_us(dev);
+  double m = xfer_us(n * k->u.ew.bytes_per_elem, km_dram_gbps(dev));
   return dev->kernel_floor_us + tmax(c, m);
 }
 
@@ -232,11 +232,11 @@ double dc_k_elementwise_us(const dc_kernel *k, const dc_device *dev) {
  * at the pinned rate (an H200 host: pageable = pinned up to 1 MiB,
  * tests/validation/h200/bench/memcpy.csv); D2H uses the same figures. Each adds the fixed
  * kernel latency. */
-double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
+double km_copy_us(const dc_kernel *k, const dc_device *dev) {
   double b = (double)k->u.copy.bytes, t = 0;
   switch (k->kind) {
-  case DC_KERNEL_CONCAT: t = xfer_us(2 * b, 0.79 * dc_k_dram_gbps(dev)); break;
-  case DC_KERNEL_MEMCPY_D2D: t = xfer_us(2 * b, dc_k_dram_gbps(dev)); break;
+  case DC_KERNEL_CONCAT: t = xfer_us(2 * b, 0.79 * km_dram_gbps(dev)); break;
+  case DC_KERNEL_MEMCPY_D2D: t = xfer_us(2 * b, km_dram_gbps(dev)); break;
   case DC_KERNEL_MEMCPY_H2D:
   case DC_KERNEL_MEMCPY_D2H: {
     /* pageable copies cross the same PCIe link: never faster; their first
@@ -263,7 +263,7 @@ double dc_k_copy_us(const dc_kernel *k, const dc_device *dev) {
  *     over the m rows) and writes them packed: 2·e;
  *   tril_bwd: zero-fills the batch·m·n gradient and scatters e: m·n + 2·e.
  */
-double dc_k_tril_elems(int64_t m, int64_t n, bool diag) {
+double km_tril_elems(int64_t m, int64_t n, bool diag) {
   /* Σ_{i<m} min(i + d, n), d = diag: the first c = min(m, n − d + 1) rows
    * hold i + d, the others n. In closed form (exact below 2^53; the sum
    * it replaced looped over the rows) */
@@ -274,25 +274,25 @@ double dc_k_tril_elems(int64_t m, int64_t n, bool diag) {
   return c * (c - 1) / 2 + c * d + (dm - c) * dn;
 }
 
-double dc_k_matrix_bytes(const dc_kernel *k) {
+double km_matrix_bytes(const dc_kernel *k) {
   double s = dc_dtype_bytes(k->u.mat.dtype), B = (double)k->u.mat.batch;
   double mn = (double)k->u.mat.m * (double)k->u.mat.n, elems = 0;
   switch (k->kind) {
   case DC_KERNEL_TRANSPOSE: elems = 2 * mn; break;
   case DC_KERNEL_TRIL_FWD:
-    elems = 2 * dc_k_tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
+    elems = 2 * km_tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
     break;
   case DC_KERNEL_TRIL_BWD:
-    elems = mn + 2 * dc_k_tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
+    elems = mn + 2 * km_tril_elems(k->u.mat.m, k->u.mat.n, k->u.mat.diag);
     break;
   default: break;
   }
   return B * elems * s;
 }
 
-double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
+double km_matrix_us(const dc_kernel *k, const dc_device *dev) {
   return dev->kernel_floor_us +
-         xfer_us(dc_k_matrix_bytes(k), dc_k_dram_gbps(dev));
+         xfer_us(km_matrix_bytes(k), km_dram_gbps(dev));
 }
 
 /* ---- fused dot interaction -----------------------------------------------
@@ -300,27 +300,27 @@ double dc_k_matrix_us(const dc_kernel *k, const dc_device *dev) {
  * frameworks.md): per sample, m features of width n in dtype s; the
  * forward computes the m×m Gram matrix on the math units of the dtype
  * (2·m²·n flops) and writes the bottom output and the e pairs below the
- * diagonal (dc_k_tril_elems); the backward reads the output gradient
+ * diagonal (km_tril_elems); the backward reads the output gradient
  * and the features and writes the features' gradient, 2·m²·n flops
  * again:
  *   fwd bytes = s·(m·n + n + e), bwd bytes = s·(n + e + 2·m·n),
  *   t = latency + max(flops / math rate, bytes / dram). */
-void dc_k_interaction_work(const dc_kernel *k, double *flops,
-                           double *bytes) {
+void km_interaction_work(const dc_kernel *k, double *flops,
+                         double *bytes) {
   double s = dc_dtype_bytes(k->u.mat.dtype), B = (double)k->u.mat.batch;
   double m = (double)k->u.mat.m, n = (double)k->u.mat.n;
-  double e = dc_k_tril_elems(k->u.mat.m, k->u.mat.m, k->u.mat.diag);
+  double e = km_tril_elems(k->u.mat.m, k->u.mat.m, k->u.mat.diag);
   double per = k->kind == DC_KERNEL_INTERACTION_FWD ? m * n + n + e
                                                     : n + e + 2 * m * n;
   *flops = 2.0 * B * m * m * n;
   *bytes = B * per * s;
 }
 
-double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
+double km_interaction_us(const dc_kernel *k, const dc_device *dev) {
   double flops, bytes;
-  dc_k_interaction_work(k, &flops, &bytes);
-  double c = flops / dc_k_math_flops_per_us(dev, k->u.mat.dtype);
-  double mem = xfer_us(bytes, dc_k_dram_gbps(dev));
+  km_interaction_work(k, &flops, &bytes);
+  double c = flops / km_math_flops_per_us(dev, k->u.mat.dtype);
+  double mem = xfer_us(bytes, km_dram_gbps(dev));
   return dev->kernel_floor_us + tmax(c, mem);
 }
 
@@ -328,8 +328,8 @@ double dc_k_interaction_us(const dc_kernel *k, const dc_device *dev) {
  * NCCL's algorithms and protocols, the cheapest kept (kernels/coll.c). A
  * group of one rank moves nothing. The link floor (kernels/bounds.c) is
  * the slower level's bytes over its datasheet figure. */
-void dc_k_collective_path(const dc_kernel *k, const dc_device *dev,
-                          dc_k_coll_path *p) {
+void km_collective_path(const dc_kernel *k, const dc_device *dev,
+                        km_coll_path *p) {
   dc_coll_plan c;
   dc_collective_plan(k, dev, &c);
   double ti = c.intra_raw_gbps > 0 ? c.intra_bytes / c.intra_raw_gbps : 0;
@@ -341,7 +341,7 @@ void dc_k_collective_path(const dc_kernel *k, const dc_device *dev,
   p->step_us = c.latency_us;
 }
 
-double dc_k_collective_us(const dc_kernel *k, const dc_device *dev) {
+double km_collective_us(const dc_kernel *k, const dc_device *dev) {
   dc_coll_plan c;
   dc_collective_plan(k, dev, &c);
   return tmax(dev->kernel_floor_us, c.total_us);

@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 struct dc_kmodels {
   const char *name; /* lowercase folder name, or a folder's path */
@@ -367,7 +367,7 @@ fitted_or(const dc_kernel *k, const dc_device *dev, const dc_kmodels *models,
     m = applicable(c, models);
   }
   double t = m ? dc_mlp_predict_us(m, c) : analytic(k, dev);
-  bool clear = m ? dc_k_floor_check(k, dev, t) : t >= dev->kernel_floor_us;
+  bool clear = m ? km_floor_check(k, dev, t) : t >= dev->kernel_floor_us;
   if (raw || clear) return t;
   dc_kfloor f;
   dc_kbound b;
@@ -381,7 +381,7 @@ static __attribute__((noinline)) double
 family_us(const dc_kernel *k, const dc_device *dev, const dc_kfam *f,
           bool raw) {
   double t = dc_kfam_us(k, dev, f);
-  if (raw || dc_k_floor_check(k, dev, t)) return t;
+  if (raw || km_floor_check(k, dev, t)) return t;
   dc_kfloor fl;
   dc_kbound b;
   return clamp_to_floor(k, dev, t, &fl, &b);
@@ -401,7 +401,7 @@ static inline double model_us(const dc_kernel *k, const dc_device *dev,
   case DC_KERNEL_TRANSPOSE:
   case DC_KERNEL_TRIL_FWD:
   case DC_KERNEL_TRIL_BWD:
-    t = fitted_or(k, dev, models, dc_k_matrix_us, raw);
+    t = fitted_or(k, dev, models, km_matrix_us, raw);
     break;
   case DC_KERNEL_EMBEDDING_FWD:
   case DC_KERNEL_EMBEDDING_BWD:
@@ -409,23 +409,23 @@ static inline double model_us(const dc_kernel *k, const dc_device *dev,
     break;
   case DC_KERNEL_INTERACTION_FWD:
   case DC_KERNEL_INTERACTION_BWD:
-    t = dc_k_interaction_us(k, dev);
+    t = km_interaction_us(k, dev);
     break;
   case DC_KERNEL_ELEMENTWISE:
   case DC_KERNEL_REDUCE:
-    t = dc_k_elementwise_us(k, dev);
+    t = km_elementwise_us(k, dev);
     break;
   case DC_KERNEL_CONCAT:
   case DC_KERNEL_MEMCPY_H2D:
   case DC_KERNEL_MEMCPY_D2H:
   case DC_KERNEL_MEMCPY_D2D:
-    t = dc_k_copy_us(k, dev);
+    t = km_copy_us(k, dev);
     break;
   case DC_KERNEL_ALL_TO_ALL:
   case DC_KERNEL_ALL_REDUCE:
   case DC_KERNEL_REDUCE_SCATTER:
   case DC_KERNEL_ALL_GATHER:
-    t = dc_k_collective_us(k, dev);
+    t = km_collective_us(k, dev);
     break;
   default:
     t = dev->kernel_floor_us;

@@ -48,7 +48,7 @@
 #include <math.h>
 
 #include "kernels/kernels.h"
-#include "kernels/kinternal.h"
+#include "kernels/kernels_int.h"
 
 static double ceil32(double b) { return ceil(b / 32.0) * 32.0; }
 
@@ -142,7 +142,7 @@ static double group_extra_us(const dc_kernel *k, const dc_emb_group *g,
   group_host_bytes(k, g, &in, &out, &fill);
   double link = dev->host_link_gbps * dev->host_link_eff;
   double link_us = link > 0 ? (in > out ? in : out) / (link * 1e3) : 0;
-  double dram = dc_k_dram_gbps(dev);
+  double dram = km_dram_gbps(dev);
   double fill_us = dram > 0 ? fill / (dram * 1e3) : 0;
   bool bwd = k->kind == DC_KERNEL_EMBEDDING_BWD;
   if (!bwd && g->memory == DC_MEMORY_UVM_CACHING) return link_us + fill_us;

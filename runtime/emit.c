@@ -13,25 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 
-bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
-                     dc_emit_col **cols, size_t *n, dc_diags *d) {
+bool rt_emit_columns(const dc_sweep_source *src, bool has_baseline,
+                     rt_emit_col **cols, size_t *n, dc_diags *d) {
   size_t cap = src->n_columns ? src->n_columns
                               : src->n_params + DC_METRIC_COUNT_;
-  dc_emit_col *c = dc_xcalloc(cap + 1, sizeof *c);
+  rt_emit_col *c = dc_xcalloc(cap + 1, sizeof *c);
   size_t k = 0;
   bool ok = true;
   if (!src->n_columns) {
     for (size_t i = 0; i < src->n_params; i++)
-      c[k++] = (dc_emit_col){src->param_paths[i], true, (int)i, 0};
+      c[k++] = (rt_emit_col){src->param_paths[i], true, (int)i, 0};
     for (int m = 0; m < DC_METRIC_COUNT_; m++) {
       if (m == DC_METRIC_SPEEDUP && !has_baseline) continue;
       if (m >= DC_METRIC_FIRST_DETAIL) continue;
       /* the sharding columns join the default set only when the study asks
        * for TorchRec's estimate (every other table keeps its columns) */
       if (m >= DC_METRIC_FIRST_EXTRA && !src->torchrec) continue;
-      c[k++] = (dc_emit_col){dc_metric_name((dc_metric_id)m), false, -1,
+      c[k++] = (rt_emit_col){dc_metric_name((dc_metric_id)m), false, -1,
                              (dc_metric_id)m};
     }
   } else {
@@ -41,9 +41,9 @@ bool dc_emit_columns(const dc_sweep_source *src, bool has_baseline,
       while (p < src->n_params && strcmp(src->param_paths[p], name) != 0) p++;
       dc_metric_id m;
       if (p < src->n_params) {
-        c[k++] = (dc_emit_col){name, true, (int)p, 0};
+        c[k++] = (rt_emit_col){name, true, (int)p, 0};
       } else if (dc_metric_parse(name, &m)) {
-        c[k++] = (dc_emit_col){name, false, -1, m};
+        c[k++] = (rt_emit_col){name, false, -1, m};
       } else {
         /* The front end validates output.columns; this guards the
          * contract between the two. */
@@ -93,7 +93,7 @@ static bool is_json_number(const char *s) {
   return *p == '\0';
 }
 
-static bool right_aligned(const dc_emit_col *c) {
+static bool right_aligned(const rt_emit_col *c) {
   return !c->is_param && c->metric != DC_METRIC_FITS;
 }
 
@@ -132,7 +132,7 @@ static void emit_header(dc_format f, const header_col *cols, size_t n,
   }
 }
 
-void dc_emit_header(dc_format f, const dc_emit_col *cols, size_t n,
+void rt_emit_header(dc_format f, const rt_emit_col *cols, size_t n,
                     dc_buf *b) {
   header_col *h = dc_xcalloc(n ? n : 1, sizeof *h);
   for (size_t i = 0; i < n; i++)
@@ -203,23 +203,23 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
     dc_buf_puts(out, v != 0.0 ? "true" : "false");
     return;
   case DC_METRIC_COMM_BYTES:
-    dc_emit_put_int(out, dc_f64_sat_i64(round(v)));
+    rt_emit_put_int(out, dc_f64_sat_i64(round(v)));
     return;
   case DC_METRIC_SAMPLES_PER_S:
-    dc_emit_put_double(out, v, 1);
+    rt_emit_put_double(out, v, 1);
     return;
   case DC_METRIC_EMB_TOTAL_VARIATION:
   case DC_METRIC_EMB_TOTAL_DISTANCE:
   case DC_METRIC_EMB_CHI_DIVERGENCE:
   case DC_METRIC_EMB_KL_DIVERGENCE:
-    dc_emit_put_double(out, v, 6);
+    rt_emit_put_double(out, v, 6);
     return;
   case DC_METRIC_SPEEDUP:
     if (!x->has_speedup) return; /* empty: the study has no baseline */
-    dc_emit_put_double(out, v, 4);
+    rt_emit_put_double(out, v, 4);
     return;
   default:
-    dc_emit_put_double(out, v, 4);
+    rt_emit_put_double(out, v, 4);
     return;
   }
 }
@@ -228,14 +228,14 @@ void dc_metric_format(dc_metric_id m, const dc_metrics *x, dc_buf *out) {
  * DC_EMIT_UNFIT: its times assume memory the GPU lacks, and a reader of
  * the table must see so without a fits column (CSV and JSON lines keep
  * their values as they are; they carry fits for programs). */
-void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
+void rt_emit_row(dc_format f, const rt_emit_col *cols, size_t n,
                  const dc_point *p, const dc_metrics *m, int digits,
                  int decimals, dc_buf *b, dc_buf *scratch) {
   open_row(f, b);
   if (f == DC_FORMAT_MD && m->v[DC_METRIC_FITS] == 0.0 && n > 0)
     dc_buf_puts(b, " " DC_EMIT_UNFIT);
   for (size_t i = 0; i < n; i++) {
-    const dc_emit_col *c = &cols[i];
+    const rt_emit_col *c = &cols[i];
     const char *text;
     json_as as = JSON_AUTO;
     if (c->is_param) {
@@ -247,9 +247,9 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
                  c->metric != DC_METRIC_COMM_BYTES &&
                  !(c->metric == DC_METRIC_SPEEDUP && !m->has_speedup);
       if (num && digits > 0)
-        dc_emit_put_sig(scratch, m->v[c->metric], digits);
+        rt_emit_put_sig(scratch, m->v[c->metric], digits);
       else if (num && decimals >= 0)
-        dc_emit_put_double(scratch, m->v[c->metric], decimals);
+        rt_emit_put_double(scratch, m->v[c->metric], decimals);
       else
         dc_metric_format(c->metric, m, scratch);
       text = scratch->data ? scratch->data : "";
@@ -265,41 +265,41 @@ void dc_emit_row(dc_format f, const dc_emit_col *cols, size_t n,
 
 /* ---- row modes ------------------------------------------------ */
 
-static const dc_cell_col rank_cols[] = {
-    {"rank", DC_CELL_NUM},          {"e2e_ms", DC_CELL_NUM},
-    {"cpu_ms", DC_CELL_NUM},        {"gpu_active_ms", DC_CELL_NUM},
-    {"kernel_only_ms", DC_CELL_NUM}, {"emb_ms", DC_CELL_NUM},
-    {"comm_ms", DC_CELL_NUM},       {"comm_bytes", DC_CELL_NUM},
-    {"params_gib", DC_CELL_NUM},    {"optimizer_gib", DC_CELL_NUM},
-    {"activations_gib", DC_CELL_NUM}, {"workspace_gib", DC_CELL_NUM},
-    {"mem_gib", DC_CELL_NUM},       {"fits", DC_CELL_BOOL}};
+static const rt_cell_col rank_cols[] = {
+    {"rank", RT_CELL_NUM},          {"e2e_ms", RT_CELL_NUM},
+    {"cpu_ms", RT_CELL_NUM},        {"gpu_active_ms", RT_CELL_NUM},
+    {"kernel_only_ms", RT_CELL_NUM}, {"emb_ms", RT_CELL_NUM},
+    {"comm_ms", RT_CELL_NUM},       {"comm_bytes", RT_CELL_NUM},
+    {"params_gib", RT_CELL_NUM},    {"optimizer_gib", RT_CELL_NUM},
+    {"activations_gib", RT_CELL_NUM}, {"workspace_gib", RT_CELL_NUM},
+    {"mem_gib", RT_CELL_NUM},       {"fits", RT_CELL_BOOL}};
 
-static const dc_cell_col shard_cols[] = {
-    {"table", DC_CELL_TEXT},     {"shard", DC_CELL_NUM},
-    {"rank", DC_CELL_NUM},       {"sharding", DC_CELL_TEXT},
-    {"rows", DC_CELL_NUM},       {"cols", DC_CELL_NUM},
-    {"emb_fwd_ms", DC_CELL_NUM}, {"emb_bwd_ms", DC_CELL_NUM},
-    {"weights_gib", DC_CELL_NUM}};
+static const rt_cell_col shard_cols[] = {
+    {"table", RT_CELL_TEXT},     {"shard", RT_CELL_NUM},
+    {"rank", RT_CELL_NUM},       {"sharding", RT_CELL_TEXT},
+    {"rows", RT_CELL_NUM},       {"cols", RT_CELL_NUM},
+    {"emb_fwd_ms", RT_CELL_NUM}, {"emb_bwd_ms", RT_CELL_NUM},
+    {"weights_gib", RT_CELL_NUM}};
 
-static const dc_cell_col capacity_cols[] = {
-    {"gpu", DC_CELL_TEXT},          {"gpus", DC_CELL_NUM},
-    {"hosts", DC_CELL_NUM},         {"gpus_per_host", DC_CELL_NUM},
-    {"e2e_ms", DC_CELL_NUM},        {"samples_per_s", DC_CELL_NUM},
-    {"mem_gib", DC_CELL_NUM},       {"hbm_gib", DC_CELL_NUM},
-    {"fits", DC_CELL_BOOL},         {"meets_target", DC_CELL_BOOL},
-    {"answer", DC_CELL_BOOL}};
+static const rt_cell_col capacity_cols[] = {
+    {"gpu", RT_CELL_TEXT},          {"gpus", RT_CELL_NUM},
+    {"hosts", RT_CELL_NUM},         {"gpus_per_host", RT_CELL_NUM},
+    {"e2e_ms", RT_CELL_NUM},        {"samples_per_s", RT_CELL_NUM},
+    {"mem_gib", RT_CELL_NUM},       {"hbm_gib", RT_CELL_NUM},
+    {"fits", RT_CELL_BOOL},         {"meets_target", RT_CELL_BOOL},
+    {"answer", RT_CELL_BOOL}};
 
-static const dc_cell_col torchrec_cols[] = {
-    {"torchrec_ms", DC_CELL_NUM},
-    {"torchrec_fwd_compute_ms", DC_CELL_NUM},
-    {"torchrec_fwd_comms_ms", DC_CELL_NUM},
-    {"torchrec_bwd_compute_ms", DC_CELL_NUM},
-    {"torchrec_bwd_comms_ms", DC_CELL_NUM},
-    {"torchrec_hbm_gib", DC_CELL_NUM}};
+static const rt_cell_col torchrec_cols[] = {
+    {"torchrec_ms", RT_CELL_NUM},
+    {"torchrec_fwd_compute_ms", RT_CELL_NUM},
+    {"torchrec_fwd_comms_ms", RT_CELL_NUM},
+    {"torchrec_bwd_compute_ms", RT_CELL_NUM},
+    {"torchrec_bwd_comms_ms", RT_CELL_NUM},
+    {"torchrec_hbm_gib", RT_CELL_NUM}};
 
-void dc_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
-                          dc_cell_col **cols, size_t *n) {
-  const dc_cell_col *fixed = rank_cols;
+void rt_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
+                          rt_cell_col **cols, size_t *n) {
+  const rt_cell_col *fixed = rank_cols;
   size_t nf = DC_COUNTOF(rank_cols), nt = DC_COUNTOF(torchrec_cols);
   if (rows == DC_ROWS_SHARD) {
     fixed = shard_cols;
@@ -310,17 +310,17 @@ void dc_emit_mode_columns(const dc_sweep_source *src, dc_rows rows,
     nt = 1; /* torchrec_ms of the row's configuration */
   }
   if (!src->torchrec) nt = 0;
-  dc_cell_col *c = dc_xcalloc(src->n_params + nf + nt + 1, sizeof *c);
+  rt_cell_col *c = dc_xcalloc(src->n_params + nf + nt + 1, sizeof *c);
   size_t k = 0;
   for (size_t i = 0; i < src->n_params; i++)
-    c[k++] = (dc_cell_col){src->param_paths[i], DC_CELL_TEXT};
+    c[k++] = (rt_cell_col){src->param_paths[i], RT_CELL_TEXT};
   for (size_t i = 0; i < nf; i++) c[k++] = fixed[i];
   for (size_t i = 0; i < nt; i++) c[k++] = torchrec_cols[i];
   *cols = c;
   *n = k;
 }
 
-static void cells_next(dc_cells *c) {
+static void cells_next(rt_cells *c) {
   if (c->n == c->cap) {
     c->cap = c->cap ? 2 * c->cap : 64;
     c->off = dc_xrealloc(c->off, c->cap * sizeof *c->off);
@@ -328,36 +328,36 @@ static void cells_next(dc_cells *c) {
   c->off[c->n++] = c->buf.len;
 }
 
-void dc_cells_clear(dc_cells *c) {
+void rt_cells_clear(rt_cells *c) {
   dc_buf_clear(&c->buf);
   c->n = 0;
 }
 
-void dc_cells_free(dc_cells *c) {
+void rt_cells_free(rt_cells *c) {
   dc_buf_free(&c->buf);
   free(c->off);
   memset(c, 0, sizeof *c);
 }
 
-void dc_cells_text(dc_cells *c, const char *s) {
+void rt_cells_text(rt_cells *c, const char *s) {
   cells_next(c);
   dc_buf_puts(&c->buf, s ? s : "");
   dc_buf_putc(&c->buf, '\0');
 }
 
-void dc_cells_num(dc_cells *c, double v, int decimals) {
+void rt_cells_num(rt_cells *c, double v, int decimals) {
   cells_next(c);
   if (c->digits > 0)
-    dc_emit_put_sig(&c->buf, v, c->digits);
+    rt_emit_put_sig(&c->buf, v, c->digits);
   else
-    dc_emit_put_double(&c->buf, v, c->fixed_decimals ? c->decimals
+    rt_emit_put_double(&c->buf, v, c->fixed_decimals ? c->decimals
                                                      : decimals);
   dc_buf_putc(&c->buf, '\0');
 }
 
-void dc_cells_int(dc_cells *c, int64_t v) {
+void rt_cells_int(rt_cells *c, int64_t v) {
   cells_next(c);
-  dc_emit_put_int(&c->buf, v);
+  rt_emit_put_int(&c->buf, v);
   dc_buf_putc(&c->buf, '\0');
 }
 
@@ -388,7 +388,7 @@ static char *put_u64(char *end, uint64_t v) { /* writes backwards */
   return end;
 }
 
-void dc_emit_put_int(dc_buf *b, int64_t v) {
+void rt_emit_put_int(dc_buf *b, int64_t v) {
   char tmp[24], *end = tmp + sizeof tmp;
   uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
   char *s = put_u64(end, u);
@@ -396,7 +396,7 @@ void dc_emit_put_int(dc_buf *b, int64_t v) {
   dc_buf_append(b, s, (size_t)(end - s));
 }
 
-void dc_emit_put_sig(dc_buf *b, double v, int digits) {
+void rt_emit_put_sig(dc_buf *b, double v, int digits) {
   if (!isfinite(v) || v == 0.0) {
     dc_buf_put_double(b, v == 0.0 ? 0.0 : v, 0); /* nan, inf, 0 (not -0) */
     return;
@@ -404,7 +404,7 @@ void dc_emit_put_sig(dc_buf *b, double v, int digits) {
   dc_buf_printf(b, "%.*g", digits < 1 ? 1 : digits > 17 ? 17 : digits, v);
 }
 
-void dc_emit_put_double(dc_buf *b, double v, int decimals) {
+void rt_emit_put_double(dc_buf *b, double v, int decimals) {
   if (decimals < 0 || decimals > 9 || !(fabs(v) < 1e9)) {
     dc_buf_put_double(b, v, decimals); /* nan, inf, the rare wide value */
     return;
@@ -443,31 +443,33 @@ void dc_emit_put_double(dc_buf *b, double v, int decimals) {
   dc_buf_append(b, s, (size_t)(end - s));
 }
 
-void dc_cells_bool(dc_cells *c, bool v) { dc_cells_text(c, v ? "true" : "false"); }
-
-void dc_cells_params(dc_cells *c, const dc_sweep_source *src,
-                     const dc_point *p) {
-  for (size_t i = 0; i < src->n_params; i++)
-    dc_cells_text(c, param_value(p, (int)i));
+void rt_cells_bool(rt_cells *c, bool v) {
+  rt_cells_text(c, v ? "true" : "false");
 }
 
-void dc_emit_cells_header(dc_format f, const dc_cell_col *cols, size_t n,
+void rt_cells_params(rt_cells *c, const dc_sweep_source *src,
+                     const dc_point *p) {
+  for (size_t i = 0; i < src->n_params; i++)
+    rt_cells_text(c, param_value(p, (int)i));
+}
+
+void rt_emit_cells_header(dc_format f, const rt_cell_col *cols, size_t n,
                           dc_buf *b) {
   header_col *h = dc_xcalloc(n ? n : 1, sizeof *h);
   for (size_t i = 0; i < n; i++)
-    h[i] = (header_col){cols[i].name, cols[i].kind == DC_CELL_NUM};
+    h[i] = (header_col){cols[i].name, cols[i].kind == RT_CELL_NUM};
   emit_header(f, h, n, b);
   free(h);
 }
 
-void dc_emit_cells_row(dc_format f, const dc_cell_col *cols, size_t n,
-                       const dc_cells *c, dc_buf *b) {
+void rt_emit_cells_row(dc_format f, const rt_cell_col *cols, size_t n,
+                       const rt_cells *c, dc_buf *b) {
   DC_ASSERT(c->n == n);
   open_row(f, b);
   for (size_t i = 0; i < n; i++) {
     const char *text = c->buf.data + c->off[i];
-    json_as as = cols[i].kind == DC_CELL_BOOL                 ? JSON_RAW
-                 : cols[i].kind == DC_CELL_NUM && !*text ? JSON_NULL
+    json_as as = cols[i].kind == RT_CELL_BOOL                 ? JSON_RAW
+                 : cols[i].kind == RT_CELL_NUM && !*text ? JSON_NULL
                                                              : JSON_AUTO;
     emit_field(f, i, cols[i].name, text, as, b);
   }

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
 
@@ -90,7 +90,7 @@ typedef struct worker {
   } base[BASE_CACHE];
   dc_diags diags;
   dc_buf row, scratch, timeline;
-  dc_cells cells; /* a row of the per-rank/per-shard/capacity modes */
+  rt_cells cells; /* a row of the per-rank/per-shard/capacity modes */
   int64_t failed_index;
   int64_t n_unfit; /* points that do not fit in GPU memory */
 } worker;
@@ -116,7 +116,7 @@ static void worker_free(worker *w) {
   dc_buf_free(&w->row);
   dc_buf_free(&w->scratch);
   dc_buf_free(&w->timeline);
-  dc_cells_free(&w->cells);
+  rt_cells_free(&w->cells);
 }
 
 static bool same_links(const dev_entry *e, const dc_point *p) {
@@ -247,9 +247,9 @@ typedef struct slot {
 typedef struct run {
   const dc_sweep_source *src;
   dc_sweep_opts *o;
-  const dc_emit_col *cols;
+  const rt_emit_col *cols;
   size_t n_cols;
-  dc_cell_col *mcols; /* the columns of a row mode (rows != POINT) */
+  rt_cell_col *mcols; /* the columns of a row mode (rows != POINT) */
   size_t n_mcols;
   int64_t first, n_local; /* this shard's points: first, first + 1, ... */
   int64_t window;
@@ -311,15 +311,15 @@ static void torchrec_estimate(worker *w, const run *R, const dc_point *p,
 }
 
 /* The six torchrec_* cells of a rank or shard row. */
-static void torchrec_cells(dc_cells *c, double total_ms, double fwd_compute,
+static void torchrec_cells(rt_cells *c, double total_ms, double fwd_compute,
                            double fwd_comms, double bwd_compute,
                            double bwd_comms, double hbm_bytes) {
-  dc_cells_num(c, total_ms, 4);
-  dc_cells_num(c, fwd_compute, 4);
-  dc_cells_num(c, fwd_comms, 4);
-  dc_cells_num(c, bwd_compute, 4);
-  dc_cells_num(c, bwd_comms, 4);
-  dc_cells_num(c, gib(hbm_bytes), 4);
+  rt_cells_num(c, total_ms, 4);
+  rt_cells_num(c, fwd_compute, 4);
+  rt_cells_num(c, fwd_comms, 4);
+  rt_cells_num(c, bwd_compute, 4);
+  rt_cells_num(c, bwd_comms, 4);
+  rt_cells_num(c, gib(hbm_bytes), 4);
 }
 
 /* --per-rank: one row per rank of an evaluated point. */
@@ -332,31 +332,31 @@ static void rank_rows(worker *w, const run *R, const dc_graph *g,
   dc_memory_ranks(g, pr->dev->hbm_bytes, mem);
   for (int32_t i = 0; i < r->n_ranks; i++) {
     const dc_eval_rank *x = &r->ranks[i];
-    dc_cells *c = &w->cells;
-    dc_cells_clear(c);
-    dc_cells_params(c, R->src, p);
-    dc_cells_int(c, i);
-    dc_cells_num(c, ms(x->e2e_us), 4);
-    dc_cells_num(c, ms(x->cpu_us), 4);
-    dc_cells_num(c, ms(x->gpu_active_us), 4);
-    dc_cells_num(c, ms(x->kernel_only_us), 4);
-    dc_cells_num(c, ms(x->emb_us), 4);
-    dc_cells_num(c, ms(x->comm_us), 4);
-    dc_cells_int(c, x->comm_bytes);
+    rt_cells *c = &w->cells;
+    rt_cells_clear(c);
+    rt_cells_params(c, R->src, p);
+    rt_cells_int(c, i);
+    rt_cells_num(c, ms(x->e2e_us), 4);
+    rt_cells_num(c, ms(x->cpu_us), 4);
+    rt_cells_num(c, ms(x->gpu_active_us), 4);
+    rt_cells_num(c, ms(x->kernel_only_us), 4);
+    rt_cells_num(c, ms(x->emb_us), 4);
+    rt_cells_num(c, ms(x->comm_us), 4);
+    rt_cells_int(c, x->comm_bytes);
     const dc_memory m = mem[i];
     int64_t total = dc_memory_total(&m);
-    dc_cells_num(c, gib((double)m.params_bytes), 4);
-    dc_cells_num(c, gib((double)m.optimizer_bytes), 4);
-    dc_cells_num(c, gib((double)m.activations_bytes), 4);
-    dc_cells_num(c, gib((double)m.workspace_bytes), 4);
-    dc_cells_num(c, gib((double)total), 4);
-    dc_cells_bool(c, total <= m.hbm_bytes);
+    rt_cells_num(c, gib((double)m.params_bytes), 4);
+    rt_cells_num(c, gib((double)m.optimizer_bytes), 4);
+    rt_cells_num(c, gib((double)m.activations_bytes), 4);
+    rt_cells_num(c, gib((double)m.workspace_bytes), 4);
+    rt_cells_num(c, gib((double)total), 4);
+    rt_cells_bool(c, total <= m.hbm_bytes);
     if (R->src->torchrec) {
       const dc_torchrec_rank *t = &e.ranks[i];
       torchrec_cells(c, t->total_ms, t->fwd_compute_ms, t->fwd_comms_ms,
                      t->bwd_compute_ms, t->bwd_comms_ms, t->hbm_bytes);
     }
-    dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+    rt_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
   }
   free(mem);
 }
@@ -373,26 +373,26 @@ static void shard_rows(worker *w, const run *R, const dc_graph *g,
     const dc_table_plan *tp = &s->tables[t];
     for (int32_t i = 0; i < tp->n_shards; i++, k++) {
       const dc_shard *sh = &tp->shards[i];
-      dc_cells *c = &w->cells;
-      dc_cells_clear(c);
-      dc_cells_params(c, R->src, p);
-      dc_cells_text(c, p->tables[t].name);
-      dc_cells_int(c, i);
-      dc_cells_int(c, sh->rank);
-      dc_cells_text(c, dc_sharding_name(tp->type));
-      dc_cells_int(c, sh->rows);
-      dc_cells_int(c, sh->cols);
+      rt_cells *c = &w->cells;
+      rt_cells_clear(c);
+      rt_cells_params(c, R->src, p);
+      rt_cells_text(c, p->tables[t].name);
+      rt_cells_int(c, i);
+      rt_cells_int(c, sh->rank);
+      rt_cells_text(c, dc_sharding_name(tp->type));
+      rt_cells_int(c, sh->rows);
+      rt_cells_int(c, sh->cols);
       double f, b;
       dc_plan_shard_times(p, s, t, i, pr->dev, pr->km, &f, &b);
-      dc_cells_num(c, ms(f), 4);
-      dc_cells_num(c, ms(b), 4);
-      dc_cells_num(c, gib((double)sh->rows * sh->cols * 4), 4);
+      rt_cells_num(c, ms(f), 4);
+      rt_cells_num(c, ms(b), 4);
+      rt_cells_num(c, gib((double)sh->rows * sh->cols * 4), 4);
       if (R->src->torchrec) {
         const dc_torchrec_shard *x = &e.shards[k];
         torchrec_cells(c, x->total_ms, x->fwd_compute_ms, x->fwd_comms_ms,
                        x->bwd_compute_ms, x->bwd_comms_ms, x->hbm_bytes);
       }
-      dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+      rt_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
     }
   }
 }
@@ -410,28 +410,28 @@ static void capacity_row(worker *w, const run *R, const dc_point *p,
                          const char *gpu, const dc_point *q,
                          const dc_metrics *m, const dc_memory *mem,
                          bool meets, bool answer) {
-  dc_cells *c = &w->cells;
-  dc_cells_clear(c);
-  dc_cells_params(c, R->src, p);
-  dc_cells_text(c, gpu);
+  rt_cells *c = &w->cells;
+  rt_cells_clear(c);
+  rt_cells_params(c, R->src, p);
+  rt_cells_text(c, gpu);
   if (!m) {
-    for (int i = 0; i < 7; i++) dc_cells_text(c, "");
-    for (int i = 0; i < 3; i++) dc_cells_bool(c, false);
-    if (R->src->torchrec) dc_cells_text(c, "");
+    for (int i = 0; i < 7; i++) rt_cells_text(c, "");
+    for (int i = 0; i < 3; i++) rt_cells_bool(c, false);
+    if (R->src->torchrec) rt_cells_text(c, "");
   } else {
-    dc_cells_int(c, q->gpus);
-    dc_cells_int(c, q->hosts);
-    dc_cells_int(c, q->gpus_per_host);
-    dc_cells_num(c, m->v[DC_METRIC_E2E_MS], 4);
-    dc_cells_num(c, m->v[DC_METRIC_SAMPLES_PER_S], 1);
-    dc_cells_num(c, gib((double)dc_memory_total(mem)), 4);
-    dc_cells_num(c, gib((double)mem->hbm_bytes), 4);
-    dc_cells_bool(c, m->v[DC_METRIC_FITS] != 0.0);
-    dc_cells_bool(c, meets);
-    dc_cells_bool(c, answer);
-    if (R->src->torchrec) dc_cells_num(c, m->v[DC_METRIC_TORCHREC_MS], 4);
+    rt_cells_int(c, q->gpus);
+    rt_cells_int(c, q->hosts);
+    rt_cells_int(c, q->gpus_per_host);
+    rt_cells_num(c, m->v[DC_METRIC_E2E_MS], 4);
+    rt_cells_num(c, m->v[DC_METRIC_SAMPLES_PER_S], 1);
+    rt_cells_num(c, gib((double)dc_memory_total(mem)), 4);
+    rt_cells_num(c, gib((double)mem->hbm_bytes), 4);
+    rt_cells_bool(c, m->v[DC_METRIC_FITS] != 0.0);
+    rt_cells_bool(c, meets);
+    rt_cells_bool(c, answer);
+    if (R->src->torchrec) rt_cells_num(c, m->v[DC_METRIC_TORCHREC_MS], 4);
   }
-  dc_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
+  rt_emit_cells_row(R->o->format, R->mcols, R->n_mcols, c, &w->row);
 }
 
 static bool capacity_rows(worker *w, const run *R, const dc_point *p) {
@@ -484,9 +484,9 @@ static void detail_num(dc_buf *b, const char *key, double v, int decimals,
   dc_buf_put_json_string(b, key);
   dc_buf_putc(b, ':');
   if (digits > 0)
-    dc_emit_put_sig(b, v, digits);
+    rt_emit_put_sig(b, v, digits);
   else
-    dc_emit_put_double(b, v, decimals);
+    rt_emit_put_double(b, v, decimals);
 }
 
 static const dc_metric_id detail_metrics[] = {
@@ -502,7 +502,7 @@ static void detail_json(const run *R, const dc_graph *g,
   DC_ASSERT(b->len >= 2 && b->data[b->len - 2] == '}');
   b->len -= 2; /* reopen the row's object */
   dc_buf_puts(b, ",\"detail\":{\"critical_rank\":");
-  dc_emit_put_int(b, r->critical_rank);
+  rt_emit_put_int(b, r->critical_rank);
   for (size_t i = 0; i < DC_COUNTOF(detail_metrics); i++)
     detail_num(b, dc_metric_name(detail_metrics[i]), m->v[detail_metrics[i]],
                4, digits);
@@ -524,7 +524,7 @@ static void detail_json(const run *R, const dc_graph *g,
       const dc_memory rm = rmem[i];
       int64_t total = dc_memory_total(&rm);
       dc_buf_puts(b, i ? ",{\"rank\":" : "{\"rank\":");
-      dc_emit_put_int(b, i);
+      rt_emit_put_int(b, i);
       detail_num(b, "e2e_ms", ms(x->e2e_us), 4, digits);
       detail_num(b, "emb_ms", ms(x->emb_us), 4, digits);
       detail_num(b, "comm_ms", ms(x->comm_us), 4, digits);
@@ -576,7 +576,7 @@ static bool point_row(worker *w, const run *R, int64_t i) {
   else if (R->o->rows == DC_ROWS_SHARD)
     shard_rows(w, R, g, &pr);
   else {
-    dc_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, R->o->digits,
+    rt_emit_row(R->o->format, R->cols, R->n_cols, g->point, &m, R->o->digits,
                 R->o->has_precision ? R->o->precision : -1,
                 &w->row, &w->scratch);
     if (R->o->format == DC_FORMAT_JSONL) detail_json(R, g, &r, &m, &pr, &w->row);
@@ -762,8 +762,8 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
               R.first;
   bool has_baseline = src->baseline_of && src->n_points > 0 &&
                       src->baseline_of(src->ctx, 0) >= 0;
-  dc_emit_col *cols = NULL;
-  if (!dc_emit_columns(src, has_baseline, &cols, &R.n_cols, d)) {
+  rt_emit_col *cols = NULL;
+  if (!rt_emit_columns(src, has_baseline, &cols, &R.n_cols, d)) {
     free(cols);
     return false;
   }
@@ -785,12 +785,12 @@ bool dc_sweep_run(const dc_sweep_source *src, dc_sweep_opts *o, dc_diags *d) {
   /* The header: the first shard carries it, so shards concatenate into
    * the single run's output, a Markdown table included. */
   if (o->rows != DC_ROWS_POINT)
-    dc_emit_mode_columns(src, o->rows, &R.mcols, &R.n_mcols);
+    rt_emit_mode_columns(src, o->rows, &R.mcols, &R.n_mcols);
   if (o->shard_k == 1) {
     if (o->rows != DC_ROWS_POINT)
-      dc_emit_cells_header(o->format, R.mcols, R.n_mcols, &out);
+      rt_emit_cells_header(o->format, R.mcols, R.n_mcols, &out);
     else
-      dc_emit_header(o->format, cols, R.n_cols, &out);
+      rt_emit_header(o->format, cols, R.n_cols, &out);
   }
   progress prog = {o->progress && R.n_local > 0, false, now_s(), 0.0,
                    R.n_local};

@@ -1,5 +1,5 @@
 # The option reader shared by every command (compiler/cli/cmd_common.c,
-# dc_cli_next): `--opt value` and `--opt=value` agree, `--` ends the
+# cli_next): `--opt value` and `--opt=value` agree, `--` ends the
 # options, misuse is a usage error (tests/cli/check_options.sh).
 add_test(NAME cli_options
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_options.sh

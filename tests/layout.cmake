@@ -4,7 +4,8 @@
 # (compiler/support/ none), no two source files share a name, no source
 # file over 1,000 lines, every repository path a comment or document names
 # exists, no document outside the repository cited, at most three issue
-# numbers.
+# numbers, internal headers named *_int.h and their names carrying their
+# folder's prefix (dc_ is the contracts').
 #  - layout: the check on this tree;
 #  - layout_selftest: the check on synthetic trees it writes to a
 #    temporary directory, one per planted violation, each of which must be

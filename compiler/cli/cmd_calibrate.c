@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 #include "runtime/trace/trace.h"
 
@@ -186,64 +186,64 @@ static bool write_in(const char *dir, const char *name, const dc_buf *b) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *path = dc_xmalloc(n);
   snprintf(path, n, "%s/%s", dir, name);
-  bool ok = dc_write_file_atomic(path, b->data ? b->data : "", b->len);
+  bool ok = cli_write_file_atomic(path, b->data ? b->data : "", b->len);
   free(path);
   return ok;
 }
 
 static int cmd_calibrate(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_calibrate_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_calibrate_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   const char *traces[CAL_MAX_TRACES], *bench[CAL_MAX_TRACES],
       *micro[CAL_MAX_TRACES];
   int nt = 0, nb = 0, nm = 0;
   const char *gpu = NULL, *dir = NULL;
   int64_t folds = CAL_FOLDS_DEFAULT;
   enum { O_GPU, O_OUT, O_FOLDS, O_BENCH, O_MICRO };
-  static const dc_cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
-                                    [O_OUT] = {"--output", "-o", true},
-                                    [O_FOLDS] = {"--folds", NULL, true},
-                                    [O_BENCH] = {"--bench-embedding", NULL,
-                                                 true, true},
-                                    [O_MICRO] = {"--micro", NULL, true, true},
-                                    {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  static const cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
+                                 [O_OUT] = {"--output", "-o", true},
+                                 [O_FOLDS] = {"--folds", NULL, true},
+                                 [O_BENCH] = {"--bench-embedding", NULL,
+                                              true, true},
+                                 [O_MICRO] = {"--micro", NULL, true, true},
+                                 {0}};
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case CLI_FAIL: return CLI_EXIT_USAGE;
     case O_GPU: gpu = v; break;
     case O_OUT: dir = v; break;
     case O_FOLDS:
-      if (!dc_cli_parse_int(v, 2, 100, &folds))
-        return dc_cli_usage_error(cmd, "--folds needs 2..100");
+      if (!cli_parse_int(v, 2, 100, &folds))
+        return cli_usage_error(cmd, "--folds needs 2..100");
       break;
     case O_BENCH:
       if (nb == CAL_MAX_TRACES)
-        return dc_cli_usage_error(cmd, "at most %d benchmark files",
-                                  CAL_MAX_TRACES);
+        return cli_usage_error(cmd, "at most %d benchmark files",
+                               CAL_MAX_TRACES);
       bench[nb++] = v;
       break;
     case O_MICRO:
       if (nm == CAL_MAX_TRACES)
-        return dc_cli_usage_error(cmd, "at most %d --micro folders",
-                                  CAL_MAX_TRACES);
+        return cli_usage_error(cmd, "at most %d --micro folders",
+                               CAL_MAX_TRACES);
       micro[nm++] = v;
       break;
     default:
       if (nt == CAL_MAX_TRACES)
-        return dc_cli_usage_error(cmd, "at most %d traces", CAL_MAX_TRACES);
+        return cli_usage_error(cmd, "at most %d traces", CAL_MAX_TRACES);
       traces[nt++] = v;
     }
   }
   if ((nt == 0 && nb == 0 && nm == 0) || nt % 2)
-    return dc_cli_usage_error(cmd, "give pairs of traces: RUN.et.json "
+    return cli_usage_error(cmd, "give pairs of traces: RUN.et.json "
                                    "KINETO.json (the same run's), or "
                                    "--bench-embedding CSV, or --micro DIR");
   if (!gpu)
-    return dc_cli_usage_error(cmd, "--gpu NAME is required (`dlrmc gpus` "
+    return cli_usage_error(cmd, "--gpu NAME is required (`dlrmc gpus` "
                                    "lists the catalog)");
-  if (!dir) return dc_cli_usage_error(cmd, "-o DIR is required");
+  if (!dir) return cli_usage_error(cmd, "-o DIR is required");
   dc_diags d = {0};
   d.max_errors = 100;
   dc_arena arena;
@@ -251,7 +251,7 @@ static int cmd_calibrate(int argc, char **argv) {
   dc_device dev;
   dc_fit_sample *s = NULL;
   int32_t n = 0;
-  int rc = DC_EXIT_INPUT;
+  int rc = CLI_EXIT_INPUT;
   if (!dc_device_lookup(gpu, &dev, &arena, &d)) goto out;
   for (int i = 0; i < nt; i += 2)
     if (!dc_replay_samples(traces[i], traces[i + 1], &dev, &s, &n, &arena, &d))
@@ -389,20 +389,20 @@ static int cmd_calibrate(int argc, char **argv) {
   dc_buf_printf(&rep, "\nUse it: `system: {gpu: %s, kernel_models: %s}` in a "
                 "study.\n", dev.name, dir);
   fwrite(rep.data, 1, rep.len, stdout);
-  rc = DC_EXIT_OK;
+  rc = CLI_EXIT_OK;
 out_bufs:
   free(g);
   dc_buf_free(&rep);
   dc_buf_free(&yaml);
 out:
-  dc_cli_report(&d);
+  cli_report(&d);
   free(s);
   dc_arena_free(&arena);
   dc_diags_free(&d);
   return rc;
 }
 
-const dc_command dc_cmd_calibrate_def = {
+const cli_command cli_cmd_calibrate_def = {
     "calibrate", cmd_calibrate,
     "dlrmc calibrate RUN.et.json KINETO.json [...] --gpu NAME -o DIR "
     "[--bench-embedding CSV] [--micro DIR] [--folds K]",

@@ -9,66 +9,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 
 /* Parses [-D path=value | -Dpath=value]... STUDY; returns 0 or the exit
  * status of a usage error. */
-int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
-                      const char **study, dc_override **ov, size_t *n_ov);
-int dc_cli_study_args(const dc_command *cmd, int argc, char **argv,
-                      const char **study, dc_override **ov, size_t *n_ov) {
-  static const dc_cli_opt opts[] = {{"-D", NULL, true, true},
-                                    {"--memory-budget", NULL, true, false},
-                                    {0}};
+int cli_study_args(const cli_command *cmd, int argc, char **argv,
+                   const char **study, dc_override **ov, size_t *n_ov);
+int cli_study_args(const cli_command *cmd, int argc, char **argv,
+                   const char **study, dc_override **ov, size_t *n_ov) {
+  static const cli_opt opts[] = {{"-D", NULL, true, true},
+                                 {"--memory-budget", NULL, true, false},
+                                 {0}};
   *study = NULL;
   *ov = dc_xcalloc((size_t)argc + 1, sizeof **ov);
   *n_ov = 0;
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
-    if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
+    if (k == CLI_FAIL) return CLI_EXIT_USAGE;
     if (k == 0) {
-      int rc = dc_cli_define_value(cmd, v, *ov, n_ov);
+      int rc = cli_define_value(cmd, v, *ov, n_ov);
       if (rc) return rc;
       continue;
     }
     if (k == 1) {
-      int rc = dc_cli_memory_budget(cmd, v);
+      int rc = cli_memory_budget(cmd, v);
       if (rc) return rc;
       continue;
     }
-    if (*study) return dc_cli_usage_error(cmd, "more than one study file");
+    if (*study) return cli_usage_error(cmd, "more than one study file");
     *study = v;
   }
-  if (!*study) return dc_cli_usage_error(cmd, "missing the study file");
+  if (!*study) return cli_usage_error(cmd, "missing the study file");
   return 0;
 }
 
 static int cmd_check(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_check_def, argc, argv)) return DC_EXIT_OK;
+  if (cli_wants_help(&cli_cmd_check_def, argc, argv)) return CLI_EXIT_OK;
   const char *path;
   dc_override *ov;
   size_t n_ov;
-  int rc = dc_cli_study_args(&dc_cmd_check_def, argc, argv, &path, &ov,
-                             &n_ov);
+  int rc = cli_study_args(&cli_cmd_check_def, argc, argv, &path, &ov,
+                          &n_ov);
   if (rc) {
     free(ov);
     return rc;
   }
-  dc_study *s = dc_cli_load_study(path, ov, n_ov);
-  rc = DC_EXIT_INPUT;
-  if (s && dc_cli_check_catalogs(s)) {
+  dc_study *s = cli_load_study(path, ov, n_ov);
+  rc = CLI_EXIT_INPUT;
+  if (s && cli_check_catalogs(s)) {
     int64_t n = dc_study_point_count(s);
     printf("%s: ok, %lld point%s\n", path, (long long)n, n == 1 ? "" : "s");
-    rc = DC_EXIT_OK;
+    rc = CLI_EXIT_OK;
   }
   dc_study_free(s);
   free(ov);
   return rc;
 }
 
-const dc_command dc_cmd_check_def = {
+const cli_command cli_cmd_check_def = {
     "check", cmd_check, "dlrmc check STUDY.yaml [-D path=value]... "
                         "[--memory-budget SIZE]",
     "Check a study and print its number of points.",

@@ -1,6 +1,6 @@
 /*
  * cmd_common.c — what every subcommand shares: diagnostics to stderr,
- * usage errors, --help handling, the option reader (dc_cli_next: one
+ * usage errors, --help handling, the option reader (cli_next: one
  * table per command), -D overrides, and atomic output files
  * (the mechanics are dc_outfile in compiler/support/outfile.c; here the
  * error is printed).
@@ -12,22 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "kernels/kernels.h"
 #include "runtime/runtime.h"
 
-bool dc_cli_stderr_tty(void) {
+bool cli_stderr_tty(void) {
   const char *nc = getenv("NO_COLOR");
   if (nc && *nc) return false;
   return isatty(STDERR_FILENO) == 1;
 }
 
-void dc_cli_report(const dc_diags *d) {
-  dc_diags_render(d, stderr, dc_cli_stderr_tty());
+void cli_report(const dc_diags *d) {
+  dc_diags_render(d, stderr, cli_stderr_tty());
 }
 
-int dc_cli_usage_error(const dc_command *cmd, const char *fmt, ...) {
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "dlrmc %s: ", cmd->name);
@@ -35,10 +35,10 @@ int dc_cli_usage_error(const dc_command *cmd, const char *fmt, ...) {
   va_end(ap);
   fprintf(stderr, "\nusage: %s\n  = help: run 'dlrmc help %s' for details\n",
           cmd->synopsis, cmd->name);
-  return DC_EXIT_USAGE;
+  return CLI_EXIT_USAGE;
 }
 
-bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv) {
+bool cli_wants_help(const cli_command *cmd, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) break;
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -49,7 +49,7 @@ bool dc_cli_wants_help(const dc_command *cmd, int argc, char **argv) {
   return false;
 }
 
-void dc_cli_command_line(int argc, char **argv, dc_buf *out) {
+void cli_command_line(int argc, char **argv, dc_buf *out) {
   dc_buf_puts(out, "dlrmc");
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -71,7 +71,7 @@ void dc_cli_command_line(int argc, char **argv, dc_buf *out) {
   }
 }
 
-bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
+bool cli_write_file_atomic(const char *path, const char *data, size_t len) {
   dc_buf err = {0};
   bool ok = dc_file_write_atomic(path, data, len, &err);
   if (!ok) fprintf(stderr, "dlrmc: error: %s\n", err.data ? err.data : "");
@@ -79,38 +79,38 @@ bool dc_write_file_atomic(const char *path, const char *data, size_t len) {
   return ok;
 }
 
-int dc_cli_subcommand(const dc_command *cmd, int argc, char **argv,
-                      const char *word) {
+int cli_subcommand(const cli_command *cmd, int argc, char **argv,
+                   const char *word) {
   if (argc < 2)
-    return dc_cli_usage_error(cmd, "missing subcommand '%s'", word);
+    return cli_usage_error(cmd, "missing subcommand '%s'", word);
   if (strcmp(argv[1], word) != 0)
-    return dc_cli_usage_error(cmd, "unknown subcommand '%s' (expected '%s')",
-                              argv[1], word);
+    return cli_usage_error(cmd, "unknown subcommand '%s' (expected '%s')",
+                           argv[1], word);
   return 0;
 }
 
-dc_study *dc_cli_load_study(const char *path, const dc_override *ov,
-                            size_t n_ov) {
+dc_study *cli_load_study(const char *path, const dc_override *ov,
+                         size_t n_ov) {
   dc_diags d = {0};
   d.max_errors = 100;
   dc_study *s = dc_study_load(path, ov, n_ov, &d);
-  dc_cli_report(&d);
+  cli_report(&d);
   dc_diags_free(&d);
   return s;
 }
 
-int dc_cli_check_point(const dc_command *cmd, const dc_study *s,
-                       int64_t point) {
+int cli_check_point(const cli_command *cmd, const dc_study *s,
+                    int64_t point) {
   int64_t n = dc_study_point_count(s);
   if (point >= 0 && point < n) return 0;
-  return dc_cli_usage_error(cmd,
-                            "--point %lld is out of range: the study has "
-                            "%lld point%s (0..%lld)",
-                            (long long)point, (long long)n, n == 1 ? "" : "s",
-                            (long long)(n - 1));
+  return cli_usage_error(cmd,
+                         "--point %lld is out of range: the study has "
+                         "%lld point%s (0..%lld)",
+                         (long long)point, (long long)n, n == 1 ? "" : "s",
+                         (long long)(n - 1));
 }
 
-bool dc_cli_check_catalogs(const dc_study *s) {
+bool cli_check_catalogs(const dc_study *s) {
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
@@ -132,13 +132,13 @@ bool dc_cli_check_catalogs(const dc_study *s) {
                                                          names[i]),
                          &a, &d);
   bool ok = d.errors == 0;
-  dc_cli_report(&d);
+  cli_report(&d);
   dc_diags_free(&d);
   dc_arena_free(&a);
   return ok;
 }
 
-bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+bool cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
@@ -147,23 +147,23 @@ bool dc_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   return true;
 }
 
-dc_cli_iter dc_cli_args(int argc, char **argv, int first) {
-  return (dc_cli_iter){.argc = argc, .argv = argv, .i = first};
+cli_iter cli_args(int argc, char **argv, int first) {
+  return (cli_iter){.argc = argc, .argv = argv, .i = first};
 }
 
-int dc_cli_next(const dc_command *cmd, const dc_cli_opt *opts,
-                dc_cli_iter *it, char **val) {
+int cli_next(const cli_command *cmd, const cli_opt *opts,
+             cli_iter *it, char **val) {
   *val = NULL;
-  if (it->i >= it->argc) return DC_CLI_END;
+  if (it->i >= it->argc) return CLI_END;
   char *a = it->argv[it->i++];
   it->arg = a;
   if (!it->dashdash && strcmp(a, "--") == 0) {
     it->dashdash = true;
-    return dc_cli_next(cmd, opts, it, val);
+    return cli_next(cmd, opts, it, val);
   }
   if (it->dashdash || a[0] != '-' || a[1] == '\0') {
     *val = a;
-    return DC_CLI_ARG;
+    return CLI_ARG;
   }
   /* the option's name: "--name" or "--name=value"; "-x"; "-Dpath=value" */
   size_t len = strlen(a);
@@ -182,47 +182,47 @@ int dc_cli_next(const dc_command *cmd, const dc_cli_opt *opts,
     if (!hit) continue;
     if (!opts[k].value) {
       if (!eq) return k;
-      dc_cli_usage_error(cmd, "option '%.*s' takes no value", (int)len, a);
-      return DC_CLI_FAIL;
+      cli_usage_error(cmd, "option '%.*s' takes no value", (int)len, a);
+      return CLI_FAIL;
     }
     if (eq) {
       *val = eq + 1;
     } else if (it->i < it->argc) {
       *val = it->argv[it->i++];
     } else {
-      dc_cli_usage_error(cmd, "option '%s' needs a value", a);
-      return DC_CLI_FAIL;
+      cli_usage_error(cmd, "option '%s' needs a value", a);
+      return CLI_FAIL;
     }
     if (!opts[k].many && k < 64) {
       if (it->given[k]) {
-        dc_cli_usage_error(cmd, "%.*s given twice ('%s', then '%s')",
-                           (int)len, a, it->given[k], *val);
-        return DC_CLI_FAIL;
+        cli_usage_error(cmd, "%.*s given twice ('%s', then '%s')",
+                        (int)len, a, it->given[k], *val);
+        return CLI_FAIL;
       }
       it->given[k] = *val;
     }
     return k;
   }
-  dc_cli_usage_error(cmd, "unknown option '%s'", a);
-  return DC_CLI_FAIL;
+  cli_usage_error(cmd, "unknown option '%s'", a);
+  return CLI_FAIL;
 }
 
-int dc_cli_memory_budget(const dc_command *cmd, const char *v) {
+int cli_memory_budget(const cli_command *cmd, const char *v) {
   int64_t bytes;
   const char *why = NULL;
   if (!dc_parse_size(v, true, &bytes, &why) || bytes < ((int64_t)1 << 20))
-    return dc_cli_usage_error(cmd, "--memory-budget wants a size of at least "
+    return cli_usage_error(cmd, "--memory-budget wants a size of at least "
                                    "1MiB (\"8GiB\"), not '%s'%s%s", v,
-                              why ? ": " : "", why ? why : "");
+                           why ? ": " : "", why ? why : "");
   dc_study_set_memory_budget(bytes);
   return 0;
 }
 
-int dc_cli_define_value(const dc_command *cmd, char *def, dc_override *ov,
-                        size_t *n_ov) {
+int cli_define_value(const cli_command *cmd, char *def, dc_override *ov,
+                     size_t *n_ov) {
   char *eq = strchr(def, '=');
   if (!eq || eq == def)
-    return dc_cli_usage_error(cmd, "-D '%s': expected path=value", def);
+    return cli_usage_error(cmd, "-D '%s': expected path=value", def);
   *eq = '\0'; /* split in place: argv outlives the overrides */
   ov[*n_ov].path = def;
   ov[*n_ov].value = eq + 1;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan/plan.h"
@@ -63,68 +63,68 @@ static void kernel_models(const dc_graph *g, const dc_point *p, int32_t rank,
 }
 
 static int cmd_explain(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_explain_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_explain_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   const char *study_path = NULL, *out_path = NULL;
   int64_t point = 0, rank = -1;
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
-  int rc = DC_EXIT_USAGE;
+  int rc = CLI_EXIT_USAGE;
   enum { O_D, O_POINT, O_RANK, O_OUT, O_BUDGET };
-  static const dc_cli_opt opts[] = {[O_D] = {"-D", NULL, true, true},
-                                    [O_POINT] = {"--point", "-p", true},
-                                    [O_RANK] = {"--rank", NULL, true},
-                                    [O_OUT] = {NULL, "-o", true},
-                                    [O_BUDGET] = {"--memory-budget", NULL,
-                                                  true},
-                                    {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  static const cli_opt opts[] = {[O_D] = {"-D", NULL, true, true},
+                                 [O_POINT] = {"--point", "-p", true},
+                                 [O_RANK] = {"--rank", NULL, true},
+                                 [O_OUT] = {NULL, "-o", true},
+                                 [O_BUDGET] = {"--memory-budget", NULL,
+                                               true},
+                                 {0}};
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
-    if (k == DC_CLI_FAIL) {
-      rc = DC_EXIT_USAGE;
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
+    if (k == CLI_FAIL) {
+      rc = CLI_EXIT_USAGE;
       goto done;
     }
     if (k == O_POINT) {
-      if (!dc_cli_parse_int(v, 0, INT64_MAX, &point)) {
-        rc = dc_cli_usage_error(cmd, "--point wants a point index >= 0, not "
+      if (!cli_parse_int(v, 0, INT64_MAX, &point)) {
+        rc = cli_usage_error(cmd, "--point wants a point index >= 0, not "
                                      "'%s'", v);
         goto done;
       }
     } else if (k == O_RANK) {
-      if (!dc_cli_parse_int(v, 0, INT32_MAX, &rank)) {
-        rc = dc_cli_usage_error(cmd, "--rank wants a rank >= 0, not '%s'",
-                                v);
+      if (!cli_parse_int(v, 0, INT32_MAX, &rank)) {
+        rc = cli_usage_error(cmd, "--rank wants a rank >= 0, not '%s'",
+                             v);
         goto done;
       }
     } else if (k == O_OUT) {
       out_path = v;
     } else if (k == O_D) {
-      rc = dc_cli_define_value(cmd, v, ov, &n_ov);
+      rc = cli_define_value(cmd, v, ov, &n_ov);
       if (rc) goto done;
     } else if (k == O_BUDGET) {
-      rc = dc_cli_memory_budget(cmd, v);
+      rc = cli_memory_budget(cmd, v);
       if (rc) goto done;
     } else if (!study_path) {
       study_path = v;
     } else {
-      rc = dc_cli_usage_error(cmd, "more than one study");
+      rc = cli_usage_error(cmd, "more than one study");
       goto done;
     }
   }
   if (!study_path) {
-    rc = dc_cli_usage_error(cmd, "no study file given");
+    rc = cli_usage_error(cmd, "no study file given");
     goto done;
   }
 
-  dc_study *s = dc_cli_load_study(study_path, ov, n_ov);
-  if (!s || !dc_cli_check_catalogs(s)) {
+  dc_study *s = cli_load_study(study_path, ov, n_ov);
+  if (!s || !cli_check_catalogs(s)) {
     dc_study_free(s);
-    rc = DC_EXIT_INPUT;
+    rc = CLI_EXIT_INPUT;
     goto done;
   }
   int64_t n = dc_study_point_count(s);
-  rc = dc_cli_check_point(cmd, s, point);
+  rc = cli_check_point(cmd, s, point);
   if (rc) {
     dc_study_free(s);
     goto done;
@@ -138,14 +138,14 @@ static int cmd_explain(int argc, char **argv) {
   dc_eval_result r;
   dc_metrics m;
   dc_profile prof;
-  rc = DC_EXIT_INPUT;
+  rc = CLI_EXIT_INPUT;
   if (g && dc_eval_point(g, true, &a, &r, &m, &prof, &d)) {
     if (rank < 0) rank = r.critical_rank;
     if (rank >= g->n_ranks) {
-      rc = dc_cli_usage_error(cmd, "--rank %lld is out of range: the point "
+      rc = cli_usage_error(cmd, "--rank %lld is out of range: the point "
                                    "has %d rank%s",
-                              (long long)rank, (int)g->n_ranks,
-                              g->n_ranks == 1 ? "" : "s");
+                           (long long)rank, (int)g->n_ranks,
+                           g->n_ranks == 1 ? "" : "s");
     } else {
       dc_buf out = {0};
       dc_buf_printf(&out, "study %s, point %lld of %lld", dc_study_name(s),
@@ -171,12 +171,12 @@ static int cmd_explain(int argc, char **argv) {
         dc_metric_format((dc_metric_id)k, &m, &out);
         dc_buf_putc(&out, '\n');
       }
-      rc = dc_write_file_atomic(out_path, out.data, out.len) ? DC_EXIT_OK
-                                                             : DC_EXIT_INPUT;
+      rc = cli_write_file_atomic(out_path, out.data, out.len) ? CLI_EXIT_OK
+                                                             : CLI_EXIT_INPUT;
       dc_buf_free(&out);
     }
   }
-  if (d.count) dc_cli_report(&d);
+  if (d.count) cli_report(&d);
   dc_arena_free(&a);
   dc_diags_free(&d);
   dc_study_free(s);
@@ -185,7 +185,7 @@ done:
   return rc;
 }
 
-const dc_command dc_cmd_explain_def = {
+const cli_command cli_cmd_explain_def = {
     "explain", cmd_explain,
     "dlrmc explain STUDY.yaml [--point N] [--rank R] [-D path=value]... "
     "[-o OUT]",

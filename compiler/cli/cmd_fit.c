@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 
 /* --gate-of MODEL: the model as it is (weights, comments), with the
@@ -22,12 +22,12 @@ static int gate_only(const char *path, const dc_fit_opts *o,
   const dc_source *src = dc_source_load(path, a, d);
   const dc_node *root = src ? dc_yaml_parse(src, a, d) : NULL;
   dc_mlp m;
-  if (!root || !dc_mlp_from_node(root, &m, a, d)) return DC_EXIT_INPUT;
+  if (!root || !dc_mlp_from_node(root, &m, a, d)) return CLI_EXIT_INPUT;
   if (m.kind != o->kind || !dc_fit_gate(&m, s, n, o->seed, a)) {
     dc_diag_error(d, DC_DIAG_BAD_MODEL, root->span,
                   "fitted model: '%s' is not a %s model, or fewer than 10 "
                   "rows", path, dc_kernel_kind_name(o->kind));
-    return DC_EXIT_INPUT;
+    return CLI_EXIT_INPUT;
   }
   dc_buf head = {0}, yaml = {0};
   for (const char *p = src->text; *p == '#';) { /* its comment lines */
@@ -40,15 +40,15 @@ static int gate_only(const char *path, const dc_fit_opts *o,
                 "95th percentile of the held-out rows' distances)\n",
                 (int)m.n_support, m.gate_radius);
   dc_mlp_write_yaml(&m, head.data, &yaml);
-  bool ok = dc_write_file_atomic(out, yaml.data, yaml.len);
+  bool ok = cli_write_file_atomic(out, yaml.data, yaml.len);
   dc_buf_free(&head);
   dc_buf_free(&yaml);
-  return ok ? DC_EXIT_OK : DC_EXIT_INPUT;
+  return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 
 static int cmd_fit(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_fit_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_fit_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   dc_fit_opts o = {0};
   o.grid = "small";
   const char *kind = NULL, *out = NULL, *gate_of = NULL;
@@ -56,46 +56,46 @@ static int cmd_fit(int argc, char **argv) {
   int nfiles = 0;
   enum { O_OUT, O_GRID, O_EPOCHS, O_LAYERS, O_NEURONS, O_SEED, O_VERBOSE,
          O_GATE_OF };
-  static const dc_cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
-                                    [O_GRID] = {"--grid", NULL, true},
-                                    [O_EPOCHS] = {"--epochs", NULL, true},
-                                    [O_LAYERS] = {"--layers", NULL, true},
-                                    [O_NEURONS] = {"--neurons", NULL, true},
-                                    [O_SEED] = {"--seed", NULL, true},
-                                    [O_VERBOSE] = {"--verbose", "-v", false},
-                                    [O_GATE_OF] = {"--gate-of", NULL, true},
-                                    {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  static const cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
+                                 [O_GRID] = {"--grid", NULL, true},
+                                 [O_EPOCHS] = {"--epochs", NULL, true},
+                                 [O_LAYERS] = {"--layers", NULL, true},
+                                 [O_NEURONS] = {"--neurons", NULL, true},
+                                 [O_SEED] = {"--seed", NULL, true},
+                                 [O_VERBOSE] = {"--verbose", "-v", false},
+                                 [O_GATE_OF] = {"--gate-of", NULL, true},
+                                 {0}};
+  cli_iter it = cli_args(argc, argv, 1);
   char *arg;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &arg)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &arg)) != CLI_END;) {
     int64_t v;
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case CLI_FAIL: return CLI_EXIT_USAGE;
     case O_OUT: out = arg; break;
     case O_GATE_OF: gate_of = arg; break;
     case O_GRID:
       o.grid = arg;
       if (strcmp(o.grid, "small") != 0 && strcmp(o.grid, "full") != 0)
-        return dc_cli_usage_error(cmd, "--grid must be small or full");
+        return cli_usage_error(cmd, "--grid must be small or full");
       break;
     case O_EPOCHS:
-      if (!dc_cli_parse_int(arg, 1, 1000000, &v))
-        return dc_cli_usage_error(cmd, "--epochs needs 1..1000000");
+      if (!cli_parse_int(arg, 1, 1000000, &v))
+        return cli_usage_error(cmd, "--epochs needs 1..1000000");
       o.epochs = (int32_t)v;
       break;
     case O_LAYERS:
-      if (!dc_cli_parse_int(arg, 1, DC_MLP_MAX_LAYERS - 1, &v))
-        return dc_cli_usage_error(cmd, "--layers needs 1..8");
+      if (!cli_parse_int(arg, 1, DC_MLP_MAX_LAYERS - 1, &v))
+        return cli_usage_error(cmd, "--layers needs 1..8");
       o.layers = (int32_t)v;
       break;
     case O_NEURONS:
-      if (!dc_cli_parse_int(arg, 1, DC_MLP_MAX_WIDTH, &v))
-        return dc_cli_usage_error(cmd, "--neurons needs 1..1024");
+      if (!cli_parse_int(arg, 1, DC_MLP_MAX_WIDTH, &v))
+        return cli_usage_error(cmd, "--neurons needs 1..1024");
       o.neurons = (int32_t)v;
       break;
     case O_SEED:
-      if (!dc_cli_parse_int(arg, 1, 2147483647L, &v))
-        return dc_cli_usage_error(cmd, "--seed needs a positive integer");
+      if (!cli_parse_int(arg, 1, 2147483647L, &v))
+        return cli_usage_error(cmd, "--seed needs a positive integer");
       o.seed = (uint64_t)v;
       break;
     case O_VERBOSE: o.verbose = true; break;
@@ -105,22 +105,22 @@ static int cmd_fit(int argc, char **argv) {
       } else if (nfiles < (int)DC_COUNTOF(files)) {
         files[nfiles++] = arg;
       } else {
-        return dc_cli_usage_error(cmd, "too many CSV files");
+        return cli_usage_error(cmd, "too many CSV files");
       }
     }
   }
   if (!kind || nfiles == 0)
-    return dc_cli_usage_error(cmd, "expected KIND and at least one CSV file");
+    return cli_usage_error(cmd, "expected KIND and at least one CSV file");
   if (!dc_kernel_kind_parse(kind, &o.kind) ||
       (o.kind != DC_KERNEL_GEMM && o.kind != DC_KERNEL_TRANSPOSE &&
        o.kind != DC_KERNEL_TRIL_FWD && o.kind != DC_KERNEL_TRIL_BWD))
-    return dc_cli_usage_error(cmd, "KIND must be gemm, transpose, tril_fwd "
+    return cli_usage_error(cmd, "KIND must be gemm, transpose, tril_fwd "
                                    "or tril_bwd, not '%s'", kind);
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
   dc_buf rep = {0}, yaml = {0}, head = {0};
-  int rc = DC_EXIT_OK;
+  int rc = CLI_EXIT_OK;
   dc_fit_sample *all = NULL;
   int32_t n_all = 0;
   for (int f = 0; f < nfiles; f++) {
@@ -139,7 +139,7 @@ static int cmd_fit(int argc, char **argv) {
     goto done;
   }
   if (d.errors || !dc_fit_run(&o, all, n_all, &model, &rep, &a, &d)) {
-    rc = DC_EXIT_INPUT;
+    rc = CLI_EXIT_INPUT;
     goto done;
   }
   dc_buf_printf(&head, "# Fitted MLP regressor (the paper's §III-B2): "
@@ -162,13 +162,13 @@ static int cmd_fit(int argc, char **argv) {
     p = nl ? nl + 1 : p + len;
   }
   dc_mlp_write_yaml(&model, head.data, &yaml);
-  if (!dc_write_file_atomic(out, yaml.data, yaml.len)) {
-    rc = DC_EXIT_INPUT;
+  if (!cli_write_file_atomic(out, yaml.data, yaml.len)) {
+    rc = CLI_EXIT_INPUT;
     goto done;
   }
   fputs(rep.data, out && strcmp(out, "-") != 0 ? stdout : stderr);
 done:
-  if (d.count) dc_cli_report(&d);
+  if (d.count) cli_report(&d);
   dc_buf_free(&rep);
   dc_buf_free(&yaml);
   dc_buf_free(&head);
@@ -177,7 +177,7 @@ done:
   return rc;
 }
 
-const dc_command dc_cmd_fit_def = {
+const cli_command cli_cmd_fit_def = {
     "fit", cmd_fit,
     "dlrmc fit gemm|transpose|tril_fwd|tril_bwd DATA.csv... [-o MODEL.yaml] "
     "[--grid small|full] [--epochs N] [--layers N] [--neurons N] [--seed N] "

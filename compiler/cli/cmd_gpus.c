@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 
 static void gib(dc_buf *o, int64_t bytes) {
@@ -83,28 +83,28 @@ static void show_one(const dc_device *v, const dc_kmodels *km, dc_buf *o) {
 }
 
 static int cmd_gpus(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_gpus_def, argc, argv)) return DC_EXIT_OK;
-  static const dc_cli_opt opts[] = {{0}};
+  if (cli_wants_help(&cli_cmd_gpus_def, argc, argv)) return CLI_EXIT_OK;
+  static const cli_opt opts[] = {{0}};
   const char *name = NULL;
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  cli_iter it = cli_args(argc, argv, 1);
   char *arg;
-  for (int k; (k = dc_cli_next(&dc_cmd_gpus_def, opts, &it, &arg)) !=
-              DC_CLI_END;) {
-    if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
+  for (int k; (k = cli_next(&cli_cmd_gpus_def, opts, &it, &arg)) !=
+              CLI_END;) {
+    if (k == CLI_FAIL) return CLI_EXIT_USAGE;
     if (name)
-      return dc_cli_usage_error(&dc_cmd_gpus_def, "expected at most one NAME");
+      return cli_usage_error(&cli_cmd_gpus_def, "expected at most one NAME");
     name = arg;
   }
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
   dc_buf o = {0};
-  int rc = DC_EXIT_OK;
+  int rc = CLI_EXIT_OK;
   if (name) {
     dc_device v;
     if (!dc_device_lookup(name, &v, &a, &d)) {
-      dc_cli_report(&d);
-      rc = DC_EXIT_INPUT;
+      cli_report(&d);
+      rc = CLI_EXIT_INPUT;
       goto done;
     }
     show_one(&v, dc_kmodels_for(&v), &o);
@@ -117,7 +117,7 @@ static int cmd_gpus(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
       dc_device v;
       if (!dc_device_lookup(names[i], &v, &a, &d)) {
-        rc = DC_EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
         continue;
       }
       dc_catalog_entry e;
@@ -137,10 +137,10 @@ static int cmd_gpus(int argc, char **argv) {
                     al.data ? al.data : "");
       dc_buf_free(&al);
     }
-    if (d.count) dc_cli_report(&d);
+    if (d.count) cli_report(&d);
   }
-  if (!dc_write_file_atomic(NULL, o.data ? o.data : "", o.len))
-    rc = DC_EXIT_INPUT;
+  if (!cli_write_file_atomic(NULL, o.data ? o.data : "", o.len))
+    rc = CLI_EXIT_INPUT;
 done:
   dc_buf_free(&o);
   dc_diags_free(&d);
@@ -148,7 +148,7 @@ done:
   return rc;
 }
 
-const dc_command dc_cmd_gpus_def = {
+const cli_command cli_cmd_gpus_def = {
     "gpus", cmd_gpus, "dlrmc gpus [NAME]",
     "List the GPU catalog or show one entry.",
     "Without NAME: one line per built-in GPU (spec/gpus/): name, "

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "kernels/kernels.h"
 
 typedef struct kargs {
@@ -100,12 +100,12 @@ static dc_span header_span(const dc_csv *c, int32_t col) {
 
 static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
   dc_csv c;
-  if (!dc_csv_read(ka->csv, &c, a, d)) return DC_EXIT_INPUT;
+  if (!dc_csv_read(ka->csv, &c, a, d)) return CLI_EXIT_INPUT;
   int32_t gpu_col = dc_csv_col(&c, "gpu");
   if (!ka->gpu && gpu_col < 0) {
     dc_diag_error(d, DC_DIAG_BAD_CSV, (dc_span){c.src, 1, 1, 0},
                   "no --gpu given and the CSV has no 'gpu' column");
-    return DC_EXIT_INPUT;
+    return CLI_EXIT_INPUT;
   }
   if (ka->gpu && gpu_col >= 0) {
     dc_diag *g = dc_diag_error(d, DC_DIAG_CONFLICT, header_span(&c, gpu_col),
@@ -114,7 +114,7 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
                                ka->gpu);
     dc_diag_set_help(g, "drop --gpu to price each row on its own GPU, or "
                         "remove the column");
-    return DC_EXIT_INPUT;
+    return CLI_EXIT_INPUT;
   }
   /* Measurement columns (the benchmark's, and a pred_us from an earlier
    * run, whose cells are replaced) are no parameters; other columns that
@@ -152,7 +152,7 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
       dc_diag_set_help(g, "did you mean '%s'?", lower);
     }
   }
-  if (d->errors) return DC_EXIT_INPUT;
+  if (d->errors) return CLI_EXIT_INPUT;
   dc_buf o = {0};
   for (int32_t i = 0; i < c.n_cols; i++) {
     dc_buf_put_csv_field(&o, c.cols[i]);
@@ -196,32 +196,32 @@ static int price_csv(const kargs *ka, dc_arena *a, dc_diags *d) {
     }
     if (pred_col < 0) dc_buf_printf(&o, "%.3f\n", us);
   }
-  int rc = DC_EXIT_OK;
-  if (d->errors) rc = DC_EXIT_INPUT;
-  else if (!dc_write_file_atomic(ka->out, o.data ? o.data : "", o.len))
-    rc = DC_EXIT_INPUT;
+  int rc = CLI_EXIT_OK;
+  if (d->errors) rc = CLI_EXIT_INPUT;
+  else if (!cli_write_file_atomic(ka->out, o.data ? o.data : "", o.len))
+    rc = CLI_EXIT_INPUT;
   dc_buf_free(&o);
   return rc;
 }
 
 static int cmd_kernel(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_kernel_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_kernel_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   kargs ka = {0};
   ka.kv = argv;
   const char *kind_name = NULL;
   enum { O_GPU, O_CSV, O_OUT, O_ANALYTIC, O_EXPLAIN };
-  static const dc_cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
-                                    [O_CSV] = {"--csv", NULL, true},
-                                    [O_OUT] = {"--output", "-o", true},
-                                    [O_ANALYTIC] = {"--analytic", NULL, false},
-                                    [O_EXPLAIN] = {"--explain", NULL, false},
-                                    {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  static const cli_opt opts[] = {[O_GPU] = {"--gpu", NULL, true},
+                                 [O_CSV] = {"--csv", NULL, true},
+                                 [O_OUT] = {"--output", "-o", true},
+                                 [O_ANALYTIC] = {"--analytic", NULL, false},
+                                 [O_EXPLAIN] = {"--explain", NULL, false},
+                                 {0}};
+  cli_iter it = cli_args(argc, argv, 1);
   char *s;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &s)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &s)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case CLI_FAIL: return CLI_EXIT_USAGE;
     case O_GPU: ka.gpu = s; break;
     case O_CSV: ka.csv = s; break;
     case O_OUT: ka.out = s; break;
@@ -233,12 +233,12 @@ static int cmd_kernel(int argc, char **argv) {
       } else if (!kind_name) {
         kind_name = s;
       } else {
-        return dc_cli_usage_error(cmd, "unexpected argument '%s' (parameters "
+        return cli_usage_error(cmd, "unexpected argument '%s' (parameters "
                                        "are key=value)", s);
       }
     }
   }
-  if (!kind_name) return dc_cli_usage_error(cmd, "expected a kernel KIND");
+  if (!kind_name) return cli_usage_error(cmd, "expected a kernel KIND");
   if (!dc_kernel_kind_parse_cli(kind_name, &ka.kind)) {
     const char *names[DC_KERNEL_KIND_COUNT_ + 1];
     for (int i = 0; i < DC_KERNEL_KIND_COUNT_; i++)
@@ -246,15 +246,15 @@ static int cmd_kernel(int argc, char **argv) {
     names[DC_KERNEL_KIND_COUNT_] = "memcpy";
     const char *sug = dc_suggest(kind_name, names, DC_COUNTOF(names));
     if (sug)
-      return dc_cli_usage_error(cmd, "unknown kernel kind '%s'; did you mean "
+      return cli_usage_error(cmd, "unknown kernel kind '%s'; did you mean "
                                      "'%s'?", kind_name, sug);
-    return dc_cli_usage_error(cmd, "unknown kernel kind '%s'", kind_name);
+    return cli_usage_error(cmd, "unknown kernel kind '%s'", kind_name);
   }
-  if (!ka.csv && !ka.gpu) return dc_cli_usage_error(cmd, "--gpu is required");
+  if (!ka.csv && !ka.gpu) return cli_usage_error(cmd, "--gpu is required");
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
-  int rc = DC_EXIT_OK;
+  int rc = CLI_EXIT_OK;
   if (ka.csv) {
     rc = price_csv(&ka, &a, &d);
   } else {
@@ -273,19 +273,19 @@ static int cmd_kernel(int argc, char **argv) {
       char line[64];
       int n = snprintf(line, sizeof line, "%.3f\n", t);
       if (!finite_price(t, &k, (dc_span){0}, &d) ||
-          !dc_write_file_atomic(ka.out, line, (size_t)n))
-        rc = DC_EXIT_INPUT;
+          !cli_write_file_atomic(ka.out, line, (size_t)n))
+        rc = CLI_EXIT_INPUT;
     } else {
-      rc = DC_EXIT_INPUT;
+      rc = CLI_EXIT_INPUT;
     }
   }
-  if (d.count) dc_cli_report(&d);
+  if (d.count) cli_report(&d);
   dc_diags_free(&d);
   dc_arena_free(&a);
   return rc;
 }
 
-const dc_command dc_cmd_kernel_def = {
+const cli_command cli_cmd_kernel_def = {
     "kernel", cmd_kernel,
     "dlrmc kernel KIND key=value... --gpu NAME [--csv FILE] [-o OUT] "
     "[--analytic] [--explain]",

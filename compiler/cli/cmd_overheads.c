@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/runtime.h"
 #include "runtime/trace/trace.h"
 
@@ -96,9 +96,9 @@ static bool check_traces(const char *const *traces, size_t n,
 }
 
 static int cmd_overheads(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_overheads_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
-  int sub = dc_cli_subcommand(cmd, argc, argv, "extract");
+  const cli_command *cmd = &cli_cmd_overheads_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
+  int sub = cli_subcommand(cmd, argc, argv, "extract");
   if (sub) return sub;
   const char *out_path = NULL, *name = NULL, *steps_text = NULL;
   const char *corr_text = "measured";
@@ -107,18 +107,18 @@ static int cmd_overheads(int argc, char **argv) {
   const char **traces = dc_xcalloc((size_t)argc, sizeof *traces);
   size_t n_traces = 0;
   enum { O_CHECK, O_OUT, O_STEPS, O_NAME, O_CORR };
-  static const dc_cli_opt opts[] = {
+  static const cli_opt opts[] = {
       [O_CHECK] = {"--check", NULL, false},
       [O_OUT] = {"--output", "-o", true},
       [O_STEPS] = {"--steps", NULL, true},
       [O_NAME] = {"--name", NULL, true},
       [O_CORR] = {"--profiler-correction", NULL, true},
       {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 2); /* after the subcommand */
+  cli_iter it = cli_args(argc, argv, 2); /* after the subcommand */
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: free(traces); return DC_EXIT_USAGE;
+    case CLI_FAIL: free(traces); return CLI_EXIT_USAGE;
     case O_CHECK: check = true; break;
     case O_OUT: out_path = v; break;
     case O_STEPS: steps_text = v; break;
@@ -129,25 +129,25 @@ static int cmd_overheads(int argc, char **argv) {
   }
   if (n_traces == 0) {
     free(traces);
-    return dc_cli_usage_error(cmd, "no trace given");
+    return cli_usage_error(cmd, "no trace given");
   }
   if (steps_text && !dc_trace_steps_parse(steps_text, &sel)) {
     free(traces);
-    return dc_cli_usage_error(cmd,
-                              "bad --steps '%s' (expected A:B, A:, :B "
-                              "or N, with step numbers A <= B)",
-                              steps_text);
+    return cli_usage_error(cmd,
+                           "bad --steps '%s' (expected A:B, A:, :B "
+                           "or N, with step numbers A <= B)",
+                           steps_text);
   }
 
   bool measured;
   dc_ovh_correction corr = {0.0, 0.0};
   if (!parse_correction(corr_text, &measured, &corr)) {
     free(traces);
-    return dc_cli_usage_error(cmd,
-                              "bad --profiler-correction '%s' (expected "
-                              "measured, paper, none or CPU_US[,GPU_US], "
-                              "0 to 1000 us)",
-                              corr_text);
+    return cli_usage_error(cmd,
+                           "bad --profiler-correction '%s' (expected "
+                           "measured, paper, none or CPU_US[,GPU_US], "
+                           "0 to 1000 us)",
+                           corr_text);
   }
 
   dc_arena a;
@@ -182,7 +182,7 @@ static int cmd_overheads(int argc, char **argv) {
     const char *b = strrchr(traces[i], '/');
     dc_buf_printf(&src, "%s%s", i ? ", " : "", b ? b + 1 : traces[i]);
   }
-  int rc = DC_EXIT_OK;
+  int rc = CLI_EXIT_OK;
   if (d.errors == 0 && dc_ovh_acc_ops(acc) == 0) {
     dc_span none = {0};
     dc_diag *g = dc_diag_error(
@@ -193,8 +193,8 @@ static int cmd_overheads(int argc, char **argv) {
                         "ProfilerActivity.CPU?");
   }
   if (d.errors) {
-    dc_cli_report(&d);
-    rc = DC_EXIT_INPUT;
+    cli_report(&d);
+    rc = CLI_EXIT_INPUT;
     goto done;
   }
   {
@@ -209,16 +209,16 @@ static int cmd_overheads(int argc, char **argv) {
     dc_profile p;
     dc_ovh_acc_profile(acc, nm, source.data, &p, &a);
     if (check && !check_traces(traces, n_traces, &sel, &p, measured, corr, &a, &d)) {
-      dc_cli_report(&d);
-      rc = DC_EXIT_INPUT;
+      cli_report(&d);
+      rc = CLI_EXIT_INPUT;
       dc_buf_free(&source);
       free(nm);
       goto done;
     }
     dc_buf yaml = {0};
     dc_profile_write(&p, &yaml);
-    if (!dc_write_file_atomic(out_path, yaml.data, yaml.len))
-      rc = DC_EXIT_INPUT;
+    if (!cli_write_file_atomic(out_path, yaml.data, yaml.len))
+      rc = CLI_EXIT_INPUT;
     else if (out_path && strcmp(out_path, "-") != 0)
       fprintf(stderr,
               "dlrmc overheads: %zu op names, %zu runtime calls from %lld "
@@ -228,7 +228,7 @@ static int cmd_overheads(int argc, char **argv) {
     dc_buf_free(&source);
     free(nm);
   }
-  if (d.count) dc_cli_report(&d); /* warnings */
+  if (d.count) cli_report(&d); /* warnings */
 done:
   dc_buf_free(&corr_used);
   dc_buf_free(&src);
@@ -239,7 +239,7 @@ done:
   return rc;
 }
 
-const dc_command dc_cmd_overheads_def = {
+const cli_command cli_cmd_overheads_def = {
     "overheads", cmd_overheads,
     "dlrmc overheads extract TRACE.json... [-o PROFILE.yaml] [--steps A:B] "
     "[--name NAME] [--profiler-correction C] [--check]",

@@ -11,27 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/trace/trace.h"
 
 static int cmd_replay(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_replay_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_replay_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   dc_replay_opts o = {0};
   const char *out_path = NULL;
   enum { O_CSV, O_GPU, O_OVERHEADS, O_OUT };
-  static const dc_cli_opt opts[] = {[O_CSV] = {"--csv", NULL, false},
-                                    [O_GPU] = {"--gpu", NULL, true},
-                                    [O_OVERHEADS] = {"--overheads", NULL, true},
-                                    [O_OUT] = {"--output", "-o", true},
-                                    {0}};
+  static const cli_opt opts[] = {[O_CSV] = {"--csv", NULL, false},
+                                 [O_GPU] = {"--gpu", NULL, true},
+                                 [O_OVERHEADS] = {"--overheads", NULL, true},
+                                 [O_OUT] = {"--output", "-o", true},
+                                 {0}};
   const char **paths = dc_xmalloc((size_t)argc * sizeof *paths);
   int32_t n_paths = 0;
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: free(paths); return DC_EXIT_USAGE;
+    case CLI_FAIL: free(paths); return CLI_EXIT_USAGE;
     case O_CSV: o.csv = true; break;
     case O_GPU: o.gpu = v; break;
     case O_OVERHEADS: o.overheads = v; break;
@@ -42,8 +42,8 @@ static int cmd_replay(int argc, char **argv) {
   if (n_paths == 0 || !o.gpu) {
     free(paths);
     return n_paths == 0
-               ? dc_cli_usage_error(cmd, "missing the execution trace")
-               : dc_cli_usage_error(cmd, "--gpu NAME is required (`dlrmc "
+               ? cli_usage_error(cmd, "missing the execution trace")
+               : cli_usage_error(cmd, "--gpu NAME is required (`dlrmc "
                                          "gpus` lists the catalog)");
   }
   o.paths = paths;
@@ -53,12 +53,12 @@ static int cmd_replay(int argc, char **argv) {
   dc_arena arena;
   dc_arena_init(&arena);
   dc_buf out = {0};
-  int rc = DC_EXIT_INPUT;
+  int rc = CLI_EXIT_INPUT;
   if (dc_replay(&o, &out, &arena, &d))
-    rc = dc_write_file_atomic(out_path, out.data ? out.data : "", out.len)
-             ? DC_EXIT_OK
-             : DC_EXIT_INPUT;
-  dc_cli_report(&d);
+    rc = cli_write_file_atomic(out_path, out.data ? out.data : "", out.len)
+             ? CLI_EXIT_OK
+             : CLI_EXIT_INPUT;
+  cli_report(&d);
   dc_buf_free(&out);
   dc_arena_free(&arena);
   dc_diags_free(&d);
@@ -66,7 +66,7 @@ static int cmd_replay(int argc, char **argv) {
   return rc;
 }
 
-const dc_command dc_cmd_replay_def = {
+const cli_command cli_cmd_replay_def = {
     "replay", cmd_replay,
     "dlrmc replay ET... [KINETO...] --gpu NAME "
     "[--overheads PROFILE|self] [--csv] [-o FILE]",

@@ -3,7 +3,7 @@
  * saved run (spec/report.md), so that a big sweep, or the
  * concatenated shards of a cluster run, is charted without re-running it.
  * `dlrmc run --format html` goes through the same function
- * (dc_cli_html_report) with the rows it has just written as JSON lines,
+ * (cli_html_report) with the rows it has just written as JSON lines,
  * so both draw the same page from the same rows.
  *
  * The page is rendered whole in memory and written atomically: a table
@@ -13,16 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/report/report.h"
 
 #ifndef DC_VERSION
 #define DC_VERSION "0.0.0"
 #endif
 
-int dc_cli_html_report(const dc_source *src, const char *title,
-                       const char *command, const char *metric,
-                       const char *out_path) {
+int cli_html_report(const dc_source *src, const char *title,
+                    const char *command, const char *metric,
+                    const char *out_path) {
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
@@ -34,13 +34,13 @@ int dc_cli_html_report(const dc_source *src, const char *title,
     dc_report_meta meta = {title, command, DC_VERSION, metric};
     ok = dc_report_render(&r, &meta, &page, &d);
   }
-  if (d.count) dc_cli_report(&d);
-  if (ok) ok = dc_write_file_atomic(out_path, page.data ? page.data : "",
-                                    page.len);
+  if (d.count) cli_report(&d);
+  if (ok) ok = cli_write_file_atomic(out_path, page.data ? page.data : "",
+                                     page.len);
   dc_buf_free(&page);
   dc_diags_free(&d);
   dc_arena_free(&a);
-  return ok ? DC_EXIT_OK : DC_EXIT_INPUT;
+  return ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 }
 
 /* The file's name without its folders and extension. */
@@ -53,43 +53,43 @@ static char *title_of(const char *path, dc_arena *a) {
 }
 
 static int cmd_report(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_report_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_report_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   const char *in = NULL, *out = NULL, *metric = NULL, *title = NULL;
   enum { O_OUT, O_METRIC, O_TITLE };
-  static const dc_cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
-                                    [O_METRIC] = {"--metric", NULL, true},
-                                    [O_TITLE] = {"--title", NULL, true},
-                                    {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  static const cli_opt opts[] = {[O_OUT] = {"--output", "-o", true},
+                                 [O_METRIC] = {"--metric", NULL, true},
+                                 [O_TITLE] = {"--title", NULL, true},
+                                 {0}};
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case CLI_FAIL: return CLI_EXIT_USAGE;
     case O_OUT: out = v; break;
     case O_METRIC: metric = v; break;
     case O_TITLE: title = v; break;
     default:
       if (in)
-        return dc_cli_usage_error(cmd, "more than one results file ('%s' "
+        return cli_usage_error(cmd, "more than one results file ('%s' "
                                        "and '%s')",
-                                  in, v);
+                               in, v);
       in = v;
     }
   }
-  if (!in) return dc_cli_usage_error(cmd, "no results file given");
+  if (!in) return cli_usage_error(cmd, "no results file given");
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
-  int rc = DC_EXIT_INPUT;
+  int rc = CLI_EXIT_INPUT;
   const dc_source *src = dc_report_source_load(in, &a, &d);
   if (!src) {
-    dc_cli_report(&d);
+    cli_report(&d);
   } else {
     dc_buf line = {0};
-    dc_cli_command_line(argc, argv, &line);
-    rc = dc_cli_html_report(src, title ? title : title_of(in, &a), line.data,
-                            metric, out);
+    cli_command_line(argc, argv, &line);
+    rc = cli_html_report(src, title ? title : title_of(in, &a), line.data,
+                         metric, out);
     dc_buf_free(&line);
   }
   dc_diags_free(&d);
@@ -97,7 +97,7 @@ static int cmd_report(int argc, char **argv) {
   return rc;
 }
 
-const dc_command dc_cmd_report_def = {
+const cli_command cli_cmd_report_def = {
     "report", cmd_report,
     "dlrmc report RESULTS.csv|RESULTS.jsonl [-o REPORT.html] "
     "[--metric NAME] [--title TEXT]",

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan/plan.h"
@@ -87,7 +87,7 @@ static bool write_timeline(void *ctx, int64_t index, const char *json,
   int n = snprintf(path, sizeof path, "%s/%s-%06lld.json", t->dir, t->study,
                    (long long)index);
   if (n < 0 || (size_t)n >= sizeof path) return false;
-  return dc_write_file_atomic(path, json, len);
+  return cli_write_file_atomic(path, json, len);
 }
 
 /* ---- the Markdown caption ------------------------------------------------ */
@@ -152,18 +152,18 @@ static void format_of_path(const char *path, dc_format *f, bool *html) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_run_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_run_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   const char *study_path = NULL, *out_path = NULL, *timeline = NULL;
   const char *format = NULL;
   int64_t jobs = 1, shard_k = 1, shard_n = 1, digits = 0;
   dc_rows rows = DC_ROWS_POINT;
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
-  int rc = DC_EXIT_USAGE;
+  int rc = CLI_EXIT_USAGE;
   enum { O_D, O_OUT, O_FORMAT, O_JOBS, O_SHARD, O_PER_RANK, O_PER_SHARD,
          O_DIGITS, O_TIMELINE, O_BUDGET };
-  static const dc_cli_opt opts[] = {
+  static const cli_opt opts[] = {
       [O_D] = {"-D", NULL, true, true},
       [O_OUT] = {"--output", "-o", true},
       [O_FORMAT] = {"--format", NULL, true},
@@ -178,21 +178,21 @@ static int cmd_run(int argc, char **argv) {
   /* the report's command line, taken before -D's parsing splits its
    * path=value in place */
   dc_buf line = {0};
-  dc_cli_command_line(argc, argv, &line);
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  cli_command_line(argc, argv, &line);
+  cli_iter it = cli_args(argc, argv, 1);
   char *val;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &val)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &val)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: rc = DC_EXIT_USAGE; goto done;
+    case CLI_FAIL: rc = CLI_EXIT_USAGE; goto done;
     case O_OUT: out_path = val; break;
     case O_BUDGET:
-      rc = dc_cli_memory_budget(cmd, val);
+      rc = cli_memory_budget(cmd, val);
       if (rc) goto done;
       break;
     case O_FORMAT: format = val; break;
     case O_JOBS:
-      if (!dc_cli_parse_int(val, 1, 256, &jobs)) {
-        rc = dc_cli_usage_error(cmd, "--jobs wants a number from 1 to 256, "
+      if (!cli_parse_int(val, 1, 256, &jobs)) {
+        rc = cli_usage_error(cmd, "--jobs wants a number from 1 to 256, "
                                      "not '%s'", val);
         goto done;
       }
@@ -204,8 +204,8 @@ static int cmd_run(int argc, char **argv) {
       if (!slash || kl == 0 || kl >= sizeof kbuf) goto bad_shard;
       memcpy(kbuf, val, kl);
       kbuf[kl] = '\0';
-      if (!dc_cli_parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
-          !dc_cli_parse_int(slash + 1, 1, INT64_MAX, &shard_n) ||
+      if (!cli_parse_int(kbuf, 1, INT64_MAX, &shard_k) ||
+          !cli_parse_int(slash + 1, 1, INT64_MAX, &shard_n) ||
           shard_k > shard_n)
         goto bad_shard;
       break;
@@ -214,7 +214,7 @@ static int cmd_run(int argc, char **argv) {
     case O_PER_SHARD: {
       dc_rows want = k == O_PER_RANK ? DC_ROWS_RANK : DC_ROWS_SHARD;
       if (rows != DC_ROWS_POINT && rows != want) {
-        rc = dc_cli_usage_error(cmd, "--per-rank and --per-shard exclude "
+        rc = cli_usage_error(cmd, "--per-rank and --per-shard exclude "
                                      "each other");
         goto done;
       }
@@ -222,42 +222,42 @@ static int cmd_run(int argc, char **argv) {
       break;
     }
     case O_DIGITS:
-      if (!dc_cli_parse_int(val, 1, 17, &digits)) {
-        rc = dc_cli_usage_error(cmd, "--digits wants a number from 1 to 17, "
+      if (!cli_parse_int(val, 1, 17, &digits)) {
+        rc = cli_usage_error(cmd, "--digits wants a number from 1 to 17, "
                                      "not '%s'", val);
         goto done;
       }
       break;
     case O_TIMELINE: timeline = val; break;
     case O_D:
-      rc = dc_cli_define_value(cmd, val, ov, &n_ov);
+      rc = cli_define_value(cmd, val, ov, &n_ov);
       if (rc) goto done;
       break;
     default:
       if (study_path) {
-        rc = dc_cli_usage_error(cmd, "more than one study ('%s' and '%s')",
-                                study_path, val);
+        rc = cli_usage_error(cmd, "more than one study ('%s' and '%s')",
+                             study_path, val);
         goto done;
       }
       study_path = val;
     }
     continue;
   bad_shard:
-    rc = dc_cli_usage_error(cmd, "--shard wants K/N with 1 <= K <= N, not "
+    rc = cli_usage_error(cmd, "--shard wants K/N with 1 <= K <= N, not "
                                  "'%s'", val);
     goto done;
   }
   if (!study_path) {
-    rc = dc_cli_usage_error(cmd, "no study file given");
+    rc = cli_usage_error(cmd, "no study file given");
     goto done;
   }
   dc_format fmt = DC_FORMAT_CSV;
   bool html = false;
   if (format) {
     if (!parse_format(format, &fmt, &html)) {
-      rc = dc_cli_usage_error(cmd, "unknown format '%s' (csv, md, jsonl or "
+      rc = cli_usage_error(cmd, "unknown format '%s' (csv, md, jsonl or "
                                    "html)",
-                              format);
+                           format);
       goto done;
     }
   }
@@ -266,15 +266,15 @@ static int cmd_run(int argc, char **argv) {
     if (stat(timeline, &st) != 0 && mkdir(timeline, 0777) != 0) {
       fprintf(stderr, "dlrmc: error: cannot create '%s': %s\n", timeline,
               strerror(errno));
-      rc = DC_EXIT_INPUT;
+      rc = CLI_EXIT_INPUT;
       goto done;
     }
   }
 
-  dc_study *s = dc_cli_load_study(study_path, ov, n_ov);
-  if (!s || !dc_cli_check_catalogs(s)) {
+  dc_study *s = cli_load_study(study_path, ov, n_ov);
+  if (!s || !cli_check_catalogs(s)) {
     dc_study_free(s);
-    rc = DC_EXIT_INPUT;
+    rc = CLI_EXIT_INPUT;
     goto done;
   }
   /* --format wins, then the study's output.format, then -o's extension */
@@ -291,7 +291,7 @@ static int cmd_run(int argc, char **argv) {
                          dc_study_torchrec(s)};
   bool capacity = dc_study_capacity(s);
   if (capacity && rows != DC_ROWS_POINT) {
-    rc = dc_cli_usage_error(cmd, "a study with 'capacity' writes one row "
+    rc = cli_usage_error(cmd, "a study with 'capacity' writes one row "
                                  "per point and GPU type; drop --per-rank "
                                  "and --per-shard");
     dc_diags_free(&d);
@@ -299,7 +299,7 @@ static int cmd_run(int argc, char **argv) {
     goto done;
   }
   if (html && rows == DC_ROWS_SHARD) {
-    rc = dc_cli_usage_error(cmd, "--format html charts the point table, "
+    rc = cli_usage_error(cmd, "--format html charts the point table, "
                                  "--per-rank rows or a capacity curve; "
                                  "--per-shard rows have no step time to "
                                  "chart: write them as csv, md or jsonl");
@@ -325,7 +325,7 @@ static int cmd_run(int argc, char **argv) {
   o.has_precision = o.precision >= 0;
   o.timeline_sink = timeline ? write_timeline : NULL;
   o.timeline_ctx = &tctx;
-  o.progress = dc_cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
+  o.progress = cli_stderr_tty() && getenv("DLRMC_NO_PROGRESS") == NULL;
   /* A sweep this large runs for hours even at a million points a second
    * (the progress bar's rate says how fast this one goes): said before it
    * starts, so the user can stop it and split it. */
@@ -353,7 +353,7 @@ static int cmd_run(int argc, char **argv) {
       ok = out_close(&of, ok);
     }
   }
-  if (d.count) dc_cli_report(&d);
+  if (d.count) cli_report(&d);
   if (ok && o.n_unfit > 0) {
     int64_t n = o.n_points;
     fprintf(stderr,
@@ -371,8 +371,8 @@ static int cmd_run(int argc, char **argv) {
         "dlrmc run", rows_jsonl.data ? rows_jsonl.data : "", rows_jsonl.len,
         &ra);
     dc_buf_free(&rows_jsonl);
-    ok = dc_cli_html_report(rs, dc_study_name(s), line.data, NULL,
-                            out_path) == DC_EXIT_OK;
+    ok = cli_html_report(rs, dc_study_name(s), line.data, NULL,
+                         out_path) == CLI_EXIT_OK;
     dc_arena_free(&ra);
   }
   dc_buf_free(&rows_jsonl);
@@ -381,14 +381,14 @@ static int cmd_run(int argc, char **argv) {
             (long long)o.memo_misses);
   dc_diags_free(&d);
   dc_study_free(s);
-  rc = ok ? DC_EXIT_OK : DC_EXIT_INPUT;
+  rc = ok ? CLI_EXIT_OK : CLI_EXIT_INPUT;
 done:
   dc_buf_free(&line);
   free(ov);
   return rc;
 }
 
-const dc_command dc_cmd_run_def = {
+const cli_command cli_cmd_run_def = {
     "run", cmd_run,
     "dlrmc run STUDY.yaml [-o OUT] [--format csv|md|jsonl|html] [-D path=value]... "
     "[--jobs N] [--shard K/N] [--timeline DIR] [--per-rank | --per-shard] "

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "runtime/trace/trace.h"
 
 /* `trace kernels`: the rows, and on stderr what was skipped and why. */
@@ -43,10 +43,10 @@ static void write_rows(const dc_trace_model *m, dc_trace_rows_kind kind,
 }
 
 static int cmd_trace(int argc, char **argv) {
-  const dc_command *cmd = &dc_cmd_trace_def;
-  if (dc_cli_wants_help(cmd, argc, argv)) return DC_EXIT_OK;
+  const cli_command *cmd = &cli_cmd_trace_def;
+  if (cli_wants_help(cmd, argc, argv)) return CLI_EXIT_OK;
   bool krows = argc >= 2 && strcmp(argv[1], "kernels") == 0;
-  int sub = krows ? 0 : dc_cli_subcommand(cmd, argc, argv, "stats");
+  int sub = krows ? 0 : cli_subcommand(cmd, argc, argv, "stats");
   if (sub) return sub;
   dc_trace_rows_kind kind = DC_TRACE_ROWS_GEMM;
   const char *path = NULL, *out_path = NULL, *steps_text = NULL;
@@ -54,33 +54,33 @@ static int cmd_trace(int argc, char **argv) {
   dc_trace_table table = DC_TRACE_TABLE_ALL;
   int top = 20;
   enum { O_CSV, O_FORMAT, O_STEPS, O_TABLE, O_TOP, O_KIND, O_OUT };
-  static const dc_cli_opt opts[] = {[O_CSV] = {"--csv", NULL, false},
-                                    [O_FORMAT] = {"--format", NULL, true},
-                                    [O_STEPS] = {"--steps", NULL, true},
-                                    [O_TABLE] = {"--table", NULL, true},
-                                    [O_TOP] = {"--top", NULL, true},
-                                    [O_KIND] = {"--kind", NULL, true},
-                                    [O_OUT] = {"--output", "-o", true},
-                                    {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 2); /* after the subcommand */
+  static const cli_opt opts[] = {[O_CSV] = {"--csv", NULL, false},
+                                 [O_FORMAT] = {"--format", NULL, true},
+                                 [O_STEPS] = {"--steps", NULL, true},
+                                 [O_TABLE] = {"--table", NULL, true},
+                                 [O_TOP] = {"--top", NULL, true},
+                                 [O_KIND] = {"--kind", NULL, true},
+                                 [O_OUT] = {"--output", "-o", true},
+                                 {0}};
+  cli_iter it = cli_args(argc, argv, 2); /* after the subcommand */
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
-    if (k == DC_CLI_FAIL) return DC_EXIT_USAGE;
-    if (k == DC_CLI_ARG) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
+    if (k == CLI_FAIL) return CLI_EXIT_USAGE;
+    if (k == CLI_ARG) {
       if (path)
-        return dc_cli_usage_error(cmd,
-                                  "one trace at a time (got '%s' and "
-                                  "'%s')",
-                                  path, v);
+        return cli_usage_error(cmd,
+                               "one trace at a time (got '%s' and "
+                               "'%s')",
+                               path, v);
       path = v;
       continue;
     }
     if (krows && (k == O_TABLE || k == O_TOP || k == O_FORMAT))
-      return dc_cli_usage_error(cmd, "'%s' is for 'trace stats'; 'trace "
+      return cli_usage_error(cmd, "'%s' is for 'trace stats'; 'trace "
                                      "kernels' writes CSV rows", opts[k].name);
     if (!krows && (k == O_KIND || k == O_CSV))
-      return dc_cli_usage_error(cmd, "'%s' is for 'trace kernels'",
-                                opts[k].name);
+      return cli_usage_error(cmd, "'%s' is for 'trace kernels'",
+                             opts[k].name);
     switch (k) {
     case O_CSV: md = false; break; /* rows are always CSV; for symmetry */
     case O_FORMAT:
@@ -89,7 +89,7 @@ static int cmd_trace(int argc, char **argv) {
       else if (strcmp(v, "csv") == 0)
         md = false;
       else
-        return dc_cli_usage_error(cmd, "unknown format '%s' (csv or md)", v);
+        return cli_usage_error(cmd, "unknown format '%s' (csv or md)", v);
       break;
     case O_STEPS: steps_text = v; break;
     case O_KIND:
@@ -98,7 +98,7 @@ static int cmd_trace(int argc, char **argv) {
       else if (strcmp(v, "elementwise") == 0)
         kind = DC_TRACE_ROWS_ELEMENTWISE;
       else
-        return dc_cli_usage_error(cmd, "unknown --kind '%s' (gemm or "
+        return cli_usage_error(cmd, "unknown --kind '%s' (gemm or "
                                        "elementwise)", v);
       break;
     case O_TABLE: {
@@ -114,35 +114,35 @@ static int cmd_trace(int argc, char **argv) {
       while (j < DC_COUNTOF(tabs) && strcmp(tabs[j].n, v) != 0)
         j++;
       if (j == DC_COUNTOF(tabs))
-        return dc_cli_usage_error(cmd,
-                                  "unknown table '%s' (all, steps, "
-                                  "kinds, ops or kernels)",
-                                  v);
+        return cli_usage_error(cmd,
+                               "unknown table '%s' (all, steps, "
+                               "kinds, ops or kernels)",
+                               v);
       table = tabs[j].t;
       break;
     }
     case O_TOP: {
       int64_t n;
-      if (!dc_cli_parse_int(v, 1, 1000000, &n))
-        return dc_cli_usage_error(cmd, "bad --top '%s' (a count >= 1)", v);
+      if (!cli_parse_int(v, 1, 1000000, &n))
+        return cli_usage_error(cmd, "bad --top '%s' (a count >= 1)", v);
       top = (int)n;
       break;
     }
     default: out_path = v;
     }
   }
-  if (!path) return dc_cli_usage_error(cmd, "no trace given");
+  if (!path) return cli_usage_error(cmd, "no trace given");
   dc_trace_steps_sel sel = {0};
   if (steps_text && !dc_trace_steps_parse(steps_text, &sel))
-    return dc_cli_usage_error(cmd,
-                              "bad --steps '%s' (expected A:B, A:, :B "
-                              "or N, with step numbers A <= B)",
-                              steps_text);
+    return cli_usage_error(cmd,
+                           "bad --steps '%s' (expected A:B, A:, :B "
+                           "or N, with step numbers A <= B)",
+                           steps_text);
 
   dc_arena a;
   dc_arena_init(&a);
   dc_diags d = {0};
-  int rc = DC_EXIT_INPUT;
+  int rc = CLI_EXIT_INPUT;
   dc_trace t;
   dc_trace_model m;
   if (dc_trace_load(path, &t, &a, &d)) {
@@ -152,21 +152,21 @@ static int cmd_trace(int argc, char **argv) {
         write_rows(&m, kind, &out);
       else
         dc_trace_stats_write(&m, md, table, top, &out);
-      rc = dc_write_file_atomic(out_path, out.data ? out.data : "", out.len)
-               ? DC_EXIT_OK
-               : DC_EXIT_INPUT;
+      rc = cli_write_file_atomic(out_path, out.data ? out.data : "", out.len)
+               ? CLI_EXIT_OK
+               : CLI_EXIT_INPUT;
       dc_buf_free(&out);
       dc_trace_model_free(&m);
     }
     dc_trace_free(&t);
   }
-  if (d.count) dc_cli_report(&d);
+  if (d.count) cli_report(&d);
   dc_diags_free(&d);
   dc_arena_free(&a);
   return rc;
 }
 
-const dc_command dc_cmd_trace_def = {
+const cli_command cli_cmd_trace_def = {
     "trace", cmd_trace,
     "dlrmc trace stats TRACE.json [--format csv|md] [--steps A:B] "
     "[--table NAME] [--top N] [-o FILE]\n"

@@ -11,20 +11,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 
 #ifndef DC_VERSION
 #define DC_VERSION "0.0.0"
 #endif
 
-static const dc_command *const commands[] = {
-    &dc_cmd_check_def,     &dc_cmd_run_def,   &dc_cmd_graph_def,
-    &dc_cmd_explain_def,   &dc_cmd_gpus_def,  &dc_cmd_kernel_def,
-    &dc_cmd_fit_def,       &dc_cmd_overheads_def, &dc_cmd_trace_def,
-    &dc_cmd_replay_def,    &dc_cmd_calibrate_def, &dc_cmd_report_def,
+static const cli_command *const commands[] = {
+    &cli_cmd_check_def,     &cli_cmd_run_def,   &cli_cmd_graph_def,
+    &cli_cmd_explain_def,   &cli_cmd_gpus_def,  &cli_cmd_kernel_def,
+    &cli_cmd_fit_def,       &cli_cmd_overheads_def, &cli_cmd_trace_def,
+    &cli_cmd_replay_def,    &cli_cmd_calibrate_def, &cli_cmd_report_def,
 };
 
-static const dc_command *find_command(const char *name) {
+static const cli_command *find_command(const char *name) {
   for (size_t i = 0; i < DC_COUNTOF(commands); i++)
     if (strcmp(commands[i]->name, name) == 0) return commands[i];
   return NULL;
@@ -52,17 +52,17 @@ static void unknown_command(const char *name) {
 }
 
 /* -o '', --output '', --output=, --timeline '': 0 or the usage exit. */
-static int empty_output(const dc_command *c, int argc, char **argv) {
+static int empty_output(const cli_command *c, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool takes = strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
                  strcmp(a, "--timeline") == 0;
     if (takes && i + 1 < argc && !argv[i + 1][0])
-      return dc_cli_usage_error(c, "option '%s' needs a file name, not ''",
-                                a);
+      return cli_usage_error(c, "option '%s' needs a file name, not ''",
+                             a);
     if (strcmp(a, "--output=") == 0 || strcmp(a, "--timeline=") == 0)
-      return dc_cli_usage_error(c, "option '%.*s' needs a file name, not ''",
-                                (int)strlen(a) - 1, a);
+      return cli_usage_error(c, "option '%.*s' needs a file name, not ''",
+                             (int)strlen(a) - 1, a);
   }
   return 0;
 }
@@ -73,9 +73,9 @@ static int empty_output(const dc_command *c, int argc, char **argv) {
  * happens). */
 static int finish(int rc) {
   dc_buf err = {0};
-  if (!dc_stdout_close(&err) && rc == DC_EXIT_OK) {
+  if (!dc_stdout_close(&err) && rc == CLI_EXIT_OK) {
     fprintf(stderr, "dlrmc: error: %s\n", err.data ? err.data : "");
-    rc = DC_EXIT_INPUT;
+    rc = CLI_EXIT_INPUT;
   }
   dc_buf_free(&err);
   return rc;
@@ -90,34 +90,34 @@ static int run(int argc, char **argv) {
   setlocale(LC_ALL, "C");
   if (argc < 2) {
     print_usage(stderr);
-    return DC_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   const char *a = argv[1];
   if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
     print_usage(stdout);
-    return DC_EXIT_OK;
+    return CLI_EXIT_OK;
   }
   if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
     printf("dlrmc %s\n", DC_VERSION);
-    return DC_EXIT_OK;
+    return CLI_EXIT_OK;
   }
   if (strcmp(a, "help") == 0) {
     if (argc < 3) {
       print_usage(stdout);
-      return DC_EXIT_OK;
+      return CLI_EXIT_OK;
     }
-    const dc_command *c = find_command(argv[2]);
+    const cli_command *c = find_command(argv[2]);
     if (!c) {
       unknown_command(argv[2]);
-      return DC_EXIT_USAGE;
+      return CLI_EXIT_USAGE;
     }
     printf("usage: %s\n\n%s\n\n%s", c->synopsis, c->summary, c->help);
-    return DC_EXIT_OK;
+    return CLI_EXIT_OK;
   }
-  const dc_command *c = find_command(a);
+  const cli_command *c = find_command(a);
   if (!c) {
     unknown_command(a);
-    return DC_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   int rc = empty_output(c, argc - 1, argv + 1);
   return rc ? rc : c->fn(argc - 1, argv + 1);

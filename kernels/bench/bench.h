@@ -3,7 +3,7 @@
  * paper §III-B): the benchmark kinds and their shape dimensions, argument
  * parsing, sweep generation, statistics and CSV writing. None of it needs
  * CUDA, so all of it is unit-tested on machines without a GPU; the GPU
- * side (bench_gpu.h) only runs what this core decided.
+ * side (bench_gpu_int.h) only runs what this core decided.
  *
  * A benchmark kind (gemm, embedding, ...) has a fixed list of dimensions
  * (batch, m, n, ...). Each dimension takes a list of values; the sweep is

@@ -19,7 +19,7 @@
 
 #include <cupti.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 #define BUFFER_BYTES (8u << 20)
 #define BUFFER_ALIGN 8
@@ -93,7 +93,7 @@ static bool cupti_ok(CUptiResult r, const char *what, dc_buf *err) {
   return false;
 }
 
-bool dc_bench_timer_start(dc_buf *err) {
+bool bn_timer_start(dc_buf *err) {
   return cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested,
                                                  buffer_completed),
                   "cuptiActivityRegisterCallbacks", err) &&
@@ -105,7 +105,7 @@ bool dc_bench_timer_start(dc_buf *err) {
                   "cuptiActivityEnable(MEMSET)", err);
 }
 
-bool dc_bench_timer_collect(double *sum_us, int64_t *records, dc_buf *err) {
+bool bn_timer_collect(double *sum_us, int64_t *records, dc_buf *err) {
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
     dc_buf_printf(err, "cudaDeviceSynchronize: %s", cudaGetErrorString(e));
@@ -131,7 +131,7 @@ bool dc_bench_timer_collect(double *sum_us, int64_t *records, dc_buf *err) {
   return true;
 }
 
-void dc_bench_timer_stop(void) {
+void bn_timer_stop(void) {
   (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);

@@ -7,9 +7,9 @@
  * CUDA 13 removed cudaDeviceProp.clockRate and memoryClockRate; the
  * clocks come from cudaDeviceGetAttribute (kHz) instead.
  */
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
-int dc_bench_device_count(dc_buf *why) {
+int bn_device_count(dc_buf *why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
@@ -21,8 +21,8 @@ int dc_bench_device_count(dc_buf *why) {
   return n;
 }
 
-bool dc_bench_device_meta(int device, dc_bench_meta *m, dc_buf *name,
-                          dc_buf *err) {
+bool bn_device_meta(int device, dc_bench_meta *m, dc_buf *name,
+                    dc_buf *err) {
   struct cudaDeviceProp p;
   cudaError_t e = cudaGetDeviceProperties(&p, device);
   if (e != cudaSuccess) {

@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 typedef struct gemm_state {
   void *a, *b, *c;
@@ -33,7 +33,7 @@ static void gemm_release(void *p) {
   free(g);
 }
 
-static bool gemm_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
+static bool gemm_run(void *p, const bn_ctx *ctx, dc_buf *err) {
   const gemm_state *g = p;
   const float alpha = 1.0f, beta = 0.0f;
   cublasStatus_t s;
@@ -50,11 +50,11 @@ static bool gemm_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
         g->lda, (long long)g->m * g->k, g->b, g->type, g->ldb,
         (long long)g->k * g->n, &beta, g->c, g->type, g->ldc,
         (long long)g->m * g->n, g->batch, g->compute, CUBLAS_GEMM_DEFAULT);
-  return dc_bench_cublas_ok(s, "cuBLAS GEMM", err);
+  return bn_cublas_ok(s, "cuBLAS GEMM", err);
 }
 
-bool dc_bench_gemm_setup(const int64_t *v, const dc_bench_ctx *ctx,
-                         dc_bench_case *c, bool *oom, dc_buf *err) {
+bool bn_gemm_setup(const int64_t *v, const bn_ctx *ctx,
+                   bn_case *c, bool *oom, dc_buf *err) {
   gemm_state *g = dc_xcalloc(1, sizeof *g);
   int64_t dtype = v[DC_GEMM_DTYPE];
   int eb = dc_bench_dtype_bytes(dtype);
@@ -79,18 +79,18 @@ bool dc_bench_gemm_setup(const int64_t *v, const dc_bench_ctx *ctx,
   int64_t nc = v[DC_GEMM_BATCH] * v[DC_GEMM_M] * v[DC_GEMM_N];
   int bf16 = dtype == DC_BENCH_DT_BF16;
   bool ok =
-      dc_bench_cuda_ok(cudaMalloc(&g->a, (size_t)(na * eb)), "cudaMalloc",
-                       oom, err) &&
-      dc_bench_cuda_ok(cudaMalloc(&g->b, (size_t)(nb * eb)), "cudaMalloc",
-                       oom, err) &&
-      dc_bench_cuda_ok(cudaMalloc(&g->c, (size_t)(nc * eb)), "cudaMalloc",
-                       oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_random(g->a, na, eb, bf16, ctx->seed,
-                                            ctx->stream),
-                       "fill", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_random(g->b, nb, eb, bf16,
-                                            ctx->seed + 1, ctx->stream),
-                       "fill", oom, err);
+      bn_cuda_ok(cudaMalloc(&g->a, (size_t)(na * eb)), "cudaMalloc",
+                 oom, err) &&
+      bn_cuda_ok(cudaMalloc(&g->b, (size_t)(nb * eb)), "cudaMalloc",
+                 oom, err) &&
+      bn_cuda_ok(cudaMalloc(&g->c, (size_t)(nc * eb)), "cudaMalloc",
+                 oom, err) &&
+      bn_cuda_ok(bn_fill_random(g->a, na, eb, bf16, ctx->seed,
+                                ctx->stream),
+                 "fill", oom, err) &&
+      bn_cuda_ok(bn_fill_random(g->b, nb, eb, bf16,
+                                ctx->seed + 1, ctx->stream),
+                 "fill", oom, err);
   if (!ok) {
     gemm_release(g);
     return false;

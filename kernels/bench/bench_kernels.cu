@@ -14,7 +14,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "kernels/bench/bench_gpu.h"
+#include "kernels/bench/bench_gpu_int.h"
 
 namespace {
 
@@ -196,9 +196,9 @@ __global__ void tril_bwd(const T *__restrict__ g,
 
 } // namespace
 
-extern "C" cudaError_t dc_bench_fill_random(void *p, int64_t count,
-                                            int elem_bytes, int bf16,
-                                            uint64_t seed, cudaStream_t s) {
+extern "C" cudaError_t bn_fill_random(void *p, int64_t count,
+                                      int elem_bytes, int bf16,
+                                      uint64_t seed, cudaStream_t s) {
   unsigned blocks = blocks_for(count);
   if (elem_bytes == 4)
     fill_random<<<blocks, kThreads, 0, s>>>((float *)p, count, seed);
@@ -209,27 +209,27 @@ extern "C" cudaError_t dc_bench_fill_random(void *p, int64_t count,
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_fill_indices(int32_t *p, int64_t count,
-                                             int64_t rows, uint64_t seed,
-                                             cudaStream_t s) {
+extern "C" cudaError_t bn_fill_indices(int32_t *p, int64_t count,
+                                       int64_t rows, uint64_t seed,
+                                       cudaStream_t s) {
   fill_indices<<<blocks_for(count), kThreads, 0, s>>>(p, count, rows, seed);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_fill_offsets(int32_t *p, int64_t count,
-                                             int32_t pooling,
-                                             cudaStream_t s) {
+extern "C" cudaError_t bn_fill_offsets(int32_t *p, int64_t count,
+                                       int32_t pooling,
+                                       cudaStream_t s) {
   fill_offsets<<<blocks_for(count + 1), kThreads, 0, s>>>(p, count, pooling);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_emb_fwd(const float *weights,
-                                        const int64_t *table_offsets,
-                                        const int32_t *indices,
-                                        const int32_t *offsets, float *out,
-                                        int32_t tables, int64_t batch,
-                                        int32_t dim, int32_t rows_per_block,
-                                        cudaStream_t s) {
+extern "C" cudaError_t bn_emb_fwd(const float *weights,
+                                  const int64_t *table_offsets,
+                                  const int32_t *indices,
+                                  const int32_t *offsets, float *out,
+                                  int32_t tables, int64_t batch,
+                                  int32_t dim, int32_t rows_per_block,
+                                  cudaStream_t s) {
   dim3 block(32, (unsigned)rows_per_block);
   dim3 grid((unsigned)((batch + rows_per_block - 1) / rows_per_block),
             (unsigned)tables);
@@ -238,7 +238,7 @@ extern "C" cudaError_t dc_bench_emb_fwd(const float *weights,
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_emb_bwd_sgd(
+extern "C" cudaError_t bn_emb_bwd_sgd(
     float *weights, const int64_t *table_offsets, const int32_t *indices,
     const int32_t *offsets, const float *grad, float lr, int32_t tables,
     int64_t batch, int32_t dim, int32_t rows_per_block, cudaStream_t s) {
@@ -250,17 +250,17 @@ extern "C" cudaError_t dc_bench_emb_bwd_sgd(
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_concat(const float *const *inputs, float *out,
-                                       int64_t batch, int32_t n_inputs,
-                                       int64_t dim, cudaStream_t s) {
+extern "C" cudaError_t bn_concat(const float *const *inputs, float *out,
+                                 int64_t batch, int32_t n_inputs,
+                                 int64_t dim, cudaStream_t s) {
   concat<<<blocks_for(batch * n_inputs * dim), kThreads, 0, s>>>(
       inputs, out, batch, n_inputs, dim);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_transpose(const void *in, void *out,
-                                          int64_t batch, int64_t m, int64_t n,
-                                          int elem_bytes, cudaStream_t s) {
+extern "C" cudaError_t bn_transpose(const void *in, void *out,
+                                    int64_t batch, int64_t m, int64_t n,
+                                    int elem_bytes, cudaStream_t s) {
   int64_t tx = (n + 31) / 32, ty = (m + 31) / 32;
   dim3 grid((unsigned)(tx < 65535 ? tx : 65535),
             (unsigned)(ty < 65535 ? ty : 65535),
@@ -287,11 +287,11 @@ template <typename F> static cudaError_t by_dtype(int dtype, F f) {
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t dc_bench_tril_fwd(const void *z, const int32_t *li,
-                                         const int32_t *lj, void *out,
-                                         int64_t batch, int64_t n,
-                                         int64_t pairs, int dtype,
-                                         cudaStream_t s) {
+extern "C" cudaError_t bn_tril_fwd(const void *z, const int32_t *li,
+                                   const int32_t *lj, void *out,
+                                   int64_t batch, int64_t n,
+                                   int64_t pairs, int dtype,
+                                   cudaStream_t s) {
   unsigned blocks = blocks_for(batch * pairs);
   return by_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -300,11 +300,11 @@ extern "C" cudaError_t dc_bench_tril_fwd(const void *z, const int32_t *li,
   });
 }
 
-extern "C" cudaError_t dc_bench_tril_bwd(const void *g, const int32_t *li,
-                                         const int32_t *lj, void *gz,
-                                         int64_t batch, int64_t n,
-                                         int64_t pairs, int dtype,
-                                         cudaStream_t s) {
+extern "C" cudaError_t bn_tril_bwd(const void *g, const int32_t *li,
+                                   const int32_t *lj, void *gz,
+                                   int64_t batch, int64_t n,
+                                   int64_t pairs, int dtype,
+                                   cudaStream_t s) {
   unsigned blocks = blocks_for(batch * pairs);
   return by_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 static void join_command(int argc, char **argv, dc_buf *out) {
   dc_buf_puts(out, "dlrmc-bench");
@@ -47,7 +47,7 @@ static void config_text(const dc_bench_kind_info *k, const int64_t *v,
 
 static int devices(void) {
   dc_buf why = {0}, name = {0}, err = {0};
-  int n = dc_bench_device_count(&why);
+  int n = bn_device_count(&why);
   if (n == 0) {
     fprintf(stderr, "dlrmc-bench: no GPU: %s\n", why.data);
     dc_buf_free(&why);
@@ -56,7 +56,7 @@ static int devices(void) {
   for (int i = 0; i < n; i++) {
     dc_bench_meta m = {0};
     dc_buf_clear(&name);
-    if (!dc_bench_device_meta(i, &m, &name, &err))
+    if (!bn_device_meta(i, &m, &name, &err))
       return fail(err.data);
     printf("%d: %s (sm_%d%d, %d SMs, %lld MiB, %d MHz)\n", i, m.device,
            (int)m.cc_major, (int)m.cc_minor, (int)m.sms,
@@ -70,7 +70,7 @@ static int devices(void) {
 
 /* Times every configuration of `s` into `csv`. */
 static bool run_sweep(const dc_bench_opts *o, const dc_bench_sweep *s,
-                      const dc_bench_ctx *ctx, dc_buf *csv, size_t *skipped,
+                      const bn_ctx *ctx, dc_buf *csv, size_t *skipped,
                       dc_buf *err) {
   const dc_bench_kind_info *k = o->kind;
   double *t = dc_xmalloc((size_t)o->iters * sizeof *t);
@@ -80,10 +80,10 @@ static bool run_sweep(const dc_bench_opts *o, const dc_bench_sweep *s,
     const int64_t *v = dc_bench_sweep_at(s, i);
     dc_buf_clear(&what);
     config_text(k, v, &what);
-    dc_bench_case c = {0};
+    bn_case c = {0};
     bool oom = false;
     dc_buf why = {0};
-    if (!dc_bench_case_setup(k->kind, v, ctx, &c, &oom, &why)) {
+    if (!bn_case_setup(k->kind, v, ctx, &c, &oom, &why)) {
       if (oom) {
         fprintf(stderr, "%sdlrmc-bench: warning: skipped %s: %s\n",
                 tty ? "\n" : "", what.data, why.data);
@@ -101,10 +101,10 @@ static bool run_sweep(const dc_bench_opts *o, const dc_bench_sweep *s,
     for (int32_t w = 0; w < o->warmup && ok; w++)
       ok = c.run(c.state, ctx, &why);
     /* Discards the setup's and the warm-up's records. */
-    ok = ok && dc_bench_timer_collect(&us, &records, &why);
+    ok = ok && bn_timer_collect(&us, &records, &why);
     for (int32_t it = 0; it < o->iters && ok; it++) {
       ok = c.run(c.state, ctx, &why) &&
-           dc_bench_timer_collect(&us, &records, &why);
+           bn_timer_collect(&us, &records, &why);
       if (ok && records == 0) {
         dc_buf_puts(&why, "CUPTI recorded no kernel, memcpy or memset");
         ok = false;
@@ -156,7 +156,7 @@ static int run(const dc_bench_opts *o, int argc, char **argv) {
              : fail(err.data);
     goto out;
   }
-  int n = dc_bench_device_count(&err);
+  int n = bn_device_count(&err);
   if (n == 0) {
     fprintf(stderr, "dlrmc-bench: no GPU: %s\n", err.data);
     rc = DC_BENCH_EXIT_NO_GPU;
@@ -173,21 +173,21 @@ static int run(const dc_bench_opts *o, int argc, char **argv) {
     rc = fail(cudaGetErrorString(ce));
     goto out;
   }
-  if (!dc_bench_device_meta(o->device, &meta, &name, &err) ||
-      !dc_bench_timer_start(&err)) {
+  if (!bn_device_meta(o->device, &meta, &name, &err) ||
+      !bn_timer_start(&err)) {
     rc = fail(err.data);
     goto out;
   }
-  dc_bench_ctx ctx = {0};
+  bn_ctx ctx = {0};
   ctx.seed = o->seed;
   size_t skipped = 0;
   bool ok =
-      dc_bench_cuda_ok(cudaStreamCreateWithFlags(&ctx.stream,
-                                                 cudaStreamNonBlocking),
-                       "cudaStreamCreate", NULL, &err) &&
-      dc_bench_cublas_ok(cublasCreate(&ctx.cublas), "cublasCreate", &err) &&
-      dc_bench_cublas_ok(cublasSetStream(ctx.cublas, ctx.stream),
-                         "cublasSetStream", &err);
+      bn_cuda_ok(cudaStreamCreateWithFlags(&ctx.stream,
+                                           cudaStreamNonBlocking),
+                 "cudaStreamCreate", NULL, &err) &&
+      bn_cublas_ok(cublasCreate(&ctx.cublas), "cublasCreate", &err) &&
+      bn_cublas_ok(cublasSetStream(ctx.cublas, ctx.stream),
+                   "cublasSetStream", &err);
   if (ok) {
     dc_bench_csv_header(&csv, o->kind, &meta);
     ok = run_sweep(o, &s, &ctx, &csv, &skipped, &err);
@@ -196,7 +196,7 @@ static int run(const dc_bench_opts *o, int argc, char **argv) {
     cublasDestroy(ctx.cublas);
   if (ctx.stream)
     cudaStreamDestroy(ctx.stream);
-  dc_bench_timer_stop();
+  bn_timer_stop();
   if (!ok) {
     rc = fail(err.data);
     goto out;

@@ -1,7 +1,7 @@
 /*
  * bench_ops.c — the non-GEMM cases: embedding lookup forward and backward
  * with fused SGD, concat, memcpy, batched transpose, and tril forward and
- * backward; and dc_bench_case_setup, which picks a kind's case.
+ * backward; and bn_case_setup, which picks a kind's case.
  *
  * Each setup allocates what one iteration touches and fills it on the
  * device (random values and indices from the fixed --seed), so nothing
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
 /* Device allocations of a case, freed together. */
 #define MAX_BUFS 8
@@ -24,8 +24,8 @@ static bool dev_alloc(bufs *b, void **out, int64_t bytes, bool *oom,
                       dc_buf *err) {
   DC_ASSERT(b->n < MAX_BUFS);
   void *p = NULL;
-  if (!dc_bench_cuda_ok(cudaMalloc(&p, (size_t)(bytes > 0 ? bytes : 1)),
-                        "cudaMalloc", oom, err))
+  if (!bn_cuda_ok(cudaMalloc(&p, (size_t)(bytes > 0 ? bytes : 1)),
+                  "cudaMalloc", oom, err))
     return false;
   b->p[b->n++] = p;
   *out = p;
@@ -58,22 +58,22 @@ static void emb_release(void *p) {
   free(e);
 }
 
-static bool emb_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
+static bool emb_run(void *p, const bn_ctx *ctx, dc_buf *err) {
   const emb_state *e = p;
   cudaError_t r =
       e->backward
-          ? dc_bench_emb_bwd_sgd(e->weights, e->table_offsets, e->indices,
-                                 e->offsets, e->out, 0.01f, e->tables,
-                                 e->batch, e->dim, e->rows_per_block,
-                                 ctx->stream)
-          : dc_bench_emb_fwd(e->weights, e->table_offsets, e->indices,
-                             e->offsets, e->out, e->tables, e->batch, e->dim,
-                             e->rows_per_block, ctx->stream);
-  return dc_bench_cuda_ok(r, "embedding kernel", NULL, err);
+          ? bn_emb_bwd_sgd(e->weights, e->table_offsets, e->indices,
+                           e->offsets, e->out, 0.01f, e->tables,
+                           e->batch, e->dim, e->rows_per_block,
+                           ctx->stream)
+          : bn_emb_fwd(e->weights, e->table_offsets, e->indices,
+                       e->offsets, e->out, e->tables, e->batch, e->dim,
+                       e->rows_per_block, ctx->stream);
+  return bn_cuda_ok(r, "embedding kernel", NULL, err);
 }
 
-static bool emb_setup(const int64_t *v, const dc_bench_ctx *ctx,
-                      dc_bench_case *c, bool *oom, dc_buf *err) {
+static bool emb_setup(const int64_t *v, const bn_ctx *ctx,
+                      bn_case *c, bool *oom, dc_buf *err) {
   emb_state *e = dc_xcalloc(1, sizeof *e);
   int64_t rows = v[DC_EMB_ROWS], pooling = v[DC_EMB_POOLING];
   e->tables = (int32_t)v[DC_EMB_TABLES];
@@ -96,23 +96,23 @@ static bool emb_setup(const int64_t *v, const dc_bench_ctx *ctx,
       dev_alloc(&e->b, (void **)&e->indices, n_idx * 4, oom, err) &&
       dev_alloc(&e->b, (void **)&e->offsets, (bags + 1) * 4, oom, err) &&
       dev_alloc(&e->b, (void **)&e->out, bags * e->dim * 4, oom, err) &&
-      dc_bench_cuda_ok(cudaMemcpy(e->table_offsets, toff,
-                                  (size_t)e->tables * 8,
-                                  cudaMemcpyHostToDevice),
-                       "cudaMemcpy", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_random(e->weights,
-                                            e->tables * rows * e->dim, 4, 0,
-                                            ctx->seed, ctx->stream),
-                       "fill", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_random(e->out, bags * e->dim, 4, 0,
-                                            ctx->seed + 1, ctx->stream),
-                       "fill", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_indices(e->indices, n_idx, rows,
-                                             ctx->seed + 2, ctx->stream),
-                       "fill", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_offsets(e->offsets, bags,
-                                             (int32_t)pooling, ctx->stream),
-                       "fill", oom, err);
+      bn_cuda_ok(cudaMemcpy(e->table_offsets, toff,
+                            (size_t)e->tables * 8,
+                            cudaMemcpyHostToDevice),
+                 "cudaMemcpy", oom, err) &&
+      bn_cuda_ok(bn_fill_random(e->weights,
+                                e->tables * rows * e->dim, 4, 0,
+                                ctx->seed, ctx->stream),
+                 "fill", oom, err) &&
+      bn_cuda_ok(bn_fill_random(e->out, bags * e->dim, 4, 0,
+                                ctx->seed + 1, ctx->stream),
+                 "fill", oom, err) &&
+      bn_cuda_ok(bn_fill_indices(e->indices, n_idx, rows,
+                                 ctx->seed + 2, ctx->stream),
+                 "fill", oom, err) &&
+      bn_cuda_ok(bn_fill_offsets(e->offsets, bags,
+                                 (int32_t)pooling, ctx->stream),
+                 "fill", oom, err);
   free(toff);
   if (!ok) {
     emb_release(e);
@@ -145,16 +145,16 @@ static void concat_release(void *p) {
   free(s);
 }
 
-static bool concat_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
+static bool concat_run(void *p, const bn_ctx *ctx, dc_buf *err) {
   const concat_state *s = p;
-  return dc_bench_cuda_ok(dc_bench_concat((const float *const *)s->inputs,
-                                          s->out, s->batch, s->n_inputs,
-                                          s->dim, ctx->stream),
-                          "concat kernel", NULL, err);
+  return bn_cuda_ok(bn_concat((const float *const *)s->inputs,
+                              s->out, s->batch, s->n_inputs,
+                              s->dim, ctx->stream),
+                    "concat kernel", NULL, err);
 }
 
-static bool concat_setup(const int64_t *v, const dc_bench_ctx *ctx,
-                         dc_bench_case *c, bool *oom, dc_buf *err) {
+static bool concat_setup(const int64_t *v, const bn_ctx *ctx,
+                         bn_case *c, bool *oom, dc_buf *err) {
   concat_state *s = dc_xcalloc(1, sizeof *s);
   s->batch = v[DC_CONCAT_BATCH];
   s->dim = v[DC_CONCAT_DIM];
@@ -164,23 +164,23 @@ static bool concat_setup(const int64_t *v, const dc_bench_ctx *ctx,
   bool ok = true;
   /* Separate allocations, as separate tensors are. */
   for (int32_t i = 0; i < s->n_inputs && ok; i++)
-    ok = dc_bench_cuda_ok(cudaMalloc((void **)&s->host_inputs[i],
-                                     (size_t)each * 4),
-                          "cudaMalloc", oom, err) &&
-         dc_bench_cuda_ok(dc_bench_fill_random(s->host_inputs[i], each, 4, 0,
-                                               ctx->seed + (uint64_t)i,
-                                               ctx->stream),
-                          "fill", oom, err);
+    ok = bn_cuda_ok(cudaMalloc((void **)&s->host_inputs[i],
+                               (size_t)each * 4),
+                    "cudaMalloc", oom, err) &&
+         bn_cuda_ok(bn_fill_random(s->host_inputs[i], each, 4, 0,
+                                   ctx->seed + (uint64_t)i,
+                                   ctx->stream),
+                    "fill", oom, err);
   ok = ok &&
        dev_alloc(&s->b, (void **)&s->inputs,
                  (int64_t)s->n_inputs * (int64_t)sizeof(float *), oom,
                  err) &&
        dev_alloc(&s->b, (void **)&s->out, each * s->n_inputs * 4, oom,
                  err) &&
-       dc_bench_cuda_ok(cudaMemcpy(s->inputs, s->host_inputs,
-                                   (size_t)s->n_inputs * sizeof(float *),
-                                   cudaMemcpyHostToDevice),
-                        "cudaMemcpy", oom, err);
+       bn_cuda_ok(cudaMemcpy(s->inputs, s->host_inputs,
+                             (size_t)s->n_inputs * sizeof(float *),
+                             cudaMemcpyHostToDevice),
+                  "cudaMemcpy", oom, err);
   if (!ok) {
     concat_release(s);
     return false;
@@ -211,19 +211,19 @@ static void copy_release(void *p) {
   free(s);
 }
 
-static bool copy_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
+static bool copy_run(void *p, const bn_ctx *ctx, dc_buf *err) {
   const copy_state *s = p;
   void *dst = s->kind == cudaMemcpyHostToDevice   ? s->dev
               : s->kind == cudaMemcpyDeviceToHost ? s->host
                                                   : s->dev2;
   const void *src = s->kind == cudaMemcpyHostToDevice ? s->host : s->dev;
-  return dc_bench_cuda_ok(cudaMemcpyAsync(dst, src, (size_t)s->bytes,
-                                          s->kind, ctx->stream),
-                          "cudaMemcpyAsync", NULL, err);
+  return bn_cuda_ok(cudaMemcpyAsync(dst, src, (size_t)s->bytes,
+                                    s->kind, ctx->stream),
+                    "cudaMemcpyAsync", NULL, err);
 }
 
-static bool copy_setup(const int64_t *v, const dc_bench_ctx *ctx,
-                       dc_bench_case *c, bool *oom, dc_buf *err) {
+static bool copy_setup(const int64_t *v, const bn_ctx *ctx,
+                       bn_case *c, bool *oom, dc_buf *err) {
   copy_state *s = dc_xcalloc(1, sizeof *s);
   s->bytes = v[DC_MEMCPY_BYTES];
   s->pinned = v[DC_MEMCPY_PINNED] != 0;
@@ -231,15 +231,15 @@ static bool copy_setup(const int64_t *v, const dc_bench_ctx *ctx,
   s->kind = dir == DC_BENCH_H2D   ? cudaMemcpyHostToDevice
             : dir == DC_BENCH_D2H ? cudaMemcpyDeviceToHost
                                   : cudaMemcpyDeviceToDevice;
-  bool ok = dc_bench_cuda_ok(cudaMalloc(&s->dev, (size_t)s->bytes),
-                             "cudaMalloc", oom, err);
+  bool ok = bn_cuda_ok(cudaMalloc(&s->dev, (size_t)s->bytes),
+                       "cudaMalloc", oom, err);
   if (ok && dir == DC_BENCH_D2D)
-    ok = dc_bench_cuda_ok(cudaMalloc(&s->dev2, (size_t)s->bytes),
-                          "cudaMalloc", oom, err);
+    ok = bn_cuda_ok(cudaMalloc(&s->dev2, (size_t)s->bytes),
+                    "cudaMalloc", oom, err);
   if (ok && dir != DC_BENCH_D2D) {
     if (s->pinned) {
-      ok = dc_bench_cuda_ok(cudaMallocHost(&s->host, (size_t)s->bytes),
-                            "cudaMallocHost", oom, err);
+      ok = bn_cuda_ok(cudaMallocHost(&s->host, (size_t)s->bytes),
+                      "cudaMallocHost", oom, err);
     } else if (!(s->host = malloc((size_t)s->bytes))) {
       dc_buf_printf(err, "malloc of %lld bytes failed",
                     (long long)s->bytes);
@@ -248,9 +248,9 @@ static bool copy_setup(const int64_t *v, const dc_bench_ctx *ctx,
     if (ok) /* touch every page: no page faults inside the timed copy */
       memset(s->host, 1, (size_t)s->bytes);
   }
-  ok = ok && dc_bench_cuda_ok(dc_bench_fill_random(s->dev, s->bytes / 4, 4,
-                                                   0, ctx->seed, ctx->stream),
-                              "fill", oom, err);
+  ok = ok && bn_cuda_ok(bn_fill_random(s->dev, s->bytes / 4, 4,
+                                       0, ctx->seed, ctx->stream),
+                        "fill", oom, err);
   if (!ok) {
     copy_release(s);
     return false;
@@ -276,16 +276,16 @@ static void transpose_release(void *p) {
   free(s);
 }
 
-static bool transpose_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
+static bool transpose_run(void *p, const bn_ctx *ctx, dc_buf *err) {
   const transpose_state *s = p;
-  return dc_bench_cuda_ok(dc_bench_transpose(s->in, s->out, s->batch, s->m,
-                                             s->n, s->elem_bytes,
-                                             ctx->stream),
-                          "transpose kernel", NULL, err);
+  return bn_cuda_ok(bn_transpose(s->in, s->out, s->batch, s->m,
+                                 s->n, s->elem_bytes,
+                                 ctx->stream),
+                    "transpose kernel", NULL, err);
 }
 
-static bool transpose_setup(const int64_t *v, const dc_bench_ctx *ctx,
-                            dc_bench_case *c, bool *oom, dc_buf *err) {
+static bool transpose_setup(const int64_t *v, const bn_ctx *ctx,
+                            bn_case *c, bool *oom, dc_buf *err) {
   transpose_state *s = dc_xcalloc(1, sizeof *s);
   s->batch = v[DC_TRANSPOSE_BATCH];
   s->m = v[DC_TRANSPOSE_M];
@@ -294,10 +294,10 @@ static bool transpose_setup(const int64_t *v, const dc_bench_ctx *ctx,
   int64_t count = s->batch * s->m * s->n;
   bool ok = dev_alloc(&s->b, &s->in, count * s->elem_bytes, oom, err) &&
             dev_alloc(&s->b, &s->out, count * s->elem_bytes, oom, err) &&
-            dc_bench_cuda_ok(
-                dc_bench_fill_random(s->in, count, s->elem_bytes,
-                                     v[DC_TRANSPOSE_DTYPE] == DC_BENCH_DT_BF16,
-                                     ctx->seed, ctx->stream),
+            bn_cuda_ok(
+                bn_fill_random(s->in, count, s->elem_bytes,
+                               v[DC_TRANSPOSE_DTYPE] == DC_BENCH_DT_BF16,
+                               ctx->seed, ctx->stream),
                 "fill", oom, err);
   if (!ok) {
     transpose_release(s);
@@ -328,28 +328,28 @@ static void tril_release(void *p) {
   free(s);
 }
 
-static bool tril_run(void *p, const dc_bench_ctx *ctx, dc_buf *err) {
+static bool tril_run(void *p, const bn_ctx *ctx, dc_buf *err) {
   const tril_state *s = p;
   if (!s->backward)
-    return dc_bench_cuda_ok(dc_bench_tril_fwd(s->z, s->li, s->lj,
-                                              s->pairs_buf, s->batch, s->n,
-                                              s->pairs, s->dtype,
-                                              ctx->stream),
-                            "tril kernel", NULL, err);
+    return bn_cuda_ok(bn_tril_fwd(s->z, s->li, s->lj,
+                                  s->pairs_buf, s->batch, s->n,
+                                  s->pairs, s->dtype,
+                                  ctx->stream),
+                      "tril kernel", NULL, err);
   /* IndexBackward: zeros_like(Z), then the scatter-add. */
-  return dc_bench_cuda_ok(cudaMemsetAsync(s->z, 0,
-                                          (size_t)(s->batch * s->n * s->n *
-                                                   s->elem_bytes),
-                                          ctx->stream),
-                          "cudaMemsetAsync", NULL, err) &&
-         dc_bench_cuda_ok(dc_bench_tril_bwd(s->pairs_buf, s->li, s->lj, s->z,
-                                            s->batch, s->n, s->pairs,
-                                            s->dtype, ctx->stream),
-                          "tril kernel", NULL, err);
+  return bn_cuda_ok(cudaMemsetAsync(s->z, 0,
+                                    (size_t)(s->batch * s->n * s->n *
+                                             s->elem_bytes),
+                                    ctx->stream),
+                    "cudaMemsetAsync", NULL, err) &&
+         bn_cuda_ok(bn_tril_bwd(s->pairs_buf, s->li, s->lj, s->z,
+                                s->batch, s->n, s->pairs,
+                                s->dtype, ctx->stream),
+                    "tril kernel", NULL, err);
 }
 
-static bool tril_setup(const int64_t *v, const dc_bench_ctx *ctx,
-                       dc_bench_case *c, bool *oom, dc_buf *err) {
+static bool tril_setup(const int64_t *v, const bn_ctx *ctx,
+                       bn_case *c, bool *oom, dc_buf *err) {
   tril_state *s = dc_xcalloc(1, sizeof *s);
   int64_t diag = v[DC_TRIL_DIAG];
   s->batch = v[DC_TRIL_BATCH];
@@ -375,17 +375,17 @@ static bool tril_setup(const int64_t *v, const dc_bench_ctx *ctx,
       dev_alloc(&s->b, &s->pairs_buf, s->batch * s->pairs * s->elem_bytes,
                 oom, err) &&
       dev_alloc(&s->b, (void **)&s->li, s->pairs * 2 * 4, oom, err) &&
-      dc_bench_cuda_ok(cudaMemcpy(s->li, hl, (size_t)(s->pairs * 2 * 4),
-                                  cudaMemcpyHostToDevice),
-                       "cudaMemcpy", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_random(s->z, s->batch * s->n * s->n,
-                                            s->elem_bytes, bf16, ctx->seed,
-                                            ctx->stream),
-                       "fill", oom, err) &&
-      dc_bench_cuda_ok(dc_bench_fill_random(s->pairs_buf, s->batch * s->pairs,
-                                            s->elem_bytes, bf16,
-                                            ctx->seed + 1, ctx->stream),
-                       "fill", oom, err);
+      bn_cuda_ok(cudaMemcpy(s->li, hl, (size_t)(s->pairs * 2 * 4),
+                            cudaMemcpyHostToDevice),
+                 "cudaMemcpy", oom, err) &&
+      bn_cuda_ok(bn_fill_random(s->z, s->batch * s->n * s->n,
+                                s->elem_bytes, bf16, ctx->seed,
+                                ctx->stream),
+                 "fill", oom, err) &&
+      bn_cuda_ok(bn_fill_random(s->pairs_buf, s->batch * s->pairs,
+                                s->elem_bytes, bf16,
+                                ctx->seed + 1, ctx->stream),
+                 "fill", oom, err);
   free(hl);
   if (!ok) {
     tril_release(s);
@@ -398,13 +398,13 @@ static bool tril_setup(const int64_t *v, const dc_bench_ctx *ctx,
   return true;
 }
 
-bool dc_bench_case_setup(dc_bench_kind kind, const int64_t *v,
-                         const dc_bench_ctx *ctx, dc_bench_case *c,
-                         bool *oom, dc_buf *err) {
+bool bn_case_setup(dc_bench_kind kind, const int64_t *v,
+                   const bn_ctx *ctx, bn_case *c,
+                   bool *oom, dc_buf *err) {
   *oom = false;
   switch (kind) {
   case DC_BENCH_GEMM:
-    return dc_bench_gemm_setup(v, ctx, c, oom, err);
+    return bn_gemm_setup(v, ctx, c, oom, err);
   case DC_BENCH_EMBEDDING:
     return emb_setup(v, ctx, c, oom, err);
   case DC_BENCH_CONCAT:

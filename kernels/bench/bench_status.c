@@ -1,14 +1,14 @@
 /*
  * bench_status.c — CUDA and cuBLAS status codes turned into the driver's
- * error text (bench_run.h): every case file (bench_gemm.c, bench_ops.c)
+ * error text (bench_run_int.h): every case file (bench_gemm.c, bench_ops.c)
  * and the driver check their calls with these, so they live below all of
  * them. A failed allocation also sets *oom: the driver skips such a
  * configuration instead of stopping.
  */
-#include "kernels/bench/bench_run.h"
+#include "kernels/bench/bench_run_int.h"
 
-bool dc_bench_cuda_ok(cudaError_t e, const char *what, bool *oom,
-                      dc_buf *err) {
+bool bn_cuda_ok(cudaError_t e, const char *what, bool *oom,
+                dc_buf *err) {
   if (e == cudaSuccess)
     return true;
   if (e == cudaErrorMemoryAllocation && oom)
@@ -18,7 +18,7 @@ bool dc_bench_cuda_ok(cudaError_t e, const char *what, bool *oom,
   return false;
 }
 
-bool dc_bench_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err) {
+bool bn_cublas_ok(cublasStatus_t s, const char *what, dc_buf *err) {
   if (s == CUBLAS_STATUS_SUCCESS)
     return true;
   dc_buf_printf(err, "%s: %s", what, cublasGetStatusString(s));

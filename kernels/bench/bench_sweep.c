@@ -19,43 +19,14 @@
 /* Longest list one dimension may hold. */
 #define MAX_LIST 1000000
 
-/* ---- a set of int64 keys (open addressing), for de-duplication -------- */
+/* ---- a set of int64 keys, for de-duplication --------------------------- */
 
-typedef struct keyset {
-  uint64_t *slots; /* key + 1; 0 = empty */
-  size_t cap, count;
-} keyset;
-
-static uint64_t mix(uint64_t x) {
-  uint64_t s = x;
-  return dc_splitmix64(&s);
-}
-
-/* Inserts key (≥ 0); false when it was already there. */
-static bool keyset_add(keyset *k, uint64_t key) {
-  if (2 * (k->count + 1) > k->cap) {
-    size_t ncap = k->cap ? 2 * k->cap : 64;
-    uint64_t *ns = dc_xcalloc(ncap, sizeof *ns);
-    for (size_t i = 0; i < k->cap; i++) {
-      if (!k->slots[i])
-        continue;
-      size_t j = mix(k->slots[i] - 1) & (ncap - 1);
-      while (ns[j])
-        j = (j + 1) & (ncap - 1);
-      ns[j] = k->slots[i];
-    }
-    free(k->slots);
-    k->slots = ns;
-    k->cap = ncap;
-  }
-  size_t j = mix(key) & (k->cap - 1);
-  while (k->slots[j]) {
-    if (k->slots[j] == key + 1)
-      return false;
-    j = (j + 1) & (k->cap - 1);
-  }
-  k->slots[j] = key + 1;
-  k->count++;
+/* Inserts key into `set` (a dc_imap whose values are unused); false when
+ * it was already there. */
+static bool set_add(dc_imap *set, int64_t key) {
+  if (dc_imap_get(set, key) >= 0)
+    return false;
+  dc_imap_put(set, key, 0);
   return true;
 }
 
@@ -81,13 +52,13 @@ static bool parse_value(const dc_bench_dim *dim, const char *s, size_t len,
 }
 
 static bool push_value(const dc_bench_dim *dim, int64_t v, int64_t **vals,
-                       size_t *n, size_t *cap, keyset *seen, dc_buf *err) {
+                       size_t *n, size_t *cap, dc_imap *seen, dc_buf *err) {
   if (dim->words == NULL && (v < dim->min || v > dim->max)) {
     dc_buf_printf(err, "--%s: %lld is out of range [%lld, %lld]", dim->name,
                   (long long)v, (long long)dim->min, (long long)dim->max);
     return false;
   }
-  if (!keyset_add(seen, (uint64_t)v))
+  if (!set_add(seen, v))
     return true; /* duplicate: first occurrence kept */
   if (*n >= MAX_LIST) {
     dc_buf_printf(err, "--%s: more than %d values", dim->name, MAX_LIST);
@@ -118,7 +89,7 @@ static bool parse_word(const dc_bench_dim *dim, const char *s, size_t len,
 
 /* ITEM := VALUE | VALUE ':' VALUE [':' STEP], STEP := VALUE | 'x' VALUE */
 static bool parse_item(const dc_bench_dim *dim, const char *s, size_t len,
-                       int64_t **vals, size_t *n, size_t *cap, keyset *seen,
+                       int64_t **vals, size_t *n, size_t *cap, dc_imap *seen,
                        dc_buf *err) {
   if (dim->words) {
     int64_t w;
@@ -175,7 +146,7 @@ bool dc_bench_list_parse(const dc_bench_dim *dim, const char *text,
                          int64_t **values, size_t *n, dc_buf *err) {
   int64_t *vals = NULL;
   size_t count = 0, cap = 0;
-  keyset seen = {0};
+  dc_imap seen = {0};
   bool ok = true;
   const char *s = text;
   for (;;) {
@@ -201,7 +172,7 @@ bool dc_bench_list_parse(const dc_bench_dim *dim, const char *text,
       break;
     s = comma + 1;
   }
-  free(seen.slots);
+  dc_imap_free(&seen);
   if (!ok) {
     free(vals);
     return false;
@@ -277,17 +248,17 @@ static bool draw(const dc_bench_opts *o, const grid *g, int64_t samples,
     return false;
   } else {
     /* Rejection on indices: uniform over the kept configurations. */
-    keyset seen = {0};
+    dc_imap seen = {0};
     uint64_t st = seed;
     int64_t tries = 0, limit = 1000 * samples + 100000;
     idx = dc_xmalloc((size_t)samples * sizeof *idx);
     while ((int64_t)n < samples && tries++ < limit) {
       int64_t i = (int64_t)(dc_splitmix64(&st) % (uint64_t)g->total);
       grid_decode(g, i, v);
-      if (keep(o, v) && keyset_add(&seen, (uint64_t)i))
+      if (keep(o, v) && set_add(&seen, i))
         idx[n++] = i;
     }
-    free(seen.slots);
+    dc_imap_free(&seen);
     qsort(idx, n, sizeof *idx, cmp_i64);
   }
   *out = idx;

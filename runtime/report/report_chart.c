@@ -20,9 +20,8 @@
  * memory are never drawn as times: a line breaks there and a ✕ marks the
  * x position in a band above the plot; their bars are hatched to the top.
  *
- * The file is a little over 700 lines because both chart shapes share
- * their faceting, legend and panel code here; split, that code would be
- * exported for one caller each.
+ * One file: both chart shapes share their faceting, legend and panel
+ * code here; split, that code would be exported for one caller each.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -48,17 +47,17 @@ enum {
 
 /* ---- shared helpers ----------------------------------------------------- */
 
-double dc_chart_value(const dc_chart *c, const dc_report_row *row) {
+double rep_chart_value(const rep_chart *c, const dc_report_row *row) {
   return c->metric_col >= 0 ? row->num[c->metric_col]
                             : row->fig[c->metric_fig];
 }
 
-bool dc_chart_fits(const dc_report_row *row) {
+bool rep_chart_fits(const dc_report_row *row) {
   return row->fig[DC_REPORT_FIG_FITS] != 0.0; /* NaN: unknown, fits */
 }
 
-void dc_chart_point_label(const dc_chart *c, const dc_report_row *row,
-                          int32_t skip, dc_buf *b) {
+void rep_chart_point_label(const rep_chart *c, const dc_report_row *row,
+                           int32_t skip, dc_buf *b) {
   bool first = true;
   for (int32_t i = 0; i < c->n_swept; i++) {
     int32_t col = c->swept[i];
@@ -70,7 +69,7 @@ void dc_chart_point_label(const dc_chart *c, const dc_report_row *row,
   if (first) dc_buf_puts(b, "(one point)");
 }
 
-void dc_chart_note(dc_chart *c, const char *fmt, ...) {
+void rep_chart_note(rep_chart *c, const char *fmt, ...) {
   dc_buf t = {0};
   va_list ap;
   va_start(ap, fmt);
@@ -82,7 +81,7 @@ void dc_chart_note(dc_chart *c, const char *fmt, ...) {
   dc_buf_free(&t);
 }
 
-const char *dc_ordinal(int64_t k, char *buf, size_t cap) {
+const char *rep_ordinal(int64_t k, char *buf, size_t cap) {
   int64_t t = k % 100, u = k % 10;
   const char *suf = t >= 11 && t <= 13 ? "th"
                     : u == 1           ? "st"
@@ -108,7 +107,7 @@ static int32_t keyset_index(keyset *k, const char *key) {
 
 /* The key of a row over the swept columns but `skip` (and but `only`
  * when only >= 0: that column alone). */
-static void row_key(const dc_chart *c, const dc_report_row *row, int32_t skip,
+static void row_key(const rep_chart *c, const dc_report_row *row, int32_t skip,
                     int32_t only, dc_buf *b) {
   dc_buf_clear(b);
   dc_buf_puts(b, "");
@@ -132,76 +131,85 @@ static void truncate_label(dc_buf *b, const char *s, size_t max) {
   dc_buf_puts(b, "…");
 }
 
-static void axis_y(dc_chart *c, const dc_axis *y, double x0, double x1) {
-  const char *unit = dc_report_unit(c->metric);
+static void axis_y(rep_chart *c, const rep_axis *y, double x0, double x1) {
+  const char *unit = rep_unit(c->metric);
   for (int i = 0; i < y->n_ticks; i++) {
-    double py = dc_axis_map(y, y->ticks[i]);
-    dc_svg_line(&c->svg, x0, py, x1, py, "class=\"grid\"");
+    double py = rep_axis_map(y, y->ticks[i]);
+    rep_svg_line(&c->svg, x0, py, x1, py, "class=\"grid\"");
     dc_buf_clear(&c->tmp);
-    dc_report_label(&c->tmp, y->ticks[i], unit);
-    dc_svg_text(&c->svg, x0 - 6, py + 4, "end", "class=\"tick\"",
-                c->tmp.data);
+    rep_label(&c->tmp, y->ticks[i], unit);
+    rep_svg_text(&c->svg, x0 - 6, py + 4, "end", "class=\"tick\"",
+                 c->tmp.data);
   }
-  dc_svg_line(&c->svg, x0, y->px0, x0, y->px1, "class=\"axis\"");
+  rep_svg_line(&c->svg, x0, y->px0, x0, y->px1, "class=\"axis\"");
   dc_buf_clear(&c->tmp);
   dc_buf_puts(&c->tmp, c->metric);
   if (*unit) dc_buf_printf(&c->tmp, " (%s)", unit);
   double mid = (y->px0 + y->px1) / 2;
   dc_buf_puts(c->svg.b, "<text x=\"14\" y=\"");
-  dc_svg_num(&c->svg, mid);
+  rep_svg_num(&c->svg, mid);
   dc_buf_puts(c->svg.b, "\" text-anchor=\"middle\" class=\"title\" "
                         "transform=\"rotate(-90 14 ");
-  dc_svg_num(&c->svg, mid);
+  rep_svg_num(&c->svg, mid);
   dc_buf_puts(c->svg.b, ")\">");
   dc_html_escape(c->svg.b, c->tmp.data);
   dc_buf_puts(c->svg.b, "</text>\n");
 }
 
-static void legend_entry(dc_chart *c, int k, double x, double y,
+static void legend_entry(rep_chart *c, int k, double x, double y,
                          const char *label, bool line) {
   char attrs[96];
   if (line) {
     snprintf(attrs, sizeof attrs, "class=\"ln s%d\"%s%s%s", k,
-             *dc_series_dash(k) ? " stroke-dasharray=\"" : "",
-             dc_series_dash(k), *dc_series_dash(k) ? "\"" : "");
-    dc_svg_line(&c->svg, x, y - 4, x + 26, y - 4, attrs);
+             *rep_series_dash(k) ? " stroke-dasharray=\"" : "",
+             rep_series_dash(k), *rep_series_dash(k) ? "\"" : "");
+    rep_svg_line(&c->svg, x, y - 4, x + 26, y - 4, attrs);
     snprintf(attrs, sizeof attrs, "class=\"pt s%d\"", k);
-    dc_svg_marker(&c->svg, k, x + 13, y - 4, attrs, false);
+    rep_svg_marker(&c->svg, k, x + 13, y - 4, attrs, false);
   } else {
     snprintf(attrs, sizeof attrs, "class=\"bar s%d\"", k);
-    dc_svg_rect(&c->svg, x + 4, y - 11, 18, 12, attrs, false);
+    rep_svg_rect(&c->svg, x + 4, y - 11, 18, 12, attrs, false);
     if (k > 0) {
       snprintf(attrs, sizeof attrs, "class=\"pat\" fill=\"url(#p%d)\"", k);
-      dc_svg_rect(&c->svg, x + 4, y - 11, 18, 12, attrs, false);
+      rep_svg_rect(&c->svg, x + 4, y - 11, 18, 12, attrs, false);
     }
   }
   dc_buf_clear(&c->tmp);
   truncate_label(&c->tmp, label, 24);
-  dc_svg_text(&c->svg, x + 32, y, "start", "class=\"legend\"", c->tmp.data);
+  rep_svg_text(&c->svg, x + 32, y, "start", "class=\"legend\"", c->tmp.data);
 }
 
-static void legend_oom(dc_chart *c, double x, double y) {
-  dc_svg_text(&c->svg, x + 13, y, "middle", "class=\"oom-mark\"", "✕");
-  dc_svg_text(&c->svg, x + 32, y, "start", "class=\"legend\"",
-              "does not fit in memory");
+static void legend_oom(rep_chart *c, double x, double y) {
+  rep_svg_text(&c->svg, x + 13, y, "middle", "class=\"oom-mark\"", "✕");
+  rep_svg_text(&c->svg, x + 32, y, "start", "class=\"legend\"",
+               "does not fit in memory");
 }
 
 /* ---- lines on a numeric axis ---------------------------------------------- */
 
-typedef struct line_ctx {
-  dc_chart *c;
-  int32_t xcol;
-  const dc_report_row *rows;
-} line_ctx;
-
-static const line_ctx *sort_ctx; /* qsort has no context argument */
+/* A row index with its x: qsort's comparator sees only the two elements,
+ * so the key travels with the index (no global). Equal x keep row order. */
+typedef struct x_ix {
+  double x;
+  int64_t row;
+} x_ix;
 
 static int cmp_x(const void *pa, const void *pb) {
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  double xa = sort_ctx->rows[a].num[sort_ctx->xcol];
-  double xb = sort_ctx->rows[b].num[sort_ctx->xcol];
-  if (xa != xb) return xa < xb ? -1 : 1;
-  return a < b ? -1 : a > b;
+  const x_ix *a = pa, *b = pb;
+  if (a->x != b->x) return a->x < b->x ? -1 : 1;
+  return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* Sorts the row indices idx[0..n) by their rows' value in column xcol. */
+static void sort_by_x(const dc_report_row *rows, int32_t xcol, int64_t *idx,
+                      int64_t n) {
+  if (n < 2) return;
+  x_ix *k = dc_xmalloc((size_t)n * sizeof *k);
+  for (int64_t i = 0; i < n; i++)
+    k[i] = (x_ix){rows[idx[i]].num[xcol], idx[i]};
+  qsort(k, (size_t)n, sizeof *k, cmp_x);
+  for (int64_t i = 0; i < n; i++) idx[i] = k[i].row;
+  free(k);
 }
 
 static int cmp_double(const void *pa, const void *pb) {
@@ -211,7 +219,7 @@ static int cmp_double(const void *pa, const void *pb) {
 
 /* The points of one series to draw, in x order: all of them, or the
  * bucket extremes of a long series. */
-static int64_t decimate(const dc_chart *c, const int64_t *idx, int64_t m,
+static int64_t decimate(const rep_chart *c, const int64_t *idx, int64_t m,
                         int64_t *out) {
   const dc_report_row *rows = c->r->rows;
   if (m <= DECIMATE_ABOVE) {
@@ -224,13 +232,13 @@ static int64_t decimate(const dc_chart *c, const int64_t *idx, int64_t m,
     int64_t imin = -1, imax = -1;
     for (int64_t j = lo; j < hi; j++) {
       const dc_report_row *row = &rows[idx[j]];
-      double v = dc_chart_value(c, row);
-      if (!isfinite(v) || !dc_chart_fits(row)) {
+      double v = rep_chart_value(c, row);
+      if (!isfinite(v) || !rep_chart_fits(row)) {
         out[n++] = idx[j]; /* kept: it breaks the line (deduplicated) */
         continue;
       }
-      if (imin < 0 || v < dc_chart_value(c, &rows[idx[imin]])) imin = j;
-      if (imax < 0 || v > dc_chart_value(c, &rows[idx[imax]])) imax = j;
+      if (imin < 0 || v < rep_chart_value(c, &rows[idx[imin]])) imin = j;
+      if (imax < 0 || v > rep_chart_value(c, &rows[idx[imax]])) imax = j;
     }
     if (imin >= 0) out[n++] = idx[imin < imax ? imin : imax];
     if (imax >= 0 && imax != imin) out[n++] = idx[imin < imax ? imax : imin];
@@ -238,35 +246,35 @@ static int64_t decimate(const dc_chart *c, const int64_t *idx, int64_t m,
   return n;
 }
 
-static void line_panel(dc_chart *c, int32_t xcol, const dc_axis *x,
-                       const dc_axis *y, const int64_t *idx,
+static void line_panel(rep_chart *c, int32_t xcol, const rep_axis *x,
+                       const rep_axis *y, const int64_t *idx,
                        const int64_t *start, int32_t s0, int32_t s1,
                        bool any_oom, const char *legend_title,
                        int64_t *buf) {
   const dc_report *r = c->r;
   dc_buf_clear(&c->tmp);
   dc_buf_printf(&c->tmp, "%s against %s", c->metric, r->cols[xcol]);
-  dc_svg_open(&c->svg, W, H, c->tmp.data);
+  rep_svg_open(&c->svg, W, H, c->tmp.data);
   double x0 = x->px0, x1 = x->px1;
   axis_y(c, y, x0, x1);
   /* x ticks */
   for (int i = 0; i < x->n_ticks; i++) {
-    double px = dc_axis_map(x, x->ticks[i]);
-    dc_svg_line(&c->svg, px, y->px0, px, y->px0 + 5, "class=\"axis\"");
+    double px = rep_axis_map(x, x->ticks[i]);
+    rep_svg_line(&c->svg, px, y->px0, px, y->px0 + 5, "class=\"axis\"");
     dc_buf_clear(&c->tmp);
-    dc_report_label(&c->tmp, x->ticks[i], "");
-    dc_svg_text(&c->svg, px, y->px0 + 18, "middle", "class=\"tick\"",
-                c->tmp.data);
+    rep_label(&c->tmp, x->ticks[i], "");
+    rep_svg_text(&c->svg, px, y->px0 + 18, "middle", "class=\"tick\"",
+                 c->tmp.data);
   }
-  dc_svg_line(&c->svg, x0, y->px0, x1, y->px0, "class=\"axis\"");
+  rep_svg_line(&c->svg, x0, y->px0, x1, y->px0, "class=\"axis\"");
   dc_buf_clear(&c->tmp);
   dc_buf_puts(&c->tmp, r->cols[xcol]);
   if (x->log2) dc_buf_puts(&c->tmp, " (log scale)");
-  dc_svg_text(&c->svg, (x0 + x1) / 2, H - 8, "middle", "class=\"title\"",
-              c->tmp.data);
+  rep_svg_text(&c->svg, (x0 + x1) / 2, H - 8, "middle", "class=\"title\"",
+               c->tmp.data);
   if (any_oom)
-    dc_svg_text(&c->svg, x0 - 6, TOP - 14, "end", "class=\"tick\"",
-                "no fit");
+    rep_svg_text(&c->svg, x0 - 6, TOP - 14, "end", "class=\"tick\"",
+                 "no fit");
   char attrs[128];
   for (int32_t s = s0; s < s1; s++) {
     int k = s - s0;
@@ -275,10 +283,10 @@ static void line_panel(dc_chart *c, int32_t xcol, const dc_axis *x,
     bool open = false;
     for (int64_t j = 0; j < m; j++) {
       const dc_report_row *row = &r->rows[buf[j]];
-      double v = dc_chart_value(c, row);
-      bool ok = isfinite(v) && dc_chart_fits(row);
+      double v = rep_chart_value(c, row);
+      bool ok = isfinite(v) && rep_chart_fits(row);
       if (ok && !open) {
-        const char *dash = dc_series_dash(k);
+        const char *dash = rep_series_dash(k);
         snprintf(attrs, sizeof attrs, "class=\"ln s%d\"%s%s%s", k,
                  *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
         dc_buf_puts(c->svg.b, "<polyline points=\"");
@@ -287,9 +295,9 @@ static void line_panel(dc_chart *c, int32_t xcol, const dc_axis *x,
         dc_buf_putc(c->svg.b, ' ');
       }
       if (ok) {
-        dc_svg_num(&c->svg, dc_axis_map(x, row->num[xcol]));
+        rep_svg_num(&c->svg, rep_axis_map(x, row->num[xcol]));
         dc_buf_putc(c->svg.b, ',');
-        dc_svg_num(&c->svg, dc_axis_map(y, v));
+        rep_svg_num(&c->svg, rep_axis_map(y, v));
       }
       if (open && (!ok || j + 1 == m)) {
         dc_buf_printf(c->svg.b, "\" %s/>\n", attrs);
@@ -301,11 +309,11 @@ static void line_panel(dc_chart *c, int32_t xcol, const dc_axis *x,
     for (int64_t j = 0; j < m; j++) {
       int64_t i = buf[j];
       const dc_report_row *row = &r->rows[i];
-      double v = dc_chart_value(c, row);
-      double px = dc_axis_map(x, row->num[xcol]);
+      double v = rep_chart_value(c, row);
+      double px = rep_axis_map(x, row->num[xcol]);
       dc_buf_clear(&c->tmp);
-      dc_chart_point_label(c, row, -1, &c->tmp);
-      if (!dc_chart_fits(row)) {
+      rep_chart_point_label(c, row, -1, &c->tmp);
+      if (!rep_chart_fits(row)) {
         if (px - last_oom < 3) continue;
         last_oom = px;
         snprintf(attrs, sizeof attrs,
@@ -314,11 +322,11 @@ static void line_panel(dc_chart *c, int32_t xcol, const dc_axis *x,
         dc_buf_puts(&c->tmp, ": does not fit in memory");
         dc_buf_puts(c->svg.b, "<text");
         dc_buf_puts(c->svg.b, " x=\"");
-        dc_svg_num(&c->svg, px);
+        rep_svg_num(&c->svg, px);
         dc_buf_puts(c->svg.b, "\" y=\"");
-        dc_svg_num(&c->svg, TOP - 14 + 4.0 * (k % 3));
+        rep_svg_num(&c->svg, TOP - 14 + 4.0 * (k % 3));
         dc_buf_printf(c->svg.b, "\" text-anchor=\"middle\" %s>", attrs);
-        dc_svg_title(&c->svg, c->tmp.data);
+        rep_svg_title(&c->svg, c->tmp.data);
         dc_buf_puts(c->svg.b, "✕</text>\n");
         continue;
       }
@@ -326,38 +334,38 @@ static void line_panel(dc_chart *c, int32_t xcol, const dc_axis *x,
       snprintf(attrs, sizeof attrs, "class=\"pt s%d\" data-row=\"%lld\"", k,
                (long long)i);
       size_t at = c->svg.b->len;
-      const char *el = dc_svg_marker(&c->svg, k, px, dc_axis_map(y, v),
-                                     attrs, true);
+      const char *el = rep_svg_marker(&c->svg, k, px, rep_axis_map(y, v),
+                                      attrs, true);
       /* data-value goes inside the element's start tag */
       DC_ASSERT(c->svg.b->len > at && c->svg.b->data[c->svg.b->len - 1] == '>');
       c->svg.b->len--;
-      dc_svg_data_value(&c->svg, v);
+      rep_svg_data_value(&c->svg, v);
       dc_buf_putc(c->svg.b, '>');
       dc_buf_puts(&c->tmp, ": ");
-      dc_report_label(&c->tmp, v, dc_report_unit(c->metric));
-      dc_svg_title(&c->svg, c->tmp.data);
-      dc_svg_end(&c->svg, el);
+      rep_label(&c->tmp, v, rep_unit(c->metric));
+      rep_svg_title(&c->svg, c->tmp.data);
+      rep_svg_end(&c->svg, el);
     }
   }
   /* the legend */
   double lx = W - LEGEND_W + 10, ly = TOP + 4;
   dc_buf_clear(&c->tmp);
   truncate_label(&c->tmp, legend_title, 30);
-  dc_svg_text(&c->svg, lx, ly, "start", "class=\"legend-title\"",
-              c->tmp.data);
+  rep_svg_text(&c->svg, lx, ly, "start", "class=\"legend-title\"",
+               c->tmp.data);
   for (int32_t s = s0; s < s1; s++) {
     ly += 18;
     dc_buf t = {0};
     const dc_report_row *row = &r->rows[idx[start[s]]];
-    dc_chart_point_label(c, row, xcol, &t);
+    rep_chart_point_label(c, row, xcol, &t);
     legend_entry(c, s - s0, lx, ly, t.data, true);
     dc_buf_free(&t);
   }
   if (any_oom) legend_oom(c, lx, ly + 18);
-  dc_svg_close(&c->svg);
+  rep_svg_close(&c->svg);
 }
 
-static void line_chart(dc_chart *c, int32_t xcol) {
+static void line_chart(rep_chart *c, int32_t xcol) {
   const dc_report *r = c->r;
   int64_t n = r->n_rows;
   keyset ks = {0};
@@ -375,24 +383,20 @@ static void line_chart(dc_chart *c, int32_t xcol) {
   int64_t *idx = dc_xcalloc((size_t)n + 1, sizeof *idx);
   for (int64_t i = 0; i < n; i++)
     idx[start[series[i]] + fill[series[i]]++] = i;
-  line_ctx lc = {c, xcol, r->rows};
-  sort_ctx = &lc;
   for (int32_t s = 0; s < ns; s++)
-    qsort(idx + start[s], (size_t)(start[s + 1] - start[s]), sizeof *idx,
-          cmp_x);
-  sort_ctx = NULL;
+    sort_by_x(r->rows, xcol, idx + start[s], start[s + 1] - start[s]);
   /* ranges: x over every row, y over the points drawn as times */
   double xmin = INFINITY, xmax = -INFINITY, ymin = 0.0, ymax = -INFINITY;
   bool any_oom = false;
-  int32_t drawn = ns < DC_SERIES_MAX * MAX_PANELS ? ns
-                                                  : DC_SERIES_MAX * MAX_PANELS;
+  int32_t drawn = ns < REP_SERIES_MAX * MAX_PANELS ? ns
+                                                  : REP_SERIES_MAX * MAX_PANELS;
   for (int64_t i = 0; i < n; i++) {
     const dc_report_row *row = &r->rows[i];
-    double xv = row->num[xcol], v = dc_chart_value(c, row);
+    double xv = row->num[xcol], v = rep_chart_value(c, row);
     if (xv < xmin) xmin = xv;
     if (xv > xmax) xmax = xv;
     if (series[i] >= drawn) continue;
-    if (!dc_chart_fits(row)) any_oom = true;
+    if (!rep_chart_fits(row)) any_oom = true;
     else if (isfinite(v)) {
       if (v > ymax) ymax = v;
       if (v < ymin) ymin = v;
@@ -408,12 +412,12 @@ static void line_chart(dc_chart *c, int32_t xcol) {
   for (int64_t i = 0; i < n && nx < 13; i++)
     if (i == 0 || all[i] != all[i - 1]) xs[nx++] = all[i];
   free(all);
-  dc_axis x, y;
+  rep_axis x, y;
   double px0 = LEFT, px1 = W - LEGEND_W - 16;
   if (xmin > 0 && xmax / xmin >= 8)
-    dc_axis_log2(&x, xmin, xmax, xs, nx, px0, px1);
+    rep_axis_log2(&x, xmin, xmax, xs, nx, px0, px1);
   else {
-    dc_axis_linear(&x, xmin, xmax, px0, px1);
+    rep_axis_linear(&x, xmin, xmax, px0, px1);
     if (nx <= 12) { /* tick the values themselves */
       x.n_ticks = 0;
       for (int i = 0; i < nx; i++) x.ticks[x.n_ticks++] = xs[i];
@@ -422,7 +426,7 @@ static void line_chart(dc_chart *c, int32_t xcol) {
       x.hi = xmax + pad;
     }
   }
-  dc_axis_linear(&y, ymin, ymax * 1.04, H - 48, TOP);
+  rep_axis_linear(&y, ymin, ymax * 1.04, H - 48, TOP);
   /* the legend's title: the parameters the series stand for */
   dc_buf title = {0};
   for (int32_t i = 0; i < c->n_swept; i++)
@@ -433,8 +437,8 @@ static void line_chart(dc_chart *c, int32_t xcol) {
   if (!title.len) dc_buf_puts(&title, c->metric);
   int64_t *buf = dc_xcalloc((size_t)n + 1, sizeof *buf);
   dc_buf_puts(c->out, "<figure>\n");
-  for (int32_t s0 = 0; s0 < drawn; s0 += DC_SERIES_MAX) {
-    int32_t s1 = s0 + DC_SERIES_MAX < drawn ? s0 + DC_SERIES_MAX : drawn;
+  for (int32_t s0 = 0; s0 < drawn; s0 += REP_SERIES_MAX) {
+    int32_t s1 = s0 + REP_SERIES_MAX < drawn ? s0 + REP_SERIES_MAX : drawn;
     line_panel(c, xcol, &x, &y, idx, start, s0, s1, any_oom, title.data,
                buf);
   }
@@ -443,18 +447,18 @@ static void line_chart(dc_chart *c, int32_t xcol) {
   dc_buf_printf(&c->tmp,
                 "%s of %lld points against %s, one line per %s%s.",
                 c->metric, (long long)n, r->cols[xcol], title.data,
-                ns > DC_SERIES_MAX ? " (eight lines per panel)" : "");
+                ns > REP_SERIES_MAX ? " (eight lines per panel)" : "");
   dc_html_escape(c->out, c->tmp.data);
   dc_buf_puts(c->out, "</figcaption>\n</figure>\n");
   if (ns > drawn)
-    dc_chart_note(c, "%d of %d lines drawn (%d panels of eight); the other "
+    rep_chart_note(c, "%d of %d lines drawn (%d panels of eight); the other "
                      "%d are in the table.",
-                  (int)drawn, (int)ns, MAX_PANELS, (int)(ns - drawn));
+                   (int)drawn, (int)ns, MAX_PANELS, (int)(ns - drawn));
   for (int32_t s = 0; s < drawn; s++)
     if (start[s + 1] - start[s] > DECIMATE_ABOVE) {
-      dc_chart_note(c, "Lines of more than %d points are decimated to the "
+      rep_chart_note(c, "Lines of more than %d points are decimated to the "
                        "minimum and maximum of %d buckets each.",
-                    DECIMATE_ABOVE, BUCKETS);
+                     DECIMATE_ABOVE, BUCKETS);
       break;
     }
   free(buf);
@@ -486,7 +490,7 @@ static double bar_x1(int32_t scol) {
   return scol >= 0 ? W - LEGEND_W - 16 : W - 20;
 }
 
-static bar_labels bar_layout(dc_chart *c, const int64_t *cell, int32_t ng,
+static bar_labels bar_layout(rep_chart *c, const int64_t *cell, int32_t ng,
                              int32_t per_panel, int32_t n_series,
                              int32_t scol) {
   bar_labels L = {false, 1, H};
@@ -500,7 +504,7 @@ static bar_labels bar_layout(dc_chart *c, const int64_t *cell, int32_t ng,
       int64_t i = cell[(int64_t)g * n_series + s];
       if (i < 0) continue;
       dc_buf_clear(&t);
-      dc_chart_point_label(c, &c->r->rows[i], scol, &t);
+      rep_chart_point_label(c, &c->r->rows[i], scol, &t);
       size_t n = t.data ? strlen(t.data) : 0;
       if (n > longest) longest = n;
       break;
@@ -517,9 +521,9 @@ static bar_labels bar_layout(dc_chart *c, const int64_t *cell, int32_t ng,
   return L;
 }
 
-static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
+static void bar_panel(rep_chart *c, const int64_t *cell, int32_t g0,
                       int32_t g1, int32_t n_series, int32_t scol,
-                      const dc_axis *y, bool any_oom, bool ratios,
+                      const rep_axis *y, bool any_oom, bool ratios,
                       const bar_labels *L) {
   const dc_report *r = c->r;
   double x0 = LEFT, x1 = bar_x1(scol);
@@ -527,10 +531,10 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
   double bw = (slot * 0.8) / n_series;
   if (bw > 40) bw = 40;
   double pad = (slot - bw * n_series) / 2;
-  dc_svg_open(&c->svg, W, L->h, c->metric);
+  rep_svg_open(&c->svg, W, L->h, c->metric);
   axis_y(c, y, x0, x1);
-  dc_svg_line(&c->svg, x0, y->px0, x1, y->px0, "class=\"axis\"");
-  const char *unit = dc_report_unit(c->metric);
+  rep_svg_line(&c->svg, x0, y->px0, x1, y->px0, "class=\"axis\"");
+  const char *unit = rep_unit(c->metric);
   char attrs[128];
   for (int32_t g = g0; g < g1; g++) {
     double gx = x0 + (g - g0) * slot;
@@ -540,25 +544,25 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
       if (i < 0) continue;
       const dc_report_row *row = &r->rows[i];
       if (!label_row) label_row = row;
-      double v = dc_chart_value(c, row);
+      double v = rep_chart_value(c, row);
       double bx = gx + pad + s * bw;
       dc_buf_clear(&c->tmp);
-      dc_chart_point_label(c, row, -1, &c->tmp);
-      if (!dc_chart_fits(row)) {
+      rep_chart_point_label(c, row, -1, &c->tmp);
+      if (!rep_chart_fits(row)) {
         snprintf(attrs, sizeof attrs,
                  "class=\"oom\" data-row=\"%lld\" data-fits=\"false\"",
                  (long long)i);
-        dc_svg_rect(&c->svg, bx + 1, y->px1, bw - 2, y->px0 - y->px1, attrs,
-                    true);
+        rep_svg_rect(&c->svg, bx + 1, y->px1, bw - 2, y->px0 - y->px1, attrs,
+                     true);
         dc_buf_puts(&c->tmp, ": does not fit in memory");
-        dc_svg_title(&c->svg, c->tmp.data);
-        dc_svg_end(&c->svg, "rect");
-        dc_svg_text(&c->svg, bx + bw / 2, y->px1 + 14, "middle",
-                    "class=\"oom-mark\"", "✕");
+        rep_svg_title(&c->svg, c->tmp.data);
+        rep_svg_end(&c->svg, "rect");
+        rep_svg_text(&c->svg, bx + bw / 2, y->px1 + 14, "middle",
+                     "class=\"oom-mark\"", "✕");
         continue;
       }
       if (!isfinite(v)) continue;
-      double top = dc_axis_map(y, v), base = dc_axis_map(y, 0.0);
+      double top = rep_axis_map(y, v), base = rep_axis_map(y, 0.0);
       if (top > base) { /* a negative value hangs below zero */
         double t = top;
         top = base;
@@ -566,38 +570,38 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
       }
       snprintf(attrs, sizeof attrs, "class=\"bar s%d\" data-row=\"%lld\"",
                (int)s, (long long)i);
-      dc_svg_rect(&c->svg, bx + 1, top, bw - 2, base - top, attrs, true);
+      rep_svg_rect(&c->svg, bx + 1, top, bw - 2, base - top, attrs, true);
       c->svg.b->len--;
-      dc_svg_data_value(&c->svg, v);
+      rep_svg_data_value(&c->svg, v);
       dc_buf_putc(c->svg.b, '>');
       dc_buf_puts(&c->tmp, ": ");
-      dc_report_label(&c->tmp, v, unit);
+      rep_label(&c->tmp, v, unit);
       double ratio = row->fig[DC_REPORT_FIG_SPEEDUP];
       if (ratios && isfinite(ratio))
         dc_buf_printf(&c->tmp, " (×%.2f of the baseline's speed)", ratio);
-      dc_svg_title(&c->svg, c->tmp.data);
-      dc_svg_end(&c->svg, "rect");
+      rep_svg_title(&c->svg, c->tmp.data);
+      rep_svg_end(&c->svg, "rect");
       if (s > 0) {
         snprintf(attrs, sizeof attrs, "class=\"pat\" fill=\"url(#p%d)\"",
                  (int)s);
-        dc_svg_rect(&c->svg, bx + 1, top, bw - 2, base - top, attrs, false);
+        rep_svg_rect(&c->svg, bx + 1, top, bw - 2, base - top, attrs, false);
       }
       if (bw >= 22) {
         dc_buf_clear(&c->tmp);
-        dc_report_label(&c->tmp, v, "");
-        dc_svg_text(&c->svg, bx + bw / 2, top - 4, "middle",
-                    "class=\"val\"", c->tmp.data);
+        rep_label(&c->tmp, v, "");
+        rep_svg_text(&c->svg, bx + bw / 2, top - 4, "middle",
+                     "class=\"val\"", c->tmp.data);
         if (ratios && isfinite(ratio)) {
           dc_buf_clear(&c->tmp);
           dc_buf_printf(&c->tmp, "×%.2f", ratio);
-          dc_svg_text(&c->svg, bx + bw / 2, top - 16, "middle",
-                      "class=\"ratio\"", c->tmp.data);
+          rep_svg_text(&c->svg, bx + bw / 2, top - 16, "middle",
+                       "class=\"ratio\"", c->tmp.data);
         }
       }
     }
     if (!label_row || (g - g0) % L->step != 0) continue;
     dc_buf t = {0}, l = {0};
-    dc_chart_point_label(c, label_row, scol, &t);
+    rep_chart_point_label(c, label_row, scol, &t);
     int64_t max_chars = dc_f64_sat_i64(slot / CHAR_W);
     size_t max = max_chars < 4 ? 4 : (size_t)max_chars;
     truncate_label(&l, t.data, max > 40 ? 40 : max);
@@ -605,23 +609,23 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
     if (L->slant) {
       /* slanted at 45°: lines one LINE_H apart at least (bar_layout) */
       dc_buf_puts(c->svg.b, "<text x=\"");
-      dc_svg_num(&c->svg, lx);
+      rep_svg_num(&c->svg, lx);
       dc_buf_puts(c->svg.b, "\" y=\"");
-      dc_svg_num(&c->svg, y->px0 + 14);
+      rep_svg_num(&c->svg, y->px0 + 14);
       dc_buf_puts(c->svg.b, "\" text-anchor=\"end\" class=\"tick\" "
                             "transform=\"rotate(-45 ");
-      dc_svg_num(&c->svg, lx);
+      rep_svg_num(&c->svg, lx);
       dc_buf_putc(c->svg.b, ' ');
-      dc_svg_num(&c->svg, y->px0 + 14);
+      rep_svg_num(&c->svg, y->px0 + 14);
       dc_buf_puts(c->svg.b, ")\">");
-      dc_svg_title(&c->svg, t.data);
+      rep_svg_title(&c->svg, t.data);
       dc_buf_clear(&l);
       truncate_label(&l, t.data, SLANT_CHARS);
       dc_html_escape(c->svg.b, l.data);
       dc_buf_puts(c->svg.b, "</text>\n");
     } else {
-      dc_svg_text(&c->svg, lx, y->px0 + 16, "middle", "class=\"tick\"",
-                  l.data);
+      rep_svg_text(&c->svg, lx, y->px0 + 16, "middle", "class=\"tick\"",
+                   l.data);
     }
     dc_buf_free(&t);
     dc_buf_free(&l);
@@ -629,8 +633,8 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
   if (scol >= 0 || any_oom) {
     double lx = W - LEGEND_W + 10, ly = TOP + 4;
     if (scol >= 0) {
-      dc_svg_text(&c->svg, lx, ly, "start", "class=\"legend-title\"",
-                  r->cols[scol]);
+      rep_svg_text(&c->svg, lx, ly, "start", "class=\"legend-title\"",
+                   r->cols[scol]);
       for (int32_t s = 0; s < n_series; s++) {
         /* the series' value: from any row of the panel that has it */
         ly += 18;
@@ -644,10 +648,10 @@ static void bar_panel(dc_chart *c, const int64_t *cell, int32_t g0,
     }
     if (any_oom) legend_oom(c, lx, ly + 18);
   }
-  dc_svg_close(&c->svg);
+  rep_svg_close(&c->svg);
 }
 
-static void bar_chart(dc_chart *c) {
+static void bar_chart(rep_chart *c) {
   const dc_report *r = c->r;
   int64_t n = r->n_rows;
   /* the series parameter: the last swept one with at most eight values */
@@ -655,11 +659,11 @@ static void bar_chart(dc_chart *c) {
   for (int32_t i = c->n_swept - 1; i >= 0 && c->n_swept >= 2; i--) {
     keyset v = {0};
     dc_buf key = {0};
-    for (int64_t j = 0; j < n && v.n <= DC_SERIES_MAX; j++) {
+    for (int64_t j = 0; j < n && v.n <= REP_SERIES_MAX; j++) {
       row_key(c, &r->rows[j], -1, c->swept[i], &key);
       keyset_index(&v, key.data);
     }
-    bool few = v.n <= DC_SERIES_MAX;
+    bool few = v.n <= REP_SERIES_MAX;
     dc_map_free(&v.map);
     dc_buf_free(&key);
     if (few) {
@@ -700,8 +704,8 @@ static void bar_chart(dc_chart *c) {
   for (int64_t i = 0; i < n; i++) {
     if (gi[i] >= drawn) continue;
     const dc_report_row *row = &r->rows[i];
-    double v = dc_chart_value(c, row);
-    if (!dc_chart_fits(row)) any_oom = true;
+    double v = rep_chart_value(c, row);
+    if (!rep_chart_fits(row)) any_oom = true;
     else if (isfinite(v)) {
       if (v > ymax) ymax = v;
       if (v < ymin) ymin = v;
@@ -709,8 +713,8 @@ static void bar_chart(dc_chart *c) {
     if (isfinite(row->fig[DC_REPORT_FIG_SPEEDUP])) ratios = true;
   }
   if (!(ymax > ymin)) ymax = ymin + 1.0;
-  dc_axis y;
-  dc_axis_linear(&y, ymin, ymax * (ratios ? 1.14 : 1.06), H - 70, TOP);
+  rep_axis y;
+  rep_axis_linear(&y, ymin, ymax * (ratios ? 1.14 : 1.06), H - 70, TOP);
   dc_buf_puts(c->out, "<figure>\n");
   bar_labels L = bar_layout(c, cell, drawn, per_panel, nsr, scol);
   for (int32_t g0 = 0; g0 < drawn; g0 += per_panel) {
@@ -728,9 +732,9 @@ static void bar_chart(dc_chart *c) {
   dc_html_escape(c->out, c->tmp.data);
   dc_buf_puts(c->out, "</figcaption>\n</figure>\n");
   if (ng > drawn)
-    dc_chart_note(c, "%d of %d groups drawn (%d panels); the others are in "
+    rep_chart_note(c, "%d of %d groups drawn (%d panels); the others are in "
                      "the table.",
-                  (int)drawn, (int)ng, MAX_PANELS);
+                   (int)drawn, (int)ng, MAX_PANELS);
   free(cell);
   free(gi);
   free(si);
@@ -739,7 +743,7 @@ static void bar_chart(dc_chart *c) {
   dc_map_free(&ss.map);
 }
 
-void dc_chart_main(dc_chart *c) {
+void rep_chart_main(rep_chart *c) {
   const dc_report *r = c->r;
   /* the numeric swept parameter with the most distinct values */
   int32_t xcol = -1, best = 1;
@@ -774,15 +778,15 @@ void dc_chart_main(dc_chart *c) {
    * (their times are for memory the GPU lacks): say so above it. */
   int64_t drawable = 0;
   for (int64_t j = 0; j < r->n_rows; j++)
-    drawable += dc_chart_fits(&r->rows[j]) &&
-                isfinite(dc_chart_value(c, &r->rows[j]));
+    drawable += rep_chart_fits(&r->rows[j]) &&
+                isfinite(rep_chart_value(c, &r->rows[j]));
   if (r->n_rows > 0 && drawable == 0)
-    dc_chart_note(c, "Nothing to draw: none of the %lld points fits in GPU "
+    rep_chart_note(c, "Nothing to draw: none of the %lld points fits in GPU "
                      "memory (fits false; marked ✕ below, shaded in the "
                      "table), so none has a %s to chart. Give the study more "
                      "GPUs, GPUs with more memory, or smaller tables; the "
                      "table still lists what each would take.",
-                  (long long)r->n_rows, c->metric);
+                   (long long)r->n_rows, c->metric);
   if (xcol >= 0)
     line_chart(c, xcol);
   else

@@ -136,7 +136,7 @@ static void table(const dc_report *r, dc_buf *b) {
   dc_buf_puts(b, "</tr></thead>\n<tbody>\n");
   for (int64_t i = 0; i < n; i++) {
     const dc_report_row *row = &r->rows[i];
-    dc_buf_puts(b, dc_chart_fits(row) ? "<tr>" : "<tr class=\"unfit\">");
+    dc_buf_puts(b, rep_chart_fits(row) ? "<tr>" : "<tr class=\"unfit\">");
     for (int32_t c = 0; c < r->n_cols; c++) {
       dc_buf_puts(b, r->is_param[c] ? "<td>" : "<td class=\"num\">");
       dc_html_escape(b, row->cells[c]);
@@ -164,7 +164,7 @@ static int32_t swept_columns(const dc_report *r, int32_t *out) {
 bool dc_report_render(const dc_report *r, const dc_report_meta *meta,
                       dc_buf *out, dc_diags *d) {
   const char *metric = meta->metric ? meta->metric : "e2e_ms";
-  dc_chart c;
+  rep_chart c;
   memset(&c, 0, sizeof c);
   c.r = r;
   c.metric = metric;
@@ -202,10 +202,10 @@ bool dc_report_render(const dc_report *r, const dc_report_meta *meta,
   meta_row(&body, "charted", metric, false);
   dc_buf_puts(&body, "</dl>\n</header>\n");
 
-  dc_chart_main(&c);
+  rep_chart_main(&c);
   if (!r->mode_table) { /* --per-rank and capacity rows carry no detail */
-    dc_chart_breakdown(&c);
-    dc_chart_ranks(&c);
+    rep_chart_breakdown(&c);
+    rep_chart_ranks(&c);
   }
   table(r, &body);
   dc_buf_puts(&body, "<script>\n");

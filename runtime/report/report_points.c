@@ -36,10 +36,10 @@ static const char *const seg_names[] = {
     "GPU compute", "exposed communication", "exposed host overhead",
     "other idle"};
 
-static void label_of(const dc_chart *c, const dc_report_row *row,
+static void label_of(const rep_chart *c, const dc_report_row *row,
                      size_t max, dc_buf *b) {
   dc_buf full = {0};
-  dc_chart_point_label(c, row, -1, &full);
+  rep_chart_point_label(c, row, -1, &full);
   size_t n = full.len;
   if (n <= max) {
     dc_buf_puts(b, full.data);
@@ -57,30 +57,30 @@ static int64_t stride_of(int64_t n, int64_t max) {
   return n <= max ? 1 : (n + max - 1) / max;
 }
 
-static void x_ticks(dc_chart *c, const dc_axis *x, double y0, double y1,
+static void x_ticks(rep_chart *c, const rep_axis *x, double y0, double y1,
                     const char *unit) {
   for (int i = 0; i < x->n_ticks; i++) {
-    double px = dc_axis_map(x, x->ticks[i]);
-    dc_svg_line(&c->svg, px, y0, px, y1, "class=\"grid\"");
+    double px = rep_axis_map(x, x->ticks[i]);
+    rep_svg_line(&c->svg, px, y0, px, y1, "class=\"grid\"");
     dc_buf_clear(&c->tmp);
-    dc_report_label(&c->tmp, x->ticks[i], unit);
-    dc_svg_text(&c->svg, px, y1 + 14, "middle", "class=\"tick\"",
-                c->tmp.data);
+    rep_label(&c->tmp, x->ticks[i], unit);
+    rep_svg_text(&c->svg, px, y1 + 14, "middle", "class=\"tick\"",
+                 c->tmp.data);
   }
 }
 
-static void seg_swatch(dc_chart *c, int j, double x, double y) {
+static void seg_swatch(rep_chart *c, int j, double x, double y) {
   char attrs[64];
   snprintf(attrs, sizeof attrs, "class=\"seg g%d\"", j);
-  dc_svg_rect(&c->svg, x, y - 10, 14, 11, attrs, false);
+  rep_svg_rect(&c->svg, x, y - 10, 14, 11, attrs, false);
   if (j == 1 || j == 2) {
     snprintf(attrs, sizeof attrs, "class=\"pat\" fill=\"url(#p%d)\"",
              j == 1 ? 1 : 2);
-    dc_svg_rect(&c->svg, x, y - 10, 14, 11, attrs, false);
+    rep_svg_rect(&c->svg, x, y - 10, 14, 11, attrs, false);
   }
 }
 
-void dc_chart_breakdown(dc_chart *c) {
+void rep_chart_breakdown(rep_chart *c) {
   const dc_report *r = c->r;
   dc_buf_puts(c->out, "<section id=\"breakdown\">\n<h2>Where the time "
                       "goes</h2>\n");
@@ -88,14 +88,14 @@ void dc_chart_breakdown(dc_chart *c) {
   for (int64_t i = 0; i < r->n_rows; i++)
     for (size_t j = 0; j < DC_COUNTOF(segs); j++)
       if (!isfinite(r->rows[i].fig[segs[j]])) {
-        dc_chart_note(c, "No breakdown: it needs compute_ms, "
+        rep_chart_note(c, "No breakdown: it needs compute_ms, "
                          "exposed_comm_ms, exposed_host_ms and "
                          "other_idle_ms for every point (%s lacks %s, row "
                          "at line %d). JSON lines rows carry them in their "
                          "detail; a CSV has them only when the study's "
                          "output.columns names them.",
-                      r->source, dc_report_fig_name(segs[j]),
-                      (int)r->rows[i].line);
+                       r->source, dc_report_fig_name(segs[j]),
+                       (int)r->rows[i].line);
         dc_buf_puts(c->out, "</section>\n");
         return;
       }
@@ -108,17 +108,17 @@ void dc_chart_breakdown(dc_chart *c) {
     if (t > xmax) xmax = t;
   }
   double top = 40, h = top + (double)n * ROW_H + 40;
-  dc_axis x;
-  dc_axis_linear(&x, 0.0, xmax > 0 ? xmax : 1.0, LABEL_W, W - 110);
+  rep_axis x;
+  rep_axis_linear(&x, 0.0, xmax > 0 ? xmax : 1.0, LABEL_W, W - 110);
   dc_buf_puts(c->out, "<figure>\n");
-  dc_svg_open(&c->svg, W, h, "where the time goes, per point");
+  rep_svg_open(&c->svg, W, h, "where the time goes, per point");
   x_ticks(c, &x, top - 4, top + (double)n * ROW_H, "ms");
   /* the legend, across the top */
   double lx = LABEL_W;
   for (size_t j = 0; j < DC_COUNTOF(segs); j++) {
     seg_swatch(c, (int)j, lx, 16);
-    dc_svg_text(&c->svg, lx + 18, 16, "start", "class=\"legend\"",
-                seg_names[j]);
+    rep_svg_text(&c->svg, lx + 18, 16, "start", "class=\"legend\"",
+                 seg_names[j]);
     lx += 28 + 6.0 * (double)strlen(seg_names[j]);
   }
   char attrs[128];
@@ -128,47 +128,47 @@ void dc_chart_breakdown(dc_chart *c) {
     double y = top + (double)drawn * ROW_H;
     dc_buf_clear(&c->tmp);
     label_of(c, row, 36, &c->tmp);
-    dc_svg_text(&c->svg, LABEL_W - 6, y + 12, "end", "class=\"tick\"",
-                c->tmp.data);
+    rep_svg_text(&c->svg, LABEL_W - 6, y + 12, "end", "class=\"tick\"",
+                 c->tmp.data);
     double at = 0.0;
     for (size_t j = 0; j < DC_COUNTOF(segs); j++) {
       double v = row->fig[segs[j]];
-      double a = dc_axis_map(&x, at), b = dc_axis_map(&x, at + v);
+      double a = rep_axis_map(&x, at), b = rep_axis_map(&x, at + v);
       snprintf(attrs, sizeof attrs, "class=\"seg g%d\" data-row=\"%lld\"",
                (int)j, (long long)i);
-      dc_svg_rect(&c->svg, a, y + 2, b - a, ROW_H - 4, attrs, true);
+      rep_svg_rect(&c->svg, a, y + 2, b - a, ROW_H - 4, attrs, true);
       c->svg.b->len--;
-      dc_svg_data_value(&c->svg, v);
+      rep_svg_data_value(&c->svg, v);
       dc_buf_putc(c->svg.b, '>');
       dc_buf_clear(&c->tmp);
-      dc_chart_point_label(c, row, -1, &c->tmp);
+      rep_chart_point_label(c, row, -1, &c->tmp);
       dc_buf_printf(&c->tmp, ": %s ", seg_names[j]);
-      dc_report_label(&c->tmp, v, "ms");
-      dc_svg_title(&c->svg, c->tmp.data);
-      dc_svg_end(&c->svg, "rect");
+      rep_label(&c->tmp, v, "ms");
+      rep_svg_title(&c->svg, c->tmp.data);
+      rep_svg_end(&c->svg, "rect");
       if (j == 1 || j == 2) {
         snprintf(attrs, sizeof attrs, "class=\"pat\" fill=\"url(#p%d)\"",
                  j == 1 ? 1 : 2);
-        dc_svg_rect(&c->svg, a, y + 2, b - a, ROW_H - 4, attrs, false);
+        rep_svg_rect(&c->svg, a, y + 2, b - a, ROW_H - 4, attrs, false);
       }
       at += v;
     }
-    double end = dc_axis_map(&x, at);
-    if (!dc_chart_fits(row)) {
-      dc_svg_rect(&c->svg, LABEL_W, y + 2, end - LABEL_W, ROW_H - 4,
-                  "class=\"pat\" fill=\"url(#poom)\"", false);
-      dc_svg_text(&c->svg, end + 4, y + 13, "start", "class=\"oom-mark\"",
-                  "✕ does not fit");
+    double end = rep_axis_map(&x, at);
+    if (!rep_chart_fits(row)) {
+      rep_svg_rect(&c->svg, LABEL_W, y + 2, end - LABEL_W, ROW_H - 4,
+                   "class=\"pat\" fill=\"url(#poom)\"", false);
+      rep_svg_text(&c->svg, end + 4, y + 13, "start", "class=\"oom-mark\"",
+                   "✕ does not fit");
     } else {
       dc_buf_clear(&c->tmp);
-      dc_report_label(&c->tmp, at, "ms");
-      dc_svg_text(&c->svg, end + 4, y + 13, "start", "class=\"val\"",
-                  c->tmp.data);
+      rep_label(&c->tmp, at, "ms");
+      rep_svg_text(&c->svg, end + 4, y + 13, "start", "class=\"val\"",
+                   c->tmp.data);
     }
   }
-  dc_svg_text(&c->svg, (LABEL_W + W - 110) / 2.0, h - 6, "middle",
-              "class=\"title\"", "time per iteration (ms), critical rank");
-  dc_svg_close(&c->svg);
+  rep_svg_text(&c->svg, (LABEL_W + W - 110) / 2.0, h - 6, "middle",
+               "class=\"title\"", "time per iteration (ms), critical rank");
+  rep_svg_close(&c->svg);
   dc_buf_puts(c->out, "<figcaption>Each point's iteration on its critical "
                       "rank: GPU compute, then communication no compute "
                       "hides, then the idle time host overheads add, then "
@@ -176,17 +176,17 @@ void dc_chart_breakdown(dc_chart *c) {
                       "fit in memory.</figcaption>\n</figure>\n");
   if (k > 1) {
     char ord[32];
-    dc_chart_note(c, "Every %s of %lld points shown (decimated to at "
+    rep_chart_note(c, "Every %s of %lld points shown (decimated to at "
                      "most %d rows).",
-                  dc_ordinal(k, ord, sizeof ord), (long long)r->n_rows,
-                  MAX_ROWS);
+                   rep_ordinal(k, ord, sizeof ord), (long long)r->n_rows,
+                   MAX_ROWS);
   }
   dc_buf_puts(c->out, "</section>\n");
 }
 
 /* ---- per-rank charts ------------------------------------------------------ */
 
-static void rank_panel(dc_chart *c, const dc_report_row *row, int64_t i,
+static void rank_panel(rep_chart *c, const dc_report_row *row, int64_t i,
                        bool mem, double x0, double x1) {
   double y0 = RANK_H - 40, y1 = 40;
   double vmax = 0.0, hbm = row->fig[DC_REPORT_FIG_HBM];
@@ -195,20 +195,20 @@ static void rank_panel(dc_chart *c, const dc_report_row *row, int64_t i,
     if (v > vmax) vmax = v;
   }
   if (mem && isfinite(hbm) && hbm > vmax) vmax = hbm;
-  dc_axis y;
-  dc_axis_linear(&y, 0.0, vmax > 0 ? vmax * 1.05 : 1.0, y0, y1);
+  rep_axis y;
+  rep_axis_linear(&y, 0.0, vmax > 0 ? vmax * 1.05 : 1.0, y0, y1);
   const char *unit = mem ? "GiB" : "ms";
   for (int t = 0; t < y.n_ticks; t++) {
-    double py = dc_axis_map(&y, y.ticks[t]);
-    dc_svg_line(&c->svg, x0, py, x1, py, "class=\"grid\"");
+    double py = rep_axis_map(&y, y.ticks[t]);
+    rep_svg_line(&c->svg, x0, py, x1, py, "class=\"grid\"");
     dc_buf_clear(&c->tmp);
-    dc_report_label(&c->tmp, y.ticks[t], unit);
-    dc_svg_text(&c->svg, x0 - 5, py + 4, "end", "class=\"tick\"",
-                c->tmp.data);
+    rep_label(&c->tmp, y.ticks[t], unit);
+    rep_svg_text(&c->svg, x0 - 5, py + 4, "end", "class=\"tick\"",
+                 c->tmp.data);
   }
-  dc_svg_line(&c->svg, x0, y0, x1, y0, "class=\"axis\"");
-  dc_svg_text(&c->svg, (x0 + x1) / 2, y1 - 12, "middle", "class=\"title\"",
-              mem ? "memory per rank (GiB) against HBM"
+  rep_svg_line(&c->svg, x0, y0, x1, y0, "class=\"axis\"");
+  rep_svg_text(&c->svg, (x0 + x1) / 2, y1 - 12, "middle", "class=\"title\"",
+               mem ? "memory per rank (GiB) against HBM"
                   : "embedding time per rank (ms)");
   double slot = (x1 - x0) / row->n_ranks;
   double bw = slot * 0.75;
@@ -217,46 +217,46 @@ static void rank_panel(dc_chart *c, const dc_report_row *row, int64_t i,
   for (int32_t k = 0; k < row->n_ranks; k++) {
     const dc_report_rank *rk = &row->ranks[k];
     double v = mem ? rk->mem_gib : rk->emb_ms;
-    double bx = x0 + k * slot + (slot - bw) / 2, top = dc_axis_map(&y, v);
+    double bx = x0 + k * slot + (slot - bw) / 2, top = rep_axis_map(&y, v);
     bool crit = k == row->critical_rank;
     bool over = mem && !rk->fits;
     snprintf(attrs, sizeof attrs,
              "class=\"bar %s%s\" data-row=\"%lld\" data-rank=\"%d\"",
              mem ? "mem" : "emb", crit ? " crit" : "", (long long)i, (int)k);
-    dc_svg_rect(&c->svg, bx, top, bw, y0 - top, attrs, true);
+    rep_svg_rect(&c->svg, bx, top, bw, y0 - top, attrs, true);
     c->svg.b->len--;
-    dc_svg_data_value(&c->svg, v);
+    rep_svg_data_value(&c->svg, v);
     dc_buf_putc(c->svg.b, '>');
     dc_buf_clear(&c->tmp);
     dc_buf_printf(&c->tmp, "rank %d%s: ", (int)k, crit ? " (critical)" : "");
-    dc_report_label(&c->tmp, v, unit);
+    rep_label(&c->tmp, v, unit);
     if (over) dc_buf_puts(&c->tmp, ", does not fit");
-    dc_svg_title(&c->svg, c->tmp.data);
-    dc_svg_end(&c->svg, "rect");
+    rep_svg_title(&c->svg, c->tmp.data);
+    rep_svg_end(&c->svg, "rect");
     if (over)
-      dc_svg_rect(&c->svg, bx, top, bw, y0 - top,
-                  "class=\"pat\" fill=\"url(#poom)\"", false);
+      rep_svg_rect(&c->svg, bx, top, bw, y0 - top,
+                   "class=\"pat\" fill=\"url(#poom)\"", false);
     if (k % every == 0 || crit) {
       dc_buf_clear(&c->tmp);
       dc_buf_printf(&c->tmp, "%d", (int)k);
-      dc_svg_text(&c->svg, bx + bw / 2, y0 + 13, "middle", "class=\"tick\"",
-                  c->tmp.data);
+      rep_svg_text(&c->svg, bx + bw / 2, y0 + 13, "middle", "class=\"tick\"",
+                   c->tmp.data);
     }
     if (crit)
-      dc_svg_text(&c->svg, bx + bw / 2, y0 + 26, "middle",
-                  "class=\"crit-mark\"", "▲ critical");
+      rep_svg_text(&c->svg, bx + bw / 2, y0 + 26, "middle",
+                   "class=\"crit-mark\"", "▲ critical");
   }
   if (mem && isfinite(hbm)) {
-    double py = dc_axis_map(&y, hbm);
-    dc_svg_line(&c->svg, x0, py, x1, py, "class=\"hbm\"");
+    double py = rep_axis_map(&y, hbm);
+    rep_svg_line(&c->svg, x0, py, x1, py, "class=\"hbm\"");
     dc_buf_clear(&c->tmp);
     dc_buf_puts(&c->tmp, "HBM ");
-    dc_report_label(&c->tmp, hbm, "GiB");
-    dc_svg_text(&c->svg, x1, py - 4, "end", "class=\"val\"", c->tmp.data);
+    rep_label(&c->tmp, hbm, "GiB");
+    rep_svg_text(&c->svg, x1, py - 4, "end", "class=\"val\"", c->tmp.data);
   }
 }
 
-void dc_chart_ranks(dc_chart *c) {
+void rep_chart_ranks(rep_chart *c) {
   const dc_report *r = c->r;
   int64_t n = 0;
   for (int64_t i = 0; i < r->n_rows; i++)
@@ -264,10 +264,10 @@ void dc_chart_ranks(dc_chart *c) {
   if (n == 0) {
     if (!r->has_detail) {
       dc_buf_puts(c->out, "<section id=\"ranks\">\n<h2>Per rank</h2>\n");
-      dc_chart_note(c, "No per-rank charts: %s has no per-rank figures "
+      rep_chart_note(c, "No per-rank charts: %s has no per-rank figures "
                        "(a CSV never has; JSON lines rows of points on "
                        "several GPUs carry them in their detail).",
-                    r->source);
+                     r->source);
       dc_buf_puts(c->out, "</section>\n");
     }
     return;
@@ -285,10 +285,10 @@ void dc_chart_ranks(dc_chart *c) {
     label_of(c, row, 80, &c->tmp);
     dc_buf lab = {0};
     dc_buf_puts(&lab, c->tmp.data);
-    dc_svg_open(&c->svg, W, RANK_H, lab.data);
+    rep_svg_open(&c->svg, W, RANK_H, lab.data);
     rank_panel(c, row, i, false, 70, 360);
     rank_panel(c, row, i, true, 450, 740);
-    dc_svg_close(&c->svg);
+    rep_svg_close(&c->svg);
     dc_buf_puts(c->out, "<figcaption>");
     dc_html_escape(c->out, lab.data);
     dc_buf_printf(c->out, ": %d ranks; critical rank %d (the slowest: it "
@@ -299,10 +299,10 @@ void dc_chart_ranks(dc_chart *c) {
   }
   if (k > 1) {
     char ord[32];
-    dc_chart_note(c, "Every %s of %lld points on several GPUs shown "
+    rep_chart_note(c, "Every %s of %lld points on several GPUs shown "
                      "(at most %d).",
-                  dc_ordinal(k, ord, sizeof ord), (long long)n,
-                  MAX_RANK_CHARTS);
+                   rep_ordinal(k, ord, sizeof ord), (long long)n,
+                   MAX_RANK_CHARTS);
   }
   dc_buf_puts(c->out, "</section>\n");
 }

@@ -6,7 +6,7 @@
  *
  * Coordinates are written with one decimal (a tenth of a pixel is below
  * what a screen or a printer shows, and it keeps a 2,000-point chart
- * small); dc_svg_num refuses what is not finite (report_int.h). Numbers
+ * small); rep_svg_num refuses what is not finite (report_int.h). Numbers
  * are printed in the C locale (the driver sets it).
  */
 #include <math.h>
@@ -49,7 +49,7 @@ void dc_html_escape(dc_buf *b, const char *s) {
   dc_buf_append(b, run, (size_t)(s - run));
 }
 
-void dc_svg_num(dc_svg *s, double v) {
+void rep_svg_num(rep_svg *s, double v) {
   if (!isfinite(v) || fabs(v) > 1e7) {
     if (!s->bad) s->failed = s->where;
     s->bad = true;
@@ -58,26 +58,26 @@ void dc_svg_num(dc_svg *s, double v) {
   dc_buf_put_double(s->b, v, 1);
 }
 
-static void attr_num(dc_svg *s, const char *name, double v) {
+static void attr_num(rep_svg *s, const char *name, double v) {
   dc_buf_putc(s->b, ' ');
   dc_buf_puts(s->b, name);
   dc_buf_puts(s->b, "=\"");
-  dc_svg_num(s, v);
+  rep_svg_num(s, v);
   dc_buf_putc(s->b, '"');
 }
 
-static void attrs_raw(dc_svg *s, const char *attrs) {
+static void attrs_raw(rep_svg *s, const char *attrs) {
   if (attrs && *attrs) {
     dc_buf_putc(s->b, ' ');
     dc_buf_puts(s->b, attrs);
   }
 }
 
-void dc_svg_open(dc_svg *s, double w, double h, const char *label) {
+void rep_svg_open(rep_svg *s, double w, double h, const char *label) {
   dc_buf_puts(s->b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 ");
-  dc_svg_num(s, w);
+  rep_svg_num(s, w);
   dc_buf_putc(s->b, ' ');
-  dc_svg_num(s, h);
+  rep_svg_num(s, h);
   dc_buf_putc(s->b, '"');
   attr_num(s, "width", w);
   attr_num(s, "height", h);
@@ -86,20 +86,20 @@ void dc_svg_open(dc_svg *s, double w, double h, const char *label) {
   dc_buf_puts(s->b, "\">\n");
 }
 
-void dc_svg_close(dc_svg *s) { dc_buf_puts(s->b, "</svg>\n"); }
+void rep_svg_close(rep_svg *s) { dc_buf_puts(s->b, "</svg>\n"); }
 
-void dc_svg_end(dc_svg *s, const char *element) {
+void rep_svg_end(rep_svg *s, const char *element) {
   dc_buf_puts(s->b, "</");
   dc_buf_puts(s->b, element);
   dc_buf_puts(s->b, ">\n");
 }
 
-static void finish(dc_svg *s, bool open) {
+static void finish(rep_svg *s, bool open) {
   dc_buf_puts(s->b, open ? ">" : "/>\n");
 }
 
-void dc_svg_rect(dc_svg *s, double x, double y, double w, double h,
-                 const char *attrs, bool open) {
+void rep_svg_rect(rep_svg *s, double x, double y, double w, double h,
+                  const char *attrs, bool open) {
   if (w < 0) w = 0;
   if (h < 0) h = 0;
   dc_buf_puts(s->b, "<rect");
@@ -111,8 +111,8 @@ void dc_svg_rect(dc_svg *s, double x, double y, double w, double h,
   finish(s, open);
 }
 
-void dc_svg_line(dc_svg *s, double x1, double y1, double x2, double y2,
-                 const char *attrs) {
+void rep_svg_line(rep_svg *s, double x1, double y1, double x2, double y2,
+                  const char *attrs) {
   dc_buf_puts(s->b, "<line");
   attr_num(s, "x1", x1);
   attr_num(s, "y1", y1);
@@ -122,8 +122,8 @@ void dc_svg_line(dc_svg *s, double x1, double y1, double x2, double y2,
   finish(s, false);
 }
 
-void dc_svg_text(dc_svg *s, double x, double y, const char *anchor,
-                 const char *attrs, const char *text) {
+void rep_svg_text(rep_svg *s, double x, double y, const char *anchor,
+                  const char *attrs, const char *text) {
   dc_buf_puts(s->b, "<text");
   attr_num(s, "x", x);
   attr_num(s, "y", y);
@@ -138,13 +138,13 @@ void dc_svg_text(dc_svg *s, double x, double y, const char *anchor,
   dc_buf_puts(s->b, "</text>\n");
 }
 
-void dc_svg_title(dc_svg *s, const char *text) {
+void rep_svg_title(rep_svg *s, const char *text) {
   dc_buf_puts(s->b, "<title>");
   dc_html_escape(s->b, text);
   dc_buf_puts(s->b, "</title>");
 }
 
-void dc_svg_data_value(dc_svg *s, double v) {
+void rep_svg_data_value(rep_svg *s, double v) {
   if (!isfinite(v)) {
     if (!s->bad) s->failed = s->where;
     s->bad = true;
@@ -162,8 +162,8 @@ static double nice_step(double range) {
   return p * (m <= 1.0 ? 1.0 : m <= 2.0 ? 2.0 : m <= 5.0 ? 5.0 : 10.0);
 }
 
-void dc_axis_linear(dc_axis *a, double lo, double hi, double px0,
-                    double px1) {
+void rep_axis_linear(rep_axis *a, double lo, double hi, double px0,
+                     double px1) {
   memset(a, 0, sizeof *a);
   /* the reader bounds every figure (±1e30), so the span is finite; a
    * span that is not falls back to [0, 1] rather than NaN ticks */
@@ -175,7 +175,7 @@ void dc_axis_linear(dc_axis *a, double lo, double hi, double px0,
   a->px0 = px0;
   a->px1 = px1;
   double t = first;
-  for (int i = 0; i < DC_AXIS_MAX_TICKS; i++) {
+  for (int i = 0; i < REP_AXIS_MAX_TICKS; i++) {
     t = first + i * step;
     /* snap values like 0.30000000000000004 to the step's grid */
     a->ticks[a->n_ticks++] = fabs(t) < step * 1e-9 ? 0.0 : t;
@@ -184,8 +184,8 @@ void dc_axis_linear(dc_axis *a, double lo, double hi, double px0,
   a->hi = t;
 }
 
-void dc_axis_log2(dc_axis *a, double lo, double hi, const double *values,
-                  int n_values, double px0, double px1) {
+void rep_axis_log2(rep_axis *a, double lo, double hi, const double *values,
+                   int n_values, double px0, double px1) {
   memset(a, 0, sizeof *a);
   if (!(lo > 0.0) || !isfinite(hi) || hi < lo) lo = 1.0, hi = 2.0;
   a->log2 = true;
@@ -203,11 +203,11 @@ void dc_axis_log2(dc_axis *a, double lo, double hi, const double *values,
       e1 = dc_f64_sat_i32(floor(l1 + 1e-9));
   int step = 1;
   while ((e1 - e0) / step + 1 > 12) step++;
-  for (int e = e0; e <= e1 && a->n_ticks < DC_AXIS_MAX_TICKS; e += step)
+  for (int e = e0; e <= e1 && a->n_ticks < REP_AXIS_MAX_TICKS; e += step)
     a->ticks[a->n_ticks++] = exp2(e);
 }
 
-double dc_axis_map(const dc_axis *a, double v) {
+double rep_axis_map(const rep_axis *a, double v) {
   double f;
   if (a->log2)
     f = v > 0 ? (log2(v) - log2(a->lo)) / (log2(a->hi) - log2(a->lo)) : 0.0;
@@ -223,7 +223,7 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-const char *dc_report_unit(const char *metric) {
+const char *rep_unit(const char *metric) {
   if (ends_with(metric, "_ms")) return "ms";
   if (ends_with(metric, "_gib")) return "GiB";
   if (strcmp(metric, "samples_per_s") == 0) return "samples/s";
@@ -232,7 +232,7 @@ const char *dc_report_unit(const char *metric) {
   return "";
 }
 
-void dc_report_label(dc_buf *b, double v, const char *unit) {
+void rep_label(dc_buf *b, double v, const char *unit) {
   double a = fabs(v);
   double whole = floor(a);
   if (a >= 1024 && whole == a && fmod(a, 1024.0) == 0.0) {
@@ -260,27 +260,27 @@ void dc_report_label(dc_buf *b, double v, const char *unit) {
 
 /* ---- markers ----------------------------------------------------------- */
 
-static const char *const dashes[DC_SERIES_MAX] = {
+static const char *const dashes[REP_SERIES_MAX] = {
     "", "6 3", "2 2", "8 3 2 3", "4 4", "10 3", "2 5", "6 2 2 2"};
 
-const char *dc_series_dash(int k) { return dashes[k % DC_SERIES_MAX]; }
+const char *rep_series_dash(int k) { return dashes[k % REP_SERIES_MAX]; }
 
-static void polygon(dc_svg *s, double x, double y, const double *pts, int n,
+static void polygon(rep_svg *s, double x, double y, const double *pts, int n,
                     const char *attrs, bool open) {
   dc_buf_puts(s->b, "<polygon points=\"");
   for (int i = 0; i < n; i++) {
     if (i) dc_buf_putc(s->b, ' ');
-    dc_svg_num(s, x + pts[2 * i]);
+    rep_svg_num(s, x + pts[2 * i]);
     dc_buf_putc(s->b, ',');
-    dc_svg_num(s, y + pts[2 * i + 1]);
+    rep_svg_num(s, y + pts[2 * i + 1]);
   }
   dc_buf_putc(s->b, '"');
   attrs_raw(s, attrs);
   finish(s, open);
 }
 
-const char *dc_svg_marker(dc_svg *s, int k, double x, double y,
-                          const char *attrs, bool open) {
+const char *rep_svg_marker(rep_svg *s, int k, double x, double y,
+                           const char *attrs, bool open) {
   static const double tri[] = {0, -4.5, 4.2, 3, -4.2, 3};
   static const double dia[] = {0, -4.8, 4.2, 0, 0, 4.8, -4.2, 0};
   static const double down[] = {0, 4.5, 4.2, -3, -4.2, -3};
@@ -288,7 +288,7 @@ const char *dc_svg_marker(dc_svg *s, int k, double x, double y,
                                 -4.3, -1.4};
   static const double hex[] = {-2.2, -3.9, 2.2, -3.9, 4.4, 0, 2.2, 3.9,
                                -2.2, 3.9, -4.4, 0};
-  switch (k % DC_SERIES_MAX) {
+  switch (k % REP_SERIES_MAX) {
   case 0:
   case 7:
     dc_buf_puts(s->b, "<circle");
@@ -297,11 +297,11 @@ const char *dc_svg_marker(dc_svg *s, int k, double x, double y,
     attr_num(s, "r", 3.6);
     attrs_raw(s, attrs);
     /* the eighth is hollow: its fill is the page's */
-    if (k % DC_SERIES_MAX == 7) dc_buf_puts(s->b, " fill=\"#fff\"");
+    if (k % REP_SERIES_MAX == 7) dc_buf_puts(s->b, " fill=\"#fff\"");
     finish(s, open);
     return "circle";
   case 1:
-    dc_svg_rect(s, x - 3.3, y - 3.3, 6.6, 6.6, attrs, open);
+    rep_svg_rect(s, x - 3.3, y - 3.3, 6.6, 6.6, attrs, open);
     return "rect";
   case 2: polygon(s, x, y, tri, 3, attrs, open); return "polygon";
   case 3: polygon(s, x, y, dia, 4, attrs, open); return "polygon";

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "runtime/trace/et_int.h"
-#include "runtime/trace/jsonio.h"
+#include "runtime/trace/jsonio_int.h"
 
 #define ET_NODE_MAX_VALUES (1 << 20)
 #define ET_MAX_DEPTH       64
@@ -42,7 +42,7 @@ typedef struct jv {
 } jv;
 
 typedef struct read_ctx {
-  dc_json_in in;
+  js_in in;
   dc_arena *a, scratch;
   et_file *f;
   int64_t cap_nodes;
@@ -59,23 +59,23 @@ typedef struct read_ctx {
 
 static jv *dom_add(read_ctx *c, char t, const char *s, size_t n) {
   if (++c->n_values > ET_NODE_MAX_VALUES) {
-    dc_json_error_here(&c->in, "node #%lld has more than %d values",
-                       (long long)c->f->n_nodes + 1, ET_NODE_MAX_VALUES);
+    js_error_here(&c->in, "node #%lld has more than %d values",
+                  (long long)c->f->n_nodes + 1, ET_NODE_MAX_VALUES);
     return NULL;
   }
   if ((t == 's' && memchr(s, '\0', n)) ||
       (c->sp > 0 && c->stack[c->sp - 1]->t == 'o' && c->key &&
        memchr(c->key, '\0', c->key_n))) {
     /* names are C strings from here on: a NUL would cut one short */
-    dc_json_error_here(&c->in,
-                       "node #%lld: a string contains a NUL character "
-                       "(\\u0000)",
-                       (long long)c->f->n_nodes + 1);
+    js_error_here(&c->in,
+                  "node #%lld: a string contains a NUL character "
+                  "(\\u0000)",
+                  (long long)c->f->n_nodes + 1);
     return NULL;
   }
   jv *v = dc_arena_alloc(&c->scratch, sizeof *v);
   v->t = t;
-  dc_json_pos_here(&c->in, &v->line, &v->col);
+  js_pos_here(&c->in, &v->line, &v->col);
   if (s) {
     v->s = dc_arena_strndup(&c->scratch, s, n);
     v->n = n;
@@ -114,7 +114,7 @@ static jv *at(const jv *a, int32_t i) {
 
 static bool num_i64(const jv *v, int64_t *out) {
   if (!v) return false;
-  if (v->t == 'n') return dc_json_int(v->s, v->n, out);
+  if (v->t == 'n') return js_int(v->s, v->n, out);
   if (v->t == 't' || v->t == 'f') {
     *out = v->t == 't';
     return true;
@@ -176,11 +176,11 @@ static const char *num_text(const jv *v) {
  * clamped, dropped or priced as something else downstream. */
 static bool size_ok(read_ctx *c, const jv *v, const char *what) {
   int64_t x;
-  if (v && v->t == 'n' && dc_json_int(v->s, v->n, &x) && x >= 0) return true;
+  if (v && v->t == 'n' && js_int(v->s, v->n, &x) && x >= 0) return true;
   if (!v || v->t != 'n') return true; /* not a number: not a size */
-  dc_json_error_pos(&c->in, v->line, v->col,
-                    "node #%lld: %s %s is not a whole number from 0 to "
-                    "2^63 - 1", (long long)c->f->n_nodes, what, num_text(v));
+  js_error_pos(&c->in, v->line, v->col,
+               "node #%lld: %s %s is not a whole number from 0 to "
+               "2^63 - 1", (long long)c->f->n_nodes, what, num_text(v));
   return false;
 }
 
@@ -321,9 +321,9 @@ static bool node_done(read_ctx *c, jv *o) {
   n->line = c->node_line;
   const jv *id = get(o, "id"), *name = get(o, "name");
   if (!num_i64(id, &n->id) || !name || name->t != 's') {
-    dc_json_error_here(&c->in,
-                       "node #%lld has no integer 'id' or string 'name'",
-                       (long long)f->n_nodes);
+    js_error_here(&c->in,
+                  "node #%lld has no integer 'id' or string 'name'",
+                  (long long)f->n_nodes);
     return false;
   }
   /* A device node of a trace linked with its Kineto twin
@@ -376,10 +376,10 @@ static bool node_done(read_ctx *c, jv *o) {
     } else if (IS("pg_size")) {
       n->pg_size = int_or(av, -1);
       if (av->t == 'n' && !(n->pg_size >= 1 && n->pg_size <= ET_MAX_RANKS)) {
-        dc_json_error_pos(&c->in, av->line, av->col,
-                          "node #%lld: pg_size %s is not a whole number "
-                          "from 1 to %d", (long long)f->n_nodes,
-                          num_text(av), ET_MAX_RANKS);
+        js_error_pos(&c->in, av->line, av->col,
+                     "node #%lld: pg_size %s is not a whole number "
+                     "from 1 to %d", (long long)f->n_nodes,
+                     num_text(av), ET_MAX_RANKS);
         return false;
       }
       if (n->pg_size < 0) n->pg_size = 0;
@@ -416,22 +416,22 @@ static int on_value(read_ctx *c, char t, const char *s, size_t n, bool opens) {
   if (c->sp > 0 || (c->in_nodes && c->depth == 2)) {
     if (c->sp == 0) {
       if (t != 'o') {
-        dc_json_error_here(&c->in, "element #%lld of 'nodes' is not an object",
-                           (long long)c->f->n_nodes + 1);
+        js_error_here(&c->in, "element #%lld of 'nodes' is not an object",
+                      (long long)c->f->n_nodes + 1);
         return 0;
       }
       dc_arena_reset(&c->scratch);
       c->n_values = 0;
       int64_t line, col;
-      dc_json_pos_here(&c->in, &line, &col);
+      js_pos_here(&c->in, &line, &col);
       c->node_line = (int32_t)(line < INT32_MAX ? line : INT32_MAX);
     }
     jv *v = dom_add(c, t, s, n);
     if (!v) return 0;
     if (opens) {
       if (c->sp == ET_MAX_DEPTH) {
-        dc_json_error_here(&c->in, "node #%lld nests deeper than %d",
-                           (long long)c->f->n_nodes + 1, ET_MAX_DEPTH);
+        js_error_here(&c->in, "node #%lld nests deeper than %d",
+                      (long long)c->f->n_nodes + 1, ET_MAX_DEPTH);
         return 0;
       }
       c->stack[c->sp++] = v;
@@ -440,16 +440,16 @@ static int on_value(read_ctx *c, char t, const char *s, size_t n, bool opens) {
     c->key_n = 0;
   } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "schema") == 0) {
     if (t != 's') {
-      dc_json_error_here(&c->in, "'schema' must be a string");
+      js_error_here(&c->in, "'schema' must be a string");
       return 0;
     }
     c->f->schema = dc_arena_strndup(c->a, s, n);
   } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "pid") == 0) {
     int64_t v;
-    if (t == 'n' && dc_json_int(s, n, &v) && v >= 0) c->f->pid = v;
+    if (t == 'n' && js_int(s, n, &v) && v >= 0) c->f->pid = v;
   } else if (c->depth == 1 && c->top_map && strcmp(c->top_key, "nodes") == 0 &&
              t != 'a') {
-    dc_json_error_here(&c->in, "'nodes' must be an array");
+    js_error_here(&c->in, "'nodes' must be an array");
     return 0;
   }
   if (opens) c->depth++;
@@ -529,10 +529,10 @@ static bool keys_unique(read_ctx *c, const jv *o) {
                                k[i - 1]->col > k[i]->col)
                           ? k[i - 1]
                           : k[i];
-      dc_json_error_pos(&c->in, dup->line, dup->col,
-                        "node #%lld: key '%.*s' appears twice in an object",
-                        (long long)c->f->n_nodes + 1,
-                        (int)(dup->key_n < 64 ? dup->key_n : 64), dup->key);
+      js_error_pos(&c->in, dup->line, dup->col,
+                   "node #%lld: key '%.*s' appears twice in an object",
+                   (long long)c->f->n_nodes + 1,
+                   (int)(dup->key_n < 64 ? dup->key_n : 64), dup->key);
       return false;
     }
   return true;
@@ -577,38 +577,38 @@ bool et_read_file(const char *path, et_file *f, dc_arena *a, dc_diags *d) {
   c.a = a;
   c.f = f;
   dc_arena_init(&c.scratch);
-  dc_json_status st = dc_json_stream(&c.in, path, &callbacks, &c, a, d);
+  js_status st = js_stream(&c.in, path, &callbacks, &c, a, d);
   f->path = c.in.path;
   bool ok = false;
-  if (st == DC_JSON_FAILED) goto done;
+  if (st == JS_FAILED) goto done;
   if (c.saw_events && !c.saw_nodes) {
-    dc_json_error_file(&c.in,
-                       "pass the execution trace (the JSON that "
-                       "ExecutionTraceObserver writes, with 'nodes'); the "
-                       "Kineto trace of the same run goes second: "
-                       "`dlrmc replay RUN.et.json KINETO.json`",
-                       "this is a profiler (Kineto) trace, not an "
-                       "execution trace");
+    js_error_file(&c.in,
+                  "pass the execution trace (the JSON that "
+                  "ExecutionTraceObserver writes, with 'nodes'); the "
+                  "Kineto trace of the same run goes second: "
+                  "`dlrmc replay RUN.et.json KINETO.json`",
+                  "this is a profiler (Kineto) trace, not an "
+                  "execution trace");
     goto done;
   }
   if (!c.saw_nodes) {
-    dc_json_error_file(&c.in,
-                       "expected the JSON of torch.profiler's "
-                       "ExecutionTraceObserver",
-                       "no 'nodes' array: not a PyTorch execution trace");
+    js_error_file(&c.in,
+                  "expected the JSON of torch.profiler's "
+                  "ExecutionTraceObserver",
+                  "no 'nodes' array: not a PyTorch execution trace");
     goto done;
   }
   if (!f->schema) {
-    dc_json_error_file(&c.in, "every ExecutionTraceObserver trace names it",
-                       "no 'schema': not a PyTorch execution trace");
+    js_error_file(&c.in, "every ExecutionTraceObserver trace names it",
+                  "no 'schema': not a PyTorch execution trace");
     goto done;
   }
   if (strncmp(f->schema, "1.0.", 4) != 0 &&
       strncmp(f->schema, "1.1.", 4) != 0) {
-    dc_json_error_file(&c.in,
-                       "dlrmc reads schemas 1.0.1 to 1.1.x (with or "
-                       "without the -chakra.0.0.4 suffix)",
-                       "unsupported execution-trace schema '%s'", f->schema);
+    js_error_file(&c.in,
+                  "dlrmc reads schemas 1.0.1 to 1.1.x (with or "
+                  "without the -chakra.0.0.4 suffix)",
+                  "unsupported execution-trace schema '%s'", f->schema);
     goto done;
   }
   ok = true;

@@ -1,5 +1,5 @@
 /*
- * jsonio.c — the streaming JSON input of the trace readers (jsonio.h):
+ * jsonio.c — the streaming JSON input of the trace readers (jsonio_int.h):
  * the file, plain or gzip (inflated here, trailing data refused), in
  * 256 KiB chunks into yajl's SAX parser, so no reader ever holds the text; and the E0801
  * diagnostics with the file's line:col. Lines are counted chunk by chunk
@@ -9,7 +9,7 @@
  * the message when that byte lies in the chunk at hand.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "runtime/trace/jsonio.h"
+#include "runtime/trace/jsonio_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,7 +29,7 @@
  * than ECHO_MAX_LINE, or one that began in an earlier chunk, as a window
  * from ECHO_BEFORE bytes before `off` (echo_col0: the window's first
  * column, `col0_at_start` being the column of line_start). */
-static const dc_source *error_source(dc_json_in *in, int64_t line,
+static const dc_source *error_source(js_in *in, int64_t line,
                                      size_t line_start, int64_t col0_at_start,
                                      size_t off, bool have_line) {
   dc_source *s = dc_arena_alloc(in->a, sizeof *s);
@@ -57,9 +57,9 @@ static const dc_source *error_source(dc_json_in *in, int64_t line,
   return s;
 }
 
-static void verror_at(dc_json_in *in, size_t off, const char *fmt,
+static void verror_at(js_in *in, size_t off, const char *fmt,
                       va_list ap) __attribute__((format(printf, 3, 0)));
-static void verror_at(dc_json_in *in, size_t off, const char *fmt, va_list ap) {
+static void verror_at(js_in *in, size_t off, const char *fmt, va_list ap) {
   if (off > in->chunk_len) off = in->chunk_len;
   int64_t line = in->line_before + 1;
   size_t line_start = 0;
@@ -82,14 +82,14 @@ static void verror_at(dc_json_in *in, size_t off, const char *fmt, va_list ap) {
   in->failed = true;
 }
 
-void dc_json_error_at(dc_json_in *in, size_t off, const char *fmt, ...) {
+void js_error_at(js_in *in, size_t off, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   verror_at(in, off, fmt, ap);
   va_end(ap);
 }
 
-void dc_json_error_here(dc_json_in *in, const char *fmt, ...) {
+void js_error_here(js_in *in, const char *fmt, ...) {
   size_t off = yajl_get_bytes_consumed(in->h);
   size_t tok = in->tok_len ? in->tok_len : 1;
   va_list ap;
@@ -100,8 +100,8 @@ void dc_json_error_here(dc_json_in *in, const char *fmt, ...) {
   va_end(ap);
 }
 
-void dc_json_error_file(dc_json_in *in, const char *help, const char *fmt,
-                        ...) {
+void js_error_file(js_in *in, const char *help, const char *fmt,
+                   ...) {
   dc_source *src = dc_arena_alloc(in->a, sizeof *src);
   src->path = in->path;
   src->text = "";
@@ -118,7 +118,7 @@ void dc_json_error_file(dc_json_in *in, const char *help, const char *fmt,
   in->failed = true;
 }
 
-bool dc_json_int(const char *s, size_t n, int64_t *out) {
+bool js_int(const char *s, size_t n, int64_t *out) {
   char buf[32];
   if (n == 0 || n >= sizeof buf) return false;
   memcpy(buf, s, n);
@@ -137,7 +137,7 @@ bool dc_json_int(const char *s, size_t n, int64_t *out) {
   return true;
 }
 
-void dc_json_pos_here(dc_json_in *in, int64_t *line, int64_t *col) {
+void js_pos_here(js_in *in, int64_t *line, int64_t *col) {
   size_t off = in->h ? yajl_get_bytes_consumed(in->h) : 0;
   size_t tok = in->tok_len ? in->tok_len : 1;
   off = off >= tok ? off - tok : 0;
@@ -152,8 +152,8 @@ void dc_json_pos_here(dc_json_in *in, int64_t *line, int64_t *col) {
                         : in->chunk_off - in->last_nl_before + (int64_t)off + 1;
 }
 
-void dc_json_error_pos(dc_json_in *in, int64_t line, int64_t col,
-                       const char *fmt, ...) {
+void js_error_pos(js_in *in, int64_t line, int64_t col,
+                  const char *fmt, ...) {
   dc_source *src = dc_arena_alloc(in->a, sizeof *src);
   src->path = in->path;
   src->text = "";
@@ -170,7 +170,7 @@ void dc_json_error_pos(dc_json_in *in, int64_t line, int64_t col,
 }
 
 /* Counts the newlines of the chunk just parsed into the position state. */
-static void advance_lines(dc_json_in *in) {
+static void advance_lines(js_in *in) {
   in->scan_off = 0, in->scan_lines = 0, in->scan_bol = 0;
   const unsigned char *p = in->chunk, *end = in->chunk + in->chunk_len;
   while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
@@ -181,7 +181,7 @@ static void advance_lines(dc_json_in *in) {
   in->chunk_off += (int64_t)in->chunk_len;
 }
 
-static void report_yajl(dc_json_in *in, size_t off) {
+static void report_yajl(js_in *in, size_t off) {
   unsigned char *msg = yajl_get_error(in->h, 0, NULL, 0);
   char *m = (char *)msg;
   size_t len = strlen(m);
@@ -190,7 +190,7 @@ static void report_yajl(dc_json_in *in, size_t off) {
   const char *shown = m;
   if (strncmp(shown, "parse error: ", 13) == 0) shown += 13;
   if (strncmp(shown, "lexical error: ", 15) == 0) shown += 15;
-  dc_json_error_at(in, off, "invalid JSON: %s", shown);
+  js_error_at(in, off, "invalid JSON: %s", shown);
   yajl_free_error(in->h, msg);
 }
 
@@ -278,14 +278,14 @@ static zstat zsrc_read(zsrc *s, unsigned char *buf, size_t *n,
   return *n > 0 ? Z_SRC_DATA : Z_SRC_END;
 }
 
-dc_json_status dc_json_stream(dc_json_in *in, const char *path,
-                              const yajl_callbacks *cb, void *ctx, dc_arena *a,
-                              dc_diags *d) {
+js_status js_stream(js_in *in, const char *path,
+                    const yajl_callbacks *cb, void *ctx, dc_arena *a,
+                    dc_diags *d) {
   memset(in, 0, sizeof *in);
   in->path = dc_arena_strdup(a, path);
   in->a = a;
   in->d = d;
-  dc_json_status st = DC_JSON_FAILED;
+  js_status st = JS_FAILED;
   unsigned char *buf = NULL;
   zsrc zs;
   memset(&zs, 0, sizeof zs);
@@ -298,7 +298,7 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
     dc_diag_error(d, DC_DIAG_IO, (dc_span){src, 0, 0, 0}, "cannot open: %s",
                   errno ? strerror(errno) : "out of memory");
     in->failed = true;
-    return DC_JSON_FAILED;
+    return JS_FAILED;
   }
   zs.raw = dc_xmalloc(CHUNK_BYTES);
   {
@@ -332,10 +332,10 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
       goto done;
     }
     if (zst == Z_SRC_ERROR && garbage_at >= 0) {
-      dc_json_error_file(in, "a gzip file must hold gzip data only (the "
-                         "stream, or several, back to back)",
-                         "%s, at byte %lld of the compressed file", why,
-                         (long long)garbage_at);
+      js_error_file(in, "a gzip file must hold gzip data only (the "
+                    "stream, or several, back to back)",
+                    "%s, at byte %lld of the compressed file", why,
+                    (long long)garbage_at);
       goto done;
     }
     if (zst == Z_SRC_ERROR) {
@@ -344,7 +344,7 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
                "%lld bytes decompressed from %lld compressed before the "
                "error; was the file cut off while copying?",
                (long long)(in->total + (int64_t)n), (long long)zs.raw_used);
-      dc_json_error_file(in, help, "corrupt or truncated gzip data: %s", why);
+      js_error_file(in, help, "corrupt or truncated gzip data: %s", why);
       goto done;
     }
     if (zst == Z_SRC_END) break;
@@ -372,11 +372,11 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
     advance_lines(in);
   }
   if (stopped) {
-    st = DC_JSON_STOPPED;
+    st = JS_STOPPED;
     goto done;
   }
   if (in->total == 0) {
-    dc_json_error_file(in, NULL, "empty file");
+    js_error_file(in, NULL, "empty file");
     goto done;
   }
   in->chunk = NULL;
@@ -386,13 +386,13 @@ dc_json_status dc_json_stream(dc_json_in *in, const char *path,
       char help[80];
       snprintf(help, sizeof help, "%lld bytes read; the trace looks truncated",
                (long long)in->total);
-      dc_json_error_file(in, help,
-                         "invalid JSON: premature EOF: the file ends inside "
-                         "the JSON text");
+      js_error_file(in, help,
+                    "invalid JSON: premature EOF: the file ends inside "
+                    "the JSON text");
     }
     goto done;
   }
-  st = DC_JSON_DONE;
+  st = JS_DONE;
 done:
   if (in->h) yajl_free(in->h);
   in->h = NULL;

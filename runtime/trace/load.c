@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/trace/jsonio.h"
+#include "runtime/trace/jsonio_int.h"
 #include "runtime/trace/trace.h"
 
 /* The record stays 40 bytes: the args index fills padding. */
@@ -131,7 +131,7 @@ typedef struct arg_shapes {
 } arg_shapes;
 
 typedef struct load_ctx {
-  dc_json_in in; /* the stream, its position and diagnostics */
+  js_in in; /* the stream, its position and diagnostics */
   dc_trace *t;
   dc_arena *a;
   int depth;
@@ -184,7 +184,7 @@ static int cat_kind(const unsigned char *s, size_t n) {
   return -1;
 }
 
-#define error_here(c, ...) dc_json_error_here(&(c)->in, __VA_ARGS__)
+#define error_here(c, ...) js_error_here(&(c)->in, __VA_ARGS__)
 
 /* The 1-based index of the current element of traceEvents. */
 static long long ev_no(const load_ctx *c) {
@@ -312,7 +312,7 @@ static void shapes_value(arg_shapes *x, int rel, bool is_num,
   arg_input *in = &x->in[x->n_in - 1];
   int64_t v;
   if (in->bad || rel > 2 || (rel == 1 && in->list) ||
-      !is_num || !dc_json_int((const char *)s, n, &v)) {
+      !is_num || !js_int((const char *)s, n, &v)) {
     in->bad = true;
     return;
   }
@@ -484,7 +484,7 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
       strcmp(c->top_key, "distributedInfo") == 0) {
     /* the recording rank and the job's size (torch.distributed) */
     int64_t v;
-    if (is_num && dc_json_int((const char *)s, n, &v) && v >= 0 &&
+    if (is_num && js_int((const char *)s, n, &v) && v >= 0 &&
         v < INT32_MAX) {
       if (strcmp(c->dist_key, "rank") == 0) c->t->dist_rank = (int32_t)v;
       if (strcmp(c->dist_key, "world_size") == 0)
@@ -522,13 +522,13 @@ static int on_scalar(load_ctx *c, const char *type, bool is_str, bool is_num,
     c->arg = A_NONE;
     if (k == A_EXT || k == A_RFID || k == A_SEQ || k == A_FWD) {
       int64_t v;
-      if (is_num && dc_json_int((const char *)s, n, &v) && v >= 0)
+      if (is_num && js_int((const char *)s, n, &v) && v >= 0)
         *(k == A_EXT ? &c->ext_id : k == A_RFID ? &c->rf_id
           : k == A_SEQ ? &c->seq : &c->fwd_tid) = v;
       return 1;
     }
     if (k != A_CORR) return 1;
-    if (!is_num || !dc_json_int((const char *)s, n, &c->corr)) {
+    if (!is_num || !js_int((const char *)s, n, &c->corr)) {
       if (!is_num && !is_str) return 1; /* null: no correlation */
       error_here(c, "'args.correlation' of event #%lld is not an integer",
                  ev_no(c));
@@ -815,24 +815,24 @@ bool dc_trace_load(const char *path, dc_trace *t, dc_arena *a, dc_diags *d) {
   c.t = t;
   c.a = a;
   c.ev_d = NO_EVENTS;
-  dc_json_status st = dc_json_stream(&c.in, path, &callbacks, &c, a, d);
+  js_status st = js_stream(&c.in, path, &callbacks, &c, a, d);
   bool ok = false;
-  if (st == DC_JSON_FAILED) goto done;
+  if (st == JS_FAILED) goto done;
   if (c.saw_nodes) {
-    dc_json_error_file(&c.in,
-                       "pass the Kineto trace of the same run (the JSON "
-                       "that torch.profiler writes with 'traceEvents'); "
-                       "an execution trace describes the graph: "
-                       "`dlrmc graph --from-et` and `dlrmc replay` read it",
-                       "this is a PyTorch execution trace (a graph of "
-                       "'nodes'), not a profiler trace: it has no timings");
+    js_error_file(&c.in,
+                  "pass the Kineto trace of the same run (the JSON "
+                  "that torch.profiler writes with 'traceEvents'); "
+                  "an execution trace describes the graph: "
+                  "`dlrmc graph --from-et` and `dlrmc replay` read it",
+                  "this is a PyTorch execution trace (a graph of "
+                  "'nodes'), not a profiler trace: it has no timings");
     goto done;
   }
   if (!c.saw_events) {
-    dc_json_error_file(&c.in,
-                       "expected the JSON written by torch.profiler "
-                       "(export_chrome_trace or tensorboard_trace_handler)",
-                       "no 'traceEvents' array: not a Chrome/Kineto trace");
+    js_error_file(&c.in,
+                  "expected the JSON written by torch.profiler "
+                  "(export_chrome_trace or tensorboard_trace_handler)",
+                  "no 'traceEvents' array: not a Chrome/Kineto trace");
     goto done;
   }
   ok = true;
@@ -868,7 +868,7 @@ void dc_trace_free(dc_trace *t) {
  * The first top-level key that only one format has decides; the stream
  * stops there, so classifying a 200 MB trace reads a few bytes. */
 typedef struct sniff_ctx {
-  dc_json_in in;
+  js_in in;
   int depth;
   dc_trace_format fmt;
 } sniff_ctx;
@@ -937,15 +937,15 @@ bool dc_trace_classify(const char *path, dc_trace_format *fmt, dc_arena *a,
                        dc_diags *d) {
   sniff_ctx c = {0};
   c.fmt = DC_TRACE_FMT_UNKNOWN;
-  dc_json_status st = dc_json_stream(&c.in, path, &sniff_callbacks, &c, a, d);
+  js_status st = js_stream(&c.in, path, &sniff_callbacks, &c, a, d);
   *fmt = c.fmt;
-  if (st == DC_JSON_FAILED) return false;
+  if (st == JS_FAILED) return false;
   if (c.fmt != DC_TRACE_FMT_UNKNOWN) return true;
-  dc_json_error_file(&c.in,
-                     "give the execution traces (ExecutionTraceObserver "
-                     "JSON) and the Kineto traces (torch.profiler) of the "
-                     "run",
-                     "neither an execution trace ('nodes') nor a Kineto "
-                     "trace ('traceEvents')");
+  js_error_file(&c.in,
+                "give the execution traces (ExecutionTraceObserver "
+                "JSON) and the Kineto traces (torch.profiler) of the "
+                "run",
+                "neither an execution trace ('nodes') nor a Kineto "
+                "trace ('traceEvents')");
   return false;
 }

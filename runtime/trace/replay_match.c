@@ -20,26 +20,33 @@ static bool is_cpu_op(uint8_t k) {
   return k == DC_TRACE_OP || k == DC_TRACE_ANNOT;
 }
 
-static const dc_trace *cmp_t; /* qsort's context (single-threaded) */
+/* An event index with its sort keys: qsort's comparator sees only the two
+ * elements, so the keys travel with the index (no global). */
+typedef struct ev_key {
+  int64_t ts_ns, dur_ns;
+  uint32_t ev;
+} ev_key;
 
 /* Time order; a parent (longer) before its child at one start; then the
  * order the trace wrote them. */
 static int cmp_time(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  const dc_trace_event *x = &cmp_t->ev[a], *y = &cmp_t->ev[b];
+  const ev_key *x = pa, *y = pb;
   if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
   if (x->dur_ns != y->dur_ns) return x->dur_ns > y->dur_ns ? -1 : 1;
-  return a < b ? -1 : a > b;
+  return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
 /* The Kineto CPU events (ops and annotations) in time order. */
 uint32_t *rp_kineto_ops(const dc_trace *t, size_t *n) {
-  uint32_t *v = dc_xmalloc((t->n_ev + 1) * sizeof *v);
+  ev_key *key = dc_xmalloc((t->n_ev + 1) * sizeof *key);
   size_t k = 0;
   for (size_t i = 0; i < t->n_ev; i++)
-    if (is_cpu_op(t->ev[i].kind)) v[k++] = (uint32_t)i;
-  cmp_t = t;
-  qsort(v, k, sizeof *v, cmp_time);
+    if (is_cpu_op(t->ev[i].kind))
+      key[k++] = (ev_key){t->ev[i].ts_ns, t->ev[i].dur_ns, (uint32_t)i};
+  qsort(key, k, sizeof *key, cmp_time);
+  uint32_t *v = dc_xmalloc((t->n_ev + 1) * sizeof *v);
+  for (size_t i = 0; i < k; i++) v[i] = key[i].ev;
+  free(key);
   *n = k;
   return v;
 }

@@ -2,10 +2,9 @@
  * replay_ranks.c — `dlrmc replay` of every rank of a distributed run
  * (spec/replay.md, "Several ranks"): the files told apart and paired,
  * the ranks' graphs merged and evaluated together, the clocks aligned,
- * each collective's wait and transfer measured, the report. (About 740
- * lines, over the house's ~700: these steps share the job's state and
- * read as one sequence; the one-rank parts they reuse live in replay.c
- * and replay_match.c.)
+ * each collective's wait and transfer measured, the report. One file:
+ * these steps share the job's state and read as one sequence; the
+ * one-rank parts they reuse live in replay.c and replay_match.c.
  */
 #include <math.h>
 #include <stdlib.h>

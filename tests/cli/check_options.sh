@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_options.sh DLRMC SOURCE_DIR — every command reads its options with
-# the one reader of compiler/cli/cmd_common.c (dc_cli_next): `--opt value`
+# the one reader of compiler/cli/cmd_common.c (cli_next): `--opt value`
 # and `--opt=value` give the same output, `--` ends the options, a flag
-# given a value and an unknown option are usage errors (exit 2).
+# given a value and an unknown option are usage errors (exit 2). Each of
+# the twelve commands has at least one `--opt=value` pair below.
 set -u
 dlrmc=$1
 cd "$2" || exit 1
@@ -47,6 +48,42 @@ same run_define run $study -D training.batch_size=64 :: run -Dtraining.batch_siz
 same check_dashdash check $study :: check -- $study
 same gpus_name gpus V100 :: gpus -- V100
 same kernel_gpu kernel gemm m=64 n=64 k=64 --gpu V100 :: kernel gemm m=64 n=64 k=64 --gpu=V100
+tr=tests/fixtures/traces
+db=tests/data/deepbench/deepbench_gemm_T4_fp32.csv
+same trace_table trace stats $tr/synthetic_kineto.json --table steps :: trace stats --table=steps $tr/synthetic_kineto.json
+same overheads_name overheads extract $tr/synthetic_kineto.json --name x :: overheads extract --name=x -- $tr/synthetic_kineto.json
+same replay_gpu replay $tr/dcn_lowrank.et.json.gz $tr/dcn_lowrank.kineto.json.gz --gpu A100 --csv :: replay --gpu=A100 --csv $tr/dcn_lowrank.et.json.gz $tr/dcn_lowrank.kineto.json.gz
+# the page quotes its command line: that line is left out of the compare
+r=tests/golden/batch-scaling.csv
+"$dlrmc" report $r --title T --metric e2e_ms 2>&1 | grep -v '<dt>command</dt>' >"$tmp/ra"
+"$dlrmc" report --title=T --metric=e2e_ms -- $r 2>&1 | grep -v '<dt>command</dt>' >"$tmp/rb"
+if grep -q '<h1>T</h1>' "$tmp/ra" && cmp -s "$tmp/ra" "$tmp/rb"; then
+  echo "ok report_title"
+else
+  echo "FAIL report_title: outputs differ or lack the title"; fail=1
+fi
+same fit_epochs fit gemm $db --layers 3 --neurons 8 --epochs 2 --seed 1 :: fit gemm --layers=3 --neurons=8 --epochs=2 --seed=1 -- $db
+# calibrate writes a folder and names it in its report: both spellings
+# write the same folder name, one after the other
+st=tests/validation/h200/steps
+sed 's/^name: .*/name: H200-uncalibrated/; /^aliases:/d' \
+  spec/gpus/h200-sxm-141gb.yaml >"$tmp/gpu.yaml"
+cal() {
+  rm -rf "$tmp/cal"
+  "$dlrmc" calibrate "$@" "$st/default_b2048_fp32.et.json.gz" \
+    "$st/default_b2048_fp32.kineto.json.gz" "$st/ddp_b2048_fp32.et.json.gz" \
+    "$st/ddp_b2048_fp32.kineto.json.gz"
+}
+cal --gpu "$tmp/gpu.yaml" --folds 2 -o "$tmp/cal" >"$tmp/ca" 2>&1; ra=$?
+cp "$tmp/cal/gemm.yaml" "$tmp/ga" 2>/dev/null
+cal --gpu="$tmp/gpu.yaml" --folds=2 --output="$tmp/cal" >"$tmp/cb" 2>&1; rb=$?
+if [ $ra -ne 0 ] || [ $rb -ne 0 ]; then
+  echo "FAIL calibrate_folds: exit $ra / $rb"; cat "$tmp/ca" "$tmp/cb"; fail=1
+elif ! cmp -s "$tmp/ca" "$tmp/cb" || ! cmp -s "$tmp/ga" "$tmp/cal/gemm.yaml"; then
+  echo "FAIL calibrate_folds: outputs differ"; fail=1
+else
+  echo "ok calibrate_folds"
+fi
 usage calibrate_twice calibrate a.json b.json --gpu H200 --gpu=A100 -o x
 usage calibrate_unknown calibrate a.json b.json --gpu=H200 --fold=3 -o x
 usage run_flag_value run --per-rank=1 $study

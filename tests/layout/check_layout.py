@@ -11,8 +11,9 @@ Rules, over the source folders compiler/, graphgen/, kernels/, runtime/
 (the product) and, for rule 3 only, tests/ as well:
 
 1. No cycle between files. The graph: a node is one source file, except
-   that a .c (or .cu) and the header beside it with the same stem
-   (runtime/emit.c, runtime/emit.h) are one node. Node A depends on node B
+   that a .c (or .cu) and its own header beside it are one node: the
+   header of the same stem (compiler/support/point.h), or the stem and _int
+   when no other .c includes it (graphgen/core.c, graphgen/core_int.h). Node A depends on node B
    when a file of A includes a header of B (#include "dir/x.h", from the
    repository root or beside the including file), or when code of A (a
    function body, an initializer, a macro body: anything that is not a
@@ -43,8 +44,25 @@ Rules, over the source folders compiler/, graphgen/, kernels/, runtime/
    spec/design.md.
 7. At most MAX_ISSUES mentions of "issue #N" in code and documents: the
    tracker is not part of the repository.
+8. One name for internal headers: a header of the product is its
+   folder's contract, <folder>/<folder>.h (every header of
+   compiler/support/, the floor every stage includes, is public), or it
+   is internal to its folder and its name ends in _int.h.
+9. One prefix rule: dc_ and DC_ are the contracts'. A name an internal
+   header declares (function, variable, type, tag, enum constant, macro
+   but its include guard) does not start with dc_ or DC_ unless a
+   contract header names it too (an opaque public type completed or
+   forward-declared); the functions with external linkage one internal
+   header declares share one short prefix (gg_, res_, km_), and a
+   prefix belongs to one folder; a function with external linkage that
+   a product file defines and no contract header declares does not start
+   with dc_.
 Rules 4-7 read the whole repository but test inputs, corpora, goldens and
-fixtures (TEXT_SKIP), which are data.
+fixtures (TEXT_SKIP), which are data (code beside them, a fuzz target or a
+golden's checker, is read); rule 6 reads the data too. Rule 5 also
+holds for a Markdown document named by its file name alone (x.md): some
+file of the repository has that name (an upper-case stem, DOC.md, is a
+placeholder).
 
 The C reading is lexical (comments, strings and character constants
 blanked; brace depth tracked), which is what the rules need: it does not
@@ -87,6 +105,8 @@ SHARED = ".." + "/shared"
 OUTSIDE = re.compile(r"DESIGN\.md|DESIGN §|STYLE\.md|\.\./shared\b|"
                      r"(?<![\w/])reference/[\w-]+\.md|anchor[-]notes")
 ISSUE = re.compile(r"issue #\d+", re.I)
+# a Markdown document named by its file name alone
+BARE_MD = re.compile(r"(?<![\w./-])([\w-]+)\.md\b")
 
 # Rule 2: each folder (the longest prefix that matches) and the folders it
 # may depend on.
@@ -290,13 +310,17 @@ def read_sources(root, files):
     return out
 
 
-def node_of(path, files):
-    """A .c/.cu and the header of the same stem beside it are one node."""
+def node_of(path, files, own=frozenset()):
+    """A .c/.cu and its own header beside it are one node: x.h, or x_int.h
+    when no other .c/.cu includes it (in `own`)."""
     stem, ext = os.path.splitext(path)
     if ext == ".h":
+        base = stem
+        if stem.endswith("_int") and path in own:
+            base = stem[:-len("_int")]
         for e in C_EXT:
-            if stem + e in files:
-                return stem
+            if base + e in files:
+                return base
         return path
     return stem
 
@@ -313,7 +337,17 @@ def build_graph(root):
     files = list_files(root, PRODUCT, SRC_EXT)
     fileset = set(files)
     srcs = read_sources(root, files)
-    node = {p: node_of(p, fileset) for p in files}
+    # x_int.h that only x.c (or x.cu) of the .c files includes
+    includers = {}
+    for p, s in srcs.items():
+        if p.endswith(C_EXT):
+            for _, inc in s.includes:
+                q = resolve_include(p, inc, fileset)
+                if q is not None:
+                    includers.setdefault(q, set()).add(os.path.splitext(p)[0])
+    own = frozenset(h for h, by in includers.items()
+                    if h.endswith("_int.h") and by == {h[:-len("_int.h")]})
+    node = {p: node_of(p, fileset, own) for p in files}
     definers = {}   # function name -> set of nodes defining it
     local = {}      # node -> names it defines (static or not)
     for p, s in srcs.items():
@@ -433,7 +467,123 @@ def check(root):
             problems.append("file name %s used %d times: %s"
                             % (name, len(paths), ", ".join(paths)))
 
+    problems.extend(check_headers(root, srcs))
     problems.extend(check_text(root))
+    return problems
+
+
+def is_contract(path):
+    """A folder's contract header: <folder>/<folder>.h, or any header of
+    compiler/support/ (rule 8)."""
+    d = os.path.dirname(path)
+    return (path.startswith("compiler/support/")
+            or os.path.basename(path) == os.path.basename(d) + ".h")
+
+
+def top_level(code):
+    """The file-scope text of blanked C: brace contents blanked (newlines
+    kept), preprocessor lines dropped; an extern "C" { } block is file
+    scope."""
+    code = re.sub(r'extern\s*"\s*"\s*\{', "", code)
+    out, depth, body = [], 0, False
+    for ch in code:
+        if ch == "{":
+            if depth == 0:
+                # a function body ends a statement ({ after its ")")
+                body = "".join(out).rstrip().endswith(")")
+            depth += 1
+            out.append(" ")
+        elif ch == "}":
+            depth = max(depth - 1, 0)
+            out.append(";" if depth == 0 and body else " ")
+        else:
+            out.append(ch if depth == 0 or ch == "\n" else " ")
+    return "\n".join(ln for ln in "".join(out).split("\n")
+                     if not ln.lstrip().startswith("#"))
+
+
+def declared(text):
+    """(names a header declares, its external function prototypes)."""
+    code = blank(text)
+    names = set(re.findall(r"^\s*#\s*define\s+(\w+)", code, re.M))
+    guard = re.search(r"^\s*#\s*ifndef\s+(\w+)", code, re.M)
+    if guard:
+        names.discard(guard.group(1))
+    names |= set(re.findall(r"\b(?:struct|union|enum)\s+(\w+)", code))
+    for body in re.findall(r"\benum\b[^{;]*\{([^}]*)\}", code):
+        names |= set(re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)", body))
+    funcs = []
+    for stmt in top_level(code).split(";"):
+        words = stmt.split()
+        m = re.search(r"\b([A-Za-z_]\w*)\s*\(", stmt)
+        if words[:1] == ["typedef"]:
+            t = re.search(r"\(\s*\*\s*(\w+)\s*\)|(\w+)\s*(\[[^]]*\])?\s*$",
+                          stmt)
+            if t:
+                names.add(t.group(1) or t.group(2))
+        elif m and m.group(1) not in KEYWORDS:
+            names.add(m.group(1))
+            if "static" not in words:
+                funcs.append(m.group(1))
+        elif words[:1] == ["extern"]:
+            names |= set(re.findall(r"([A-Za-z_]\w*)\s*(?:\[[^]]*\])?\s*"
+                                    r"(?:,|$)", stmt))
+    return names - KEYWORDS, funcs
+
+
+def check_headers(root, srcs):
+    """Rules 8 and 9."""
+    problems = []
+    headers = [p for p in list_files(root, PRODUCT, (".h",))]
+    texts = {}
+    for h in headers:
+        with open(os.path.join(root, h), encoding="utf-8",
+                  errors="replace") as f:
+            texts[h] = f.read()
+    public = set()
+    for h in headers:
+        if is_contract(h):
+            public |= declared(texts[h])[0]
+    owner = {}  # prefix -> (folder, header)
+    for h in headers:
+        if is_contract(h):
+            continue
+        if not h.endswith("_int.h"):
+            problems.append("%s: a header is its folder's contract (%s) or "
+                            "internal, named *_int.h"
+                            % (h, os.path.join(os.path.dirname(h),
+                                               os.path.basename(
+                                                   os.path.dirname(h))
+                                               + ".h")))
+            continue
+        names, funcs = declared(texts[h])
+        for n in sorted(names):
+            if n.lower().startswith("dc_") and n not in public:
+                problems.append("%s declares %s: dc_/DC_ names are the "
+                                "contracts'; give it the folder's prefix"
+                                % (h, n))
+        prefixes = sorted({f.split("_")[0] + "_" for f in funcs
+                           if "_" in f.strip("_")})
+        if len(prefixes) > 1:
+            problems.append("%s: its functions have %d prefixes (%s); an "
+                            "internal header has one"
+                            % (h, len(prefixes), ", ".join(prefixes)))
+        for pre in prefixes:
+            folder = folder_of(h)
+            if pre in owner and owner[pre][0] != folder:
+                problems.append("prefix %s is used by %s and %s; a prefix "
+                                "belongs to one folder"
+                                % (pre, owner[pre][1], h))
+            owner.setdefault(pre, (folder, h))
+    for p, s in sorted(srcs.items()):
+        if not p.endswith(C_EXT):
+            continue
+        for name in sorted(s.defines):
+            if name.startswith("dc_") and name not in public:
+                problems.append("%s:%d defines %s, which no contract header "
+                                "declares: an internal name takes its "
+                                "folder's prefix, not dc_"
+                                % (p, s.defines[name], name))
     return problems
 
 
@@ -450,11 +600,17 @@ def text_files(root):
     """Repository files rules 4-7 read: prose and code, not test data."""
     out = []
     for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".")
+                         and not (d == root and x.startswith("build")))
         for f in sorted(files):
             p = os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
             prose = f.endswith(TEXT_EXT) or f == "CMakeLists.txt"
-            if TEXT_SKIP.match(p) or p in PENDING or not prose:
+            # code in a data folder (a fuzz target, a golden's checker)
+            # is code
+            data = TEXT_SKIP.match(p) and not (
+                p.startswith("tests/") and f.endswith(LINE_EXT)
+                and not p.startswith("tests/layout/"))
+            if data or p in PENDING or not prose:
                 continue
             out.append(p)
     return out
@@ -485,10 +641,44 @@ def prose_of(path, text):
     return out
 
 
+def repo_names(root):
+    """The file names of the repository (for rule 5's bare names)."""
+    out = set()
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith(".")
+                   and not (d == root and x.startswith("build"))]
+        out.update(files)
+    return out
+
+
+def data_files(root):
+    """The test data rules 4-7 skip: rule 6 reads them."""
+    out = []
+    for d, dirs, files in os.walk(os.path.join(root, "tests")):
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        for f in sorted(files):
+            p = os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
+            if (TEXT_SKIP.match(p)
+                    and not p.startswith("tests/layout/")
+                    and (f.endswith(TEXT_EXT + (".json", ".csv", ".txt",
+                                                ".stderr", ".args", ".cmd"))
+                         or f == "CMakeLists.txt")):
+                out.append(p)
+    return out
+
+
 def check_text(root):
     """Rules 4-7."""
     problems = []
     issues = []
+    names = repo_names(root)
+    for p in data_files(root):
+        with open(os.path.join(root, p), encoding="utf-8",
+                  errors="replace") as f:
+            for ln, line in enumerate(f, 1):
+                for m in OUTSIDE.finditer(line):
+                    problems.append("%s:%d cites a document outside the "
+                                    "repository: %s" % (p, ln, m.group(0)))
     for p in text_files(root):
         with open(os.path.join(root, p), encoding="utf-8",
                   errors="replace") as f:
@@ -506,6 +696,11 @@ def check_text(root):
                                 "repository: %s" % (p, ln, m.group(0)))
             for m in ISSUE.finditer(line):
                 issues.append("%s:%d" % (p, ln))
+            for m in BARE_MD.finditer(line):
+                if (not m.group(1).isupper()
+                        and m.group(1) + ".md" not in names):
+                    problems.append("%s:%d names %s.md, which is no file of "
+                                    "the repository" % (p, ln, m.group(1)))
             for m in PATH_TOKEN.finditer(line):
                 tok = m.group(1).rstrip(".,:;)'`\"")
                 if (re.search(r"[*{}<>$\[\]]|\.\.\.", tok)
@@ -528,40 +723,44 @@ CLEAN = {
     "compiler/support/alloc.c":
         '/* alloc.c */\n#include "compiler/support/support.h"\n'
         "void dc_fatal(void) {}\n",
-    "graphgen/graphgen.h": "/* graphgen.h */\nvoid gg_a(void);\n",
+    "graphgen/graphgen.h": "/* graphgen.h */\nvoid gg_a(void);\n"
+                           "typedef struct dc_g dc_g;\n",
     "graphgen/a.c":
         '/* a.c */\n#include "graphgen/graphgen.h"\n'
         '#include "compiler/support/support.h"\n'
         "static void helper(void) { dc_fatal(); }\n"
         "void gg_a(void) { helper(); gg_b(); }\n",
-    "graphgen/b.c": '/* b.c */\n#include "graphgen/b.h"\nvoid gg_b(void) {}\n',
-    "graphgen/b.h": "/* b.h */\nvoid gg_b(void);\n",
+    "graphgen/b.c": '/* b.c */\n#include "graphgen/b_int.h"\nvoid gg_b(void) {}\n',
+    # an internal header may complete a public opaque type
+    "graphgen/b_int.h": "/* b_int.h */\n#ifndef DC_B_INT_H\n#define DC_B_INT_H\n"
+                        "void gg_b(void);\nstruct dc_g { int x; };\n#endif\n",
     "runtime/long.c": "/* long.c - a long file. */\n" + "int x;\n" * 900,
     "spec/guide.md": "The planner is in runtime/long.c; see graphgen/.\n",
     "tests/unit/test_a.c": "int main(void) { return 0; }\n",
     # Prototypes in an extern "C" block are declarations, not uses.
-    "kernels/gpu.h": '#ifdef __cplusplus\nextern "C" {\n#endif\n'
-                     "void k_fill(void);\n"
-                     "#ifdef __cplusplus\n}\n#endif\n",
-    "kernels/gpu_kernels.cu": '#include "kernels/gpu.h"\n'
+    "kernels/gpu_int.h": '#ifdef __cplusplus\nextern "C" {\n#endif\n'
+                         "void k_fill(void);\n"
+                         "#ifdef __cplusplus\n}\n#endif\n",
+    "kernels/gpu_kernels.cu": '#include "kernels/gpu_int.h"\n'
                               'extern "C" void k_fill(void) {}\n',
 }
 
 # Each plant: the files it adds or replaces, and a fragment of the report.
 PLANTS = [
     ("a call cycle between two .c files",
-     {"graphgen/b.c": '/* b.c */\n#include "graphgen/b.h"\n'
+     {"graphgen/b.c": '/* b.c */\n#include "graphgen/b_int.h"\n'
                       "void gg_b(void) { gg_a(); }\n"},
      "cycle between graphgen/a, graphgen/b"),
     ("an include cycle between two headers",
-     {"kernels/x.h": '#include "kernels/y.h"\n',
-      "kernels/y.h": '#include "kernels/x.h"\n'},
-     "cycle between kernels/x.h, kernels/y.h"),
+     {"kernels/x_int.h": '#include "kernels/y_int.h"\n',
+      "kernels/y_int.h": '#include "kernels/x_int.h"\n'},
+     "cycle between kernels/x_int.h, kernels/y_int.h"),
     ("a header whose inline code calls a file that includes it",
-     {"graphgen/internal.h":
+     {"graphgen/graphgen_int.h":
           "static inline void gg_i(void) { gg_b(); }\n",
-      "graphgen/b.c": '#include "graphgen/internal.h"\nvoid gg_b(void) {}\n'},
-     "cycle between graphgen/b, graphgen/internal.h"),
+      "graphgen/b.c": '#include "graphgen/graphgen_int.h"\n'
+                      "void gg_b(void) {}\n"},
+     "cycle between graphgen/b, graphgen/graphgen_int.h"),
     ("a macro in a header that names a function of its includer",
      {"compiler/support/support.h":
           "#define DC_ASSERT(c) ((c) ? (void)0 : \\\n  dc_fatal())\n"},
@@ -578,7 +777,7 @@ PLANTS = [
      "graphgen/b"),
     ("graphgen calling a kernel model",
      {"kernels/price.c": "double k_price(void) { return 1; }\n",
-      "graphgen/b.c": '#include "graphgen/b.h"\n'
+      "graphgen/b.c": '#include "graphgen/b_int.h"\n'
                       "void gg_b(void) { (void)k_price(); }\n"},
      "graphgen/ depends on kernels/: graphgen/b -> kernels/price"),
     ("the front end including a runtime header",
@@ -593,7 +792,7 @@ PLANTS = [
      "runtime/long.c: 1001 lines (over 1000)"),
     ("a comment naming a path that does not exist",
      {"graphgen/b.c": '/* b.c: see graphgen/gone.c */\n'
-                      '#include "graphgen/b.h"\nvoid gg_b(void) {}\n'},
+                      '#include "graphgen/b_int.h"\nvoid gg_b(void) {}\n'},
      "graphgen/b.c:1 names graphgen/gone.c, which does not exist"),
     ("a document citing the brief outside the repository",
      {"spec/guide.md": "As %s says, the planner is greedy.\n" % BRIEF},
@@ -606,6 +805,35 @@ PLANTS = [
      {"spec/guide.md": ", ".join("issue #%d" % i for i in range(1, 5)) +
                        "\n"},
      "4 mentions of an issue number (at most 3)"),
+    ("a Markdown document named that is no file of the repository",
+     {"spec/guide.md": "The op counts are in op-notes.md.\n"},
+     "spec/guide.md:1 names op-notes.md, which is no file"),
+    ("a fuzz target (code in a data folder) naming a missing path",
+     {"tests/fuzz/fuzz_a.c": "/* see graphgen/gone.c */\n"},
+     "tests/fuzz/fuzz_a.c:1 names graphgen/gone.c, which does not exist"),
+    ("test data citing a note outside the repository",
+     {"tests/bad/gpu.yaml": "source: \"reference/gpus.md\"\n"},
+     "tests/bad/gpu.yaml:1 cites a document outside the repository"),
+    ("a header neither a contract nor *_int.h",
+     {"graphgen/util.h": "void gg_u(void);\n"},
+     "graphgen/util.h: a header is its folder's contract "
+     "(graphgen/graphgen.h) or internal"),
+    ("an internal header declaring a dc_ name",
+     {"graphgen/b_int.h": "void gg_b(void);\nvoid dc_b_help(void);\n"},
+     "graphgen/b_int.h declares dc_b_help"),
+    ("an internal header declaring a DC_ macro",
+     {"graphgen/b_int.h": "void gg_b(void);\n#define DC_B_MAX 4\n"},
+     "graphgen/b_int.h declares DC_B_MAX"),
+    ("an internal header with two prefixes",
+     {"graphgen/b_int.h": "void gg_b(void);\nint gb_x(int y);\n"},
+     "graphgen/b_int.h: its functions have 2 prefixes (gb_, gg_)"),
+    ("one prefix in two folders",
+     {"runtime/emit_int.h": "void gg_emit(void);\n"},
+     "prefix gg_ is used by"),
+    ("a dc_ function no contract header declares",
+     {"graphgen/b.c": '#include "graphgen/b_int.h"\nvoid gg_b(void) {}\n'
+                      "void dc_b_extra(void) {}\n"},
+     "graphgen/b.c:3 defines dc_b_extra, which no contract header"),
 ]
 
 
@@ -656,7 +884,8 @@ def main(argv):
         return 1
     print("layout: no cycles, each folder uses only the ones below it, one "
           "name per file, no file over %d lines, every path named exists, "
-          "nothing outside the repository cited" % MAX_LINES)
+          "nothing outside the repository cited, internal headers *_int.h "
+          "with their folder's prefix" % MAX_LINES)
     return 0
 
 

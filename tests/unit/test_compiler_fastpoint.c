@@ -2,7 +2,7 @@
  * test_compiler_fastpoint.c — dc_study_point lowers a sweep over
  * training.batch_size from a template resolved once and patched (study.c);
  * these tests check that every point equals the one the full resolver
- * gives (dc_study_point_full), field by field, on studies that sweep the
+ * gives (fe_study_point_full), field by field, on studies that sweep the
  * batch size alone, zipped, crossed with other keys, with -D overrides,
  * and from several threads at once.
  */
@@ -109,7 +109,7 @@ static bool check_all(const dc_study *s) {
     dc_arena_reset(&a);
     dc_arena_reset(&b);
     dc_study_point(s, i, &a, &p);
-    dc_study_point_full(s, i, &b, &q);
+    fe_study_point_full(s, i, &b, &q);
     same_point(&p, &q);
   }
   dc_arena_free(&a);
@@ -201,7 +201,7 @@ static void *worker(void *arg) {
     dc_arena_reset(&a);
     dc_arena_reset(&b);
     dc_study_point(j->s, i, &a, &p);
-    dc_study_point_full(j->s, i, &b, &q);
+    fe_study_point_full(j->s, i, &b, &q);
     if (p.batch_size != q.batch_size || strcmp(p.gpu, q.gpu) != 0 ||
         p.precision != q.precision || p.n_tables != q.n_tables)
       j->ok = false;

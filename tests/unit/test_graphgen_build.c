@@ -159,7 +159,8 @@ static void test_small_sequence(void **state) {
   assert_int_equal(g->n_streams, 1);
 }
 
-/* The counts at the end of dlrm-op-graph.md. */
+/* The stock iteration's op and kernel counts (spec/frameworks.md, style
+ * pytorch) for k bottom layers, m top layers and T tables. */
 static void check_counts(int k, int m, int T) {
   int64_t bot[8], top[8];
   bot[0] = 13;

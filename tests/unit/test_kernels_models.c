@@ -19,7 +19,7 @@
 
 #include "kernels/kernels.h"
 #include "tests/unit/toy_device.h"
-#include "kernels/kinternal.h" /* dc_k_rand_uniform */
+#include "kernels/kernels_int.h" /* km_rand_uniform */
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1, fabs(b)))
 
@@ -384,13 +384,13 @@ static void gemm_search_matches_direct(void **st) {
   for (int i = 0; i < 100000; i++) {
     dc_device v = toy();
     v.sms = sms[i % DC_COUNTOF(sms)];
-    v.l2_gbps = 500 + 4000 * dc_k_rand_uniform(&seed);
-    v.dram_gbps = exp(log(200) + dc_k_rand_uniform(&seed) * log(50));
-    v.fp32_tflops = exp(dc_k_rand_uniform(&seed) * log(100));
-    v.fp16_tflops = exp(log(4) + dc_k_rand_uniform(&seed) * log(500));
+    v.l2_gbps = 500 + 4000 * km_rand_uniform(&seed);
+    v.dram_gbps = exp(log(200) + km_rand_uniform(&seed) * log(50));
+    v.fp32_tflops = exp(km_rand_uniform(&seed) * log(100));
+    v.fp16_tflops = exp(log(4) + km_rand_uniform(&seed) * log(500));
     int64_t dims[4];
     for (int d = 0; d < 4; d++) /* log-uniform in 1 .. 2^16 */
-      dims[d] = 1 + (int64_t)exp(dc_k_rand_uniform(&seed) * 16 * log(2));
+      dims[d] = 1 + (int64_t)exp(km_rand_uniform(&seed) * 16 * log(2));
     dc_kernel k = gemm(dims[0], dims[1], dims[2],
                        i / 6 % 2 ? DC_DTYPE_FP16 : DC_DTYPE_FP32);
     k.u.gemm.batch = i % 3 ? 1 : 1 + dims[3] % 64;

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 #include "runtime/runtime.h"
 
 static double fake_time(void *ctx, const dc_launch *l, int32_t rank) {
@@ -241,7 +241,7 @@ static void test_two_streams_dependency(void **state) {
  * c (10 on s1, reads t2):
  *   p: T1 2, T2 5; k start 10, end 110; cpu 15; T3 19
  *   c: 21, 24; start max(1, 29, ready 110) = 110, end 120.
- * Before the fix c started at 36 and 29: m's output looked ready at 0. */
+ * Were m's output taken as ready at 0, c would start before k ends. */
 static void test_kernelless_op_passes_readiness(void **state) {
   (void)state;
   gb b;
@@ -466,7 +466,7 @@ static void test_emit_row(void **state) {
   memset(&pt, 0, sizeof pt);
   pt.params = params;
   pt.n_params = 2;
-  dc_emit_col cols[4] = {{"system.gpu", true, 0, 0},
+  rt_emit_col cols[4] = {{"system.gpu", true, 0, 0},
                          {"training.batch_size", true, 1, 0},
                          {"e2e_ms", false, -1, DC_METRIC_E2E_MS},
                          {"fits", false, -1, DC_METRIC_FITS}};
@@ -475,27 +475,27 @@ static void test_emit_row(void **state) {
   m.v[DC_METRIC_E2E_MS] = 1.23456;
   m.v[DC_METRIC_FITS] = 1;
   dc_buf b = {0}, s = {0};
-  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, -1, &b, &s);
+  rt_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, -1, &b, &s);
   assert_string_equal(b.data, "\"A,\"\"B\"\"\",2048,1.2346,true\r\n");
   dc_buf_clear(&b);
-  dc_emit_row(DC_FORMAT_JSONL, cols, 4, &pt, &m, 0, -1, &b, &s);
+  rt_emit_row(DC_FORMAT_JSONL, cols, 4, &pt, &m, 0, -1, &b, &s);
   assert_string_equal(b.data,
                       "{\"system.gpu\":\"A,\\\"B\\\"\",\"training.batch_size\""
                       ":2048,\"e2e_ms\":1.2346,\"fits\":true}\n");
   /* --digits 17: the double itself (round-trips), fits still a word */
   dc_buf_clear(&b);
   m.v[DC_METRIC_E2E_MS] = 0.1 + 0.2;
-  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 17, 1, &b, &s);
+  rt_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 17, 1, &b, &s);
   assert_string_equal(b.data,
                       "\"A,\"\"B\"\"\",2048,0.30000000000000004,true\r\n");
   /* output.precision 1 (it was parsed and unused):
    * one decimal for every metric, fits still a word */
   dc_buf_clear(&b);
   m.v[DC_METRIC_E2E_MS] = 1.26;
-  dc_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, 1, &b, &s);
+  rt_emit_row(DC_FORMAT_CSV, cols, 4, &pt, &m, 0, 1, &b, &s);
   assert_string_equal(b.data, "\"A,\"\"B\"\"\",2048,1.3,true\r\n");
   dc_buf_clear(&b);
-  dc_emit_header(DC_FORMAT_MD, cols, 4, &b);
+  rt_emit_header(DC_FORMAT_MD, cols, 4, &b);
   assert_string_equal(b.data, "| system.gpu | training.batch_size | e2e_ms "
                               "| fits |\n|---|---|---:|---|\n");
   dc_buf_free(&b);
@@ -507,23 +507,23 @@ static void test_emit_row(void **state) {
 static void test_emit_digits(void **state) {
   (void)state;
   dc_buf b = {0};
-  dc_emit_put_sig(&b, 1.0 / 3.0, 17);
+  rt_emit_put_sig(&b, 1.0 / 3.0, 17);
   assert_string_equal(b.data, "0.33333333333333331");
   dc_buf_clear(&b);
-  dc_emit_put_sig(&b, -0.0, 17);
+  rt_emit_put_sig(&b, -0.0, 17);
   assert_string_equal(b.data, "0");
   dc_buf_clear(&b);
-  dc_emit_put_sig(&b, 1.5e-7, 6);
+  rt_emit_put_sig(&b, 1.5e-7, 6);
   assert_string_equal(b.data, "1.5e-07");
   dc_buf_free(&b);
-  dc_cells c = {0};
-  dc_cells_num(&c, 1.0 / 3.0, 4);
+  rt_cells c = {0};
+  rt_cells_num(&c, 1.0 / 3.0, 4);
   c.digits = 9;
-  dc_cells_num(&c, 1.0 / 3.0, 4);
+  rt_cells_num(&c, 1.0 / 3.0, 4);
   assert_int_equal(c.n, 2);
   assert_string_equal(c.buf.data + c.off[0], "0.3333");
   assert_string_equal(c.buf.data + c.off[1], "0.333333333");
-  dc_cells_free(&c);
+  rt_cells_free(&c);
 }
 
 /* The built-in profiles load from the embedded catalog. */

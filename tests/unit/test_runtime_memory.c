@@ -35,8 +35,8 @@ static void small(tp_cfg *c, int64_t batch) {
 
 /* Every device tensor of the forward counts at most once: the estimate is
  * no more than the sum of the distinct tensors the input, forward and loss
- * ops write. (Before the fix, outputs listed by a parent and its child
- * were added twice, which broke this bound.) */
+ * ops write. (An output that a parent and its child both list, counted
+ * once per op, breaks this bound.) */
 static void tensor_counts_once(void **state) {
   (void)state;
   tp_cfg c;

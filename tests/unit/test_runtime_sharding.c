@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
-#include "runtime/emit.h"
+#include "runtime/emit_int.h"
 #include "runtime/plan/plan.h"
 #include "tests/golden/graph/points.h"
 #include "tests/unit/graph_fixture.h"
@@ -104,9 +104,9 @@ static void test_cells(void **state) {
   memset(&src, 0, sizeof src);
   src.n_params = 1;
   src.param_paths = params;
-  dc_cell_col *cols;
+  rt_cell_col *cols;
   size_t n;
-  dc_emit_mode_columns(&src, DC_ROWS_CAPACITY, &cols, &n);
+  rt_emit_mode_columns(&src, DC_ROWS_CAPACITY, &cols, &n);
   assert_int_equal(n, 12);
   assert_string_equal(cols[0].name, "sharding.plan");
   assert_string_equal(cols[1].name, "gpu");
@@ -114,47 +114,47 @@ static void test_cells(void **state) {
   assert_string_equal(cols[11].name, "answer");
   src.torchrec = true;
   free(cols);
-  dc_emit_mode_columns(&src, DC_ROWS_RANK, &cols, &n);
+  rt_emit_mode_columns(&src, DC_ROWS_RANK, &cols, &n);
   assert_int_equal(n, 1 + 14 + 6);
   assert_string_equal(cols[1].name, "rank");
   assert_string_equal(cols[15].name, "torchrec_ms");
   free(cols);
 
-  dc_cell_col c3[] = {{"plan", DC_CELL_TEXT},
-                      {"gpus", DC_CELL_NUM},
-                      {"fits", DC_CELL_BOOL},
-                      {"note", DC_CELL_TEXT}};
-  dc_cells c = {0};
-  dc_cells_text(&c, "auto");
-  dc_cells_text(&c, ""); /* a missing number */
-  dc_cells_bool(&c, true);
-  dc_cells_text(&c, "a,\"b\"");
+  rt_cell_col c3[] = {{"plan", RT_CELL_TEXT},
+                      {"gpus", RT_CELL_NUM},
+                      {"fits", RT_CELL_BOOL},
+                      {"note", RT_CELL_TEXT}};
+  rt_cells c = {0};
+  rt_cells_text(&c, "auto");
+  rt_cells_text(&c, ""); /* a missing number */
+  rt_cells_bool(&c, true);
+  rt_cells_text(&c, "a,\"b\"");
   dc_buf b = {0};
-  dc_emit_cells_header(DC_FORMAT_CSV, c3, 4, &b);
-  dc_emit_cells_row(DC_FORMAT_CSV, c3, 4, &c, &b);
+  rt_emit_cells_header(DC_FORMAT_CSV, c3, 4, &b);
+  rt_emit_cells_row(DC_FORMAT_CSV, c3, 4, &c, &b);
   assert_string_equal(b.data, "plan,gpus,fits,note\r\n"
                               "auto,,true,\"a,\"\"b\"\"\"\r\n");
   dc_buf_clear(&b);
-  dc_emit_cells_header(DC_FORMAT_MD, c3, 4, &b);
-  dc_emit_cells_row(DC_FORMAT_MD, c3, 4, &c, &b);
+  rt_emit_cells_header(DC_FORMAT_MD, c3, 4, &b);
+  rt_emit_cells_row(DC_FORMAT_MD, c3, 4, &c, &b);
   assert_string_equal(b.data, "| plan | gpus | fits | note |\n"
                               "|---|---:|---|---|\n"
                               "| auto |  | true | a,\"b\" |\n");
   dc_buf_clear(&b);
-  dc_emit_cells_row(DC_FORMAT_JSONL, c3, 4, &c, &b);
+  rt_emit_cells_row(DC_FORMAT_JSONL, c3, 4, &c, &b);
   assert_string_equal(b.data, "{\"plan\":\"auto\",\"gpus\":null,"
                               "\"fits\":true,\"note\":\"a,\\\"b\\\"\"}\n");
-  dc_cells_clear(&c);
-  dc_cells_int(&c, 16);
-  dc_cells_num(&c, 0.5, 4);
-  dc_cells_bool(&c, false);
-  dc_cells_text(&c, "2048");
+  rt_cells_clear(&c);
+  rt_cells_int(&c, 16);
+  rt_cells_num(&c, 0.5, 4);
+  rt_cells_bool(&c, false);
+  rt_cells_text(&c, "2048");
   dc_buf_clear(&b);
-  dc_emit_cells_row(DC_FORMAT_JSONL, c3, 4, &c, &b);
+  rt_emit_cells_row(DC_FORMAT_JSONL, c3, 4, &c, &b);
   assert_string_equal(b.data, "{\"plan\":16,\"gpus\":0.5000,"
                               "\"fits\":false,\"note\":2048}\n");
   dc_buf_free(&b);
-  dc_cells_free(&c);
+  rt_cells_free(&c);
 }
 
 /* ---- the pipeline on in-memory studies ------------------------------- */

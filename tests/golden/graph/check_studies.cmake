@@ -6,7 +6,7 @@
 # than linearly, and a 200 KiB graph takes a minute to lay out. Each tool
 # is used when installed (a message says when not). tests/graph.cmake
 # registers one test per study (graph_studies_<study>).
-#   cmake -DDLRMC=... -DSTUDY=studies/x.yaml -DWORK=dir -P check_studies.cmake
+#   cmake -DDLRMC=... -DSTUDY=studies/X.yaml -DWORK=dir -P check_studies.cmake
 set(studies ${STUDY})
 file(MAKE_DIRECTORY ${WORK})
 find_program(PYTHON3 python3)

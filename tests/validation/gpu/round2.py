@@ -24,7 +24,8 @@ carry the artefact (their `names` list `rep#` entries) and this script
 undoes it: single-kernel rows are halved; for rows of several kernels the
 kernels' sum lies between half the recorded figure minus the gaps and
 half of it, and these rows (embedding `train`/`fused_bwd`) are reported
-as the upper bound `recorded / 2`. micro.py no longer counts the span.
+as the upper bound `recorded / 2`. micro.py as committed times the kernels
+alone, without the span.
 
 Prints Markdown. With --check, exits 1 unless DOC holds exactly this
 text between `<!-- GPU-round2:begin -->` and `<!-- GPU-round2:end -->`

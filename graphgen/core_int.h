@@ -1,5 +1,5 @@
 /*
- * core.h — the graph builder (core.c), the floor of graphgen/: ops are
+ * core_int.h — the graph builder (core.c), the floor of graphgen/: ops are
  * opened and closed like a call stack, so the op array comes out in
  * pre-order with `end` filled in.
  *
@@ -9,8 +9,8 @@
  * pools; an op records offsets while building (pools may move when they
  * grow) and gg_finish turns them into the pointers of dc_op.
  */
-#ifndef DC_GRAPHGEN_CORE_H
-#define DC_GRAPHGEN_CORE_H
+#ifndef DC_GRAPHGEN_CORE_INT_H
+#define DC_GRAPHGEN_CORE_INT_H
 
 #include "graphgen/graphgen.h"
 
@@ -155,4 +155,4 @@ int64_t gg_lookups(gg_b *b, int64_t batch, double pooling);
  * prefetching loader leaves them. */
 void gg_prefetched(gg_b *b, int32_t first, bool copy_stream);
 
-#endif /* DC_GRAPHGEN_CORE_H */
+#endif /* DC_GRAPHGEN_CORE_INT_H */

@@ -1,22 +1,22 @@
 /*
- * internal.h — what the files of graphgen/ share and nobody else sees: the
+ * graphgen_int.h — what the files of graphgen/ share and nobody else sees: the
  * per-rank model context the DLRM builder threads through forward,
  * backward and optimizer, and the functions each file offers the others
  * (declarations; the little inline code here calls no file of graphgen/,
  * else this header would depend on the files that include it). The graph
- * builder itself is core.h.
+ * builder itself is core_int.h.
  *
  * The builder's files, lowest first (each calls only files before it):
  * core.c (the builder), param_list.c, launch.c, exchange.c, kjt.c,
  * linear.c, crossnet.c, forward.c, backward.c, optim.c, fused.c,
  * torchrec_graph.c, then build.c (dc_graph_build), which calls them all.
  */
-#ifndef DC_GRAPHGEN_INTERNAL_H
-#define DC_GRAPHGEN_INTERNAL_H
+#ifndef DC_GRAPHGEN_GRAPHGEN_INT_H
+#define DC_GRAPHGEN_GRAPHGEN_INT_H
 
 #include "graphgen/graphgen.h"
 
-#include "graphgen/core.h"
+#include "graphgen/core_int.h"
 
 /* ---- the DLRM model context (one rank) -------------------------------- */
 
@@ -305,4 +305,4 @@ typedef struct gg_et_sig {
 const gg_et_sig *gg_et_sig_find(const char *name); /* NULL: not known */
 void gg_put_kernel(const dc_kernel *k, dc_buf *out);
 
-#endif /* DC_GRAPHGEN_INTERNAL_H */
+#endif /* DC_GRAPHGEN_GRAPHGEN_INT_H */
