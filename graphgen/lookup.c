@@ -1,6 +1,6 @@
 /*
  * lookup.c — the batched lookup of one class of a rank's shards (one
- * sharding type in the torchrec style; internal.h) and its backward. The
+ * sharding type in the torchrec style; graphgen_int.h) and its backward. The
  * forward and backward passes call them class by class, and the torchrec
  * style's per-type output distribution (exchange.c) between a type's
  * lookup and the next, so they live below all three.
@@ -11,7 +11,7 @@
  * the kernel; the dense one hands the replicas' gradients to
  * AccumulateGrad (DDP's all-reduce) and the dense optimizer.
  */
-#include "graphgen/internal.h"
+#include "graphgen/graphgen_int.h"
 
 #define F32 DC_DTYPE_FP32
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/cli/cmd.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/compiler.h"
 #include "graphgen/graphgen.h"
 #include "runtime/plan/plan.h"
@@ -34,13 +34,13 @@ typedef struct graph_args {
 
 /* Returns 0 or the usage status. */
 static int parse_args(int argc, char **argv, graph_args *a) {
-  const dc_command *cmd = &dc_cmd_graph_def;
+  const cli_command *cmd = &cli_cmd_graph_def;
   memset(a, 0, sizeof *a);
   a->format = DC_GRAPH_TEXT;
   a->ov = dc_xcalloc((size_t)argc + 1, sizeof *a->ov);
   enum { O_D, O_POINT, O_FORMAT, O_OUT, O_RANK, O_FROM_ET, O_BUDGET,
          O_DEVICE };
-  static const dc_cli_opt opts[] = {
+  static const cli_opt opts[] = {
       [O_D] = {"-D", NULL, true, true},
       [O_POINT] = {"--point", NULL, true},
       [O_FORMAT] = {"--format", NULL, true},
@@ -50,59 +50,59 @@ static int parse_args(int argc, char **argv, graph_args *a) {
       [O_BUDGET] = {"--memory-budget", NULL, true},
       [O_DEVICE] = {"--with-device", NULL, false},
       {0}};
-  dc_cli_iter it = dc_cli_args(argc, argv, 1);
+  cli_iter it = cli_args(argc, argv, 1);
   char *v;
-  for (int k; (k = dc_cli_next(cmd, opts, &it, &v)) != DC_CLI_END;) {
+  for (int k; (k = cli_next(cmd, opts, &it, &v)) != CLI_END;) {
     switch (k) {
-    case DC_CLI_FAIL: return DC_EXIT_USAGE;
+    case CLI_FAIL: return CLI_EXIT_USAGE;
     case O_D: {
-      int rc = dc_cli_define_value(cmd, v, a->ov, &a->n_ov);
+      int rc = cli_define_value(cmd, v, a->ov, &a->n_ov);
       if (rc) return rc;
       break;
     }
     case O_POINT:
-      if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->point))
-        return dc_cli_usage_error(cmd, "--point '%s': expected a point "
+      if (!cli_parse_int(v, 0, INT64_MAX, &a->point))
+        return cli_usage_error(cmd, "--point '%s': expected a point "
                                        "index (0, 1, ...)", v);
       break;
     case O_RANK:
       if (strcmp(v, "all") == 0)
         a->all_ranks = true;
-      else if (!dc_cli_parse_int(v, 0, INT64_MAX, &a->rank))
-        return dc_cli_usage_error(cmd, "--rank '%s': expected a rank "
+      else if (!cli_parse_int(v, 0, INT64_MAX, &a->rank))
+        return cli_usage_error(cmd, "--rank '%s': expected a rank "
                                        "(0, 1, ...) or all", v);
       a->rank_given = true;
       break;
     case O_DEVICE: a->with_device = true; break;
     case O_FORMAT:
       if (!dc_graph_format_parse(v, &a->format))
-        return dc_cli_usage_error(cmd, "--format '%s': expected et, dot "
+        return cli_usage_error(cmd, "--format '%s': expected et, dot "
                                        "or text", v);
       break;
     case O_FROM_ET: a->from_et = v; break;
     case O_BUDGET: {
-      int rc = dc_cli_memory_budget(cmd, v);
+      int rc = cli_memory_budget(cmd, v);
       if (rc) return rc;
       break;
     }
     case O_OUT: a->out = v; break;
     default:
-      if (a->study) return dc_cli_usage_error(cmd, "more than one study file");
+      if (a->study) return cli_usage_error(cmd, "more than one study file");
       a->study = v;
     }
   }
   if (a->from_et && a->study)
-    return dc_cli_usage_error(cmd, "give a study or --from-et, not both");
+    return cli_usage_error(cmd, "give a study or --from-et, not both");
   if (!a->study && !a->from_et)
-    return dc_cli_usage_error(cmd, "missing the study file");
+    return cli_usage_error(cmd, "missing the study file");
   if (a->with_device && a->format != DC_GRAPH_ET)
-    return dc_cli_usage_error(cmd, "--with-device writes an execution "
+    return cli_usage_error(cmd, "--with-device writes an execution "
                                    "trace: add --format et");
   if (a->with_device && a->from_et)
-    return dc_cli_usage_error(cmd, "--with-device needs a study (it prices "
+    return cli_usage_error(cmd, "--with-device needs a study (it prices "
                                    "the point), not --from-et");
   if (a->all_ranks && (a->format != DC_GRAPH_ET || !a->out))
-    return dc_cli_usage_error(cmd, "--rank all writes one execution trace "
+    return cli_usage_error(cmd, "--rank all writes one execution trace "
                                    "per rank: add --format et and -o DIR");
   return 0;
 }
@@ -111,14 +111,14 @@ static int parse_args(int argc, char **argv, graph_args *a) {
 static int graph_from_et(const graph_args *a, dc_arena *arena, dc_diags *d,
                          dc_buf *out) {
   if (a->n_ov || a->point)
-    return dc_cli_usage_error(&dc_cmd_graph_def,
-                              "--point and -D apply to a study, not to "
-                              "--from-et");
+    return cli_usage_error(&cli_cmd_graph_def,
+                           "--point and -D apply to a study, not to "
+                           "--from-et");
   if (a->rank_given && (a->rank > 0 || a->all_ranks))
-    return dc_cli_usage_error(&dc_cmd_graph_def,
-                              "--rank: an execution trace has one rank");
+    return cli_usage_error(&cli_cmd_graph_def,
+                           "--rank: an execution trace has one rank");
   dc_et_graph e;
-  if (!dc_et_import(a->from_et, &e, arena, d)) return DC_EXIT_INPUT;
+  if (!dc_et_import(a->from_et, &e, arena, d)) return CLI_EXIT_INPUT;
   dc_graph_write_rank(e.g, a->format, a->format == DC_GRAPH_ET ? 0 : -1, out);
   if (e.n_unpriced > 0) {
     dc_buf u = {0};
@@ -129,9 +129,9 @@ static int graph_from_et(const graph_args *a, dc_arena *arena, dc_diags *d,
             e.n_unpriced, e.n_unpriced == 1 ? "" : "s", u.data);
     dc_buf_free(&u);
   }
-  return dc_write_file_atomic(a->out, out->data ? out->data : "", out->len)
-             ? DC_EXIT_OK
-             : DC_EXIT_INPUT;
+  return cli_write_file_atomic(a->out, out->data ? out->data : "", out->len)
+             ? CLI_EXIT_OK
+             : CLI_EXIT_INPUT;
 }
 
 /* One rank's execution trace, with its device nodes when `r` is given. */
@@ -168,7 +168,7 @@ static bool write_all_ranks(const dc_graph *g, const char *dir,
     }
     dc_buf b = {0};
     write_et(g, rk, r, dev, arena, &b);
-    bool ok = dc_write_file_atomic(path, b.data ? b.data : "", b.len);
+    bool ok = cli_write_file_atomic(path, b.data ? b.data : "", b.len);
     dc_buf_free(&b);
     if (!ok) return false;
   }
@@ -177,13 +177,13 @@ static bool write_all_ranks(const dc_graph *g, const char *dir,
   if (n < 0 || (size_t)n >= sizeof path) return false;
   dc_buf b = {0};
   dc_graph_write_comm_groups(g, &b);
-  bool ok = dc_write_file_atomic(path, b.data, b.len);
+  bool ok = cli_write_file_atomic(path, b.data, b.len);
   dc_buf_free(&b);
   return ok;
 }
 
 static int cmd_graph(int argc, char **argv) {
-  if (dc_cli_wants_help(&dc_cmd_graph_def, argc, argv)) return DC_EXIT_OK;
+  if (cli_wants_help(&cli_cmd_graph_def, argc, argv)) return CLI_EXIT_OK;
   graph_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) {
@@ -195,15 +195,15 @@ static int cmd_graph(int argc, char **argv) {
   dc_arena arena;
   dc_arena_init(&arena);
   dc_buf out = {0};
-  rc = DC_EXIT_INPUT;
+  rc = CLI_EXIT_INPUT;
   dc_study *s = NULL;
   if (a.from_et) {
     rc = graph_from_et(&a, &arena, &d, &out);
     goto done;
   }
-  s = dc_cli_load_study(a.study, a.ov, a.n_ov);
+  s = cli_load_study(a.study, a.ov, a.n_ov);
   if (!s) goto done;
-  int prc = dc_cli_check_point(&dc_cmd_graph_def, s, a.point);
+  int prc = cli_check_point(&cli_cmd_graph_def, s, a.point);
   if (prc) {
     rc = prc;
     goto done;
@@ -214,10 +214,10 @@ static int cmd_graph(int argc, char **argv) {
   if (!g) goto done;
   if (!dc_graph_verify(g, &d)) goto done; /* a builder bug, not the user's */
   if (a.rank_given && !a.all_ranks && a.rank >= g->n_ranks) {
-    rc = dc_cli_usage_error(&dc_cmd_graph_def,
-                            "--rank %lld: the graph has %d rank%s",
-                            (long long)a.rank, g->n_ranks,
-                            g->n_ranks == 1 ? "" : "s");
+    rc = cli_usage_error(&cli_cmd_graph_def,
+                         "--rank %lld: the graph has %d rank%s",
+                         (long long)a.rank, g->n_ranks,
+                         g->n_ranks == 1 ? "" : "s");
     goto done;
   }
   dc_eval_result r, *rp = NULL;
@@ -230,8 +230,8 @@ static int cmd_graph(int argc, char **argv) {
     rp = &r;
   }
   if (a.all_ranks) {
-    rc = write_all_ranks(g, a.out, rp, &dev, &arena) ? DC_EXIT_OK
-                                                         : DC_EXIT_INPUT;
+    rc = write_all_ranks(g, a.out, rp, &dev, &arena) ? CLI_EXIT_OK
+                                                         : CLI_EXIT_INPUT;
     goto done;
   }
   int32_t rank = a.rank_given ? (int32_t)a.rank
@@ -241,11 +241,11 @@ static int cmd_graph(int argc, char **argv) {
     write_et(g, rank, rp, &dev, &arena, &out);
   else
     dc_graph_write_rank(g, a.format, rank, &out);
-  rc = dc_write_file_atomic(a.out, out.data ? out.data : "", out.len)
-           ? DC_EXIT_OK
-           : DC_EXIT_INPUT;
+  rc = cli_write_file_atomic(a.out, out.data ? out.data : "", out.len)
+           ? CLI_EXIT_OK
+           : CLI_EXIT_INPUT;
 done:
-  dc_cli_report(&d);
+  cli_report(&d);
   dc_buf_free(&out);
   dc_arena_free(&arena);
   dc_study_free(s);
@@ -254,7 +254,7 @@ done:
   return rc;
 }
 
-const dc_command dc_cmd_graph_def = {
+const cli_command cli_cmd_graph_def = {
     "graph", cmd_graph,
     "dlrmc graph STUDY.yaml|--from-et RUN.et.json [--point N] "
     "[--format text|dot|et] [--rank R|all] [--with-device] [-o FILE|DIR] "
