@@ -88,6 +88,15 @@ const char *dc_coll_algo_name(dc_coll_algo a) {
   return (unsigned)a < DC_COUNTOF(n) ? n[a] : "?";
 }
 
+bool dc_coll_algo_parse(const char *name, dc_coll_algo *out) {
+  for (int a = DC_COLL_NONE; a <= DC_COLL_P2P; a++)
+    if (strcmp(name, dc_coll_algo_name((dc_coll_algo)a)) == 0) {
+      *out = (dc_coll_algo)a;
+      return true;
+    }
+  return false;
+}
+
 const char *dc_coll_proto_name(dc_coll_proto p) {
   static const char *const n[] = {"LL", "LL128", "Simple"};
   return (unsigned)p < DC_COUNTOF(n) ? n[p] : "?";
@@ -152,9 +161,16 @@ static double lat_net(const topo *t, int a, int p) {
 
 static double log2ceil(double x) { return x > 1 ? ceil(log2(x)) : 0; }
 
-/* Fills c's level times from its bytes and rates and keeps it in *best
- * when cheaper. */
-static void consider(dc_coll_plan *best, dc_coll_plan *c) {
+/* The cheapest plan of all, and the cheapest of the algorithm the kernel
+ * forces (algo=, as NCCL_ALGO does; NONE: NCCL's own choice). */
+typedef struct chooser {
+  dc_coll_algo want;
+  dc_coll_plan any, forced;
+} chooser;
+
+/* Fills c's level times from its bytes and rates and keeps it where it is
+ * the cheapest. */
+static void consider(chooser *ch, dc_coll_plan *c) {
   c->intra_us = c->intra_bytes > 0 && c->intra_gbps > 0
                     ? c->intra_bytes / (c->intra_gbps * 1e3)
                     : 0;
@@ -162,7 +178,11 @@ static void consider(dc_coll_plan *best, dc_coll_plan *c) {
                     ? c->inter_bytes / (c->inter_gbps * 1e3)
                     : 0;
   c->total_us = c->latency_us + fmax(c->intra_us, c->inter_us);
-  if (best->algo == DC_COLL_NONE || c->total_us < best->total_us) *best = *c;
+  if (ch->any.algo == DC_COLL_NONE || c->total_us < ch->any.total_us)
+    ch->any = *c;
+  if (c->algo == ch->want &&
+      (ch->forced.algo == DC_COLL_NONE || c->total_us < ch->forced.total_us))
+    ch->forced = *c;
 }
 
 static double proto_share(int a, int p, const topo *t, bool ar) {
@@ -172,7 +192,7 @@ static double proto_share(int a, int p, const topo *t, bool ar) {
   return t->N > 1 || ar ? LL_RING_MULTI : LL_RING_ONE;
 }
 
-static void reduce_family(const dc_kernel *k, const topo *t, dc_coll_plan *best,
+static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
                           dc_coll_plan *c) {
   double b = (double)k->u.coll.bytes, n = t->n, L = t->L, N = t->N;
   bool ar = k->kind == DC_KERNEL_ALL_REDUCE;
@@ -264,10 +284,15 @@ void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
   c.domains = (int32_t)t.N;
   c.intra_raw_gbps = t.intra_raw;
   c.inter_raw_gbps = t.inter_raw;
+  chooser ch = {.want = (dc_coll_algo)k->u.coll.algo};
+  ch.any.algo = ch.forced.algo = DC_COLL_NONE;
   if (k->kind == DC_KERNEL_ALL_TO_ALL) {
     all_to_all(k, &t, &c);
-    consider(out, &c);
+    consider(&ch, &c);
   } else {
-    reduce_family(k, &t, out, &c);
+    reduce_family(k, &t, &ch, &c);
   }
+  /* A forced algorithm the topology cannot run (NVLS without NVSwitch
+   * multicast) leaves NCCL's own choice. */
+  *out = ch.forced.algo != DC_COLL_NONE ? ch.forced : ch.any;
 }

@@ -273,7 +273,21 @@ static void collectives(void **st) {
   NEAR(dc_kernel_time(&k, &v, NULL), 25 + 1e8 / (0.61 * 150e3));
   dc_collective_plan(&k, &v, &c);
   assert_string_equal(dc_coll_algo_name(c.algo), "nvls");
+  /* algo= forces NCCL_ALGO's choice: the ring again, dearer */
+  k.u.coll.algo = DC_COLL_RING;
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 14 * 3.4 + 1.75e8 / 150e3);
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_RING);
+  /* NVLS forced where the fabric has no multicast: NCCL's own choice */
+  k.u.coll.algo = DC_COLL_NVLS;
   v.sharp = 0;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_RING);
+  dc_coll_algo parsed;
+  assert_true(dc_coll_algo_parse("nvls_tree", &parsed));
+  assert_int_equal(parsed, DC_COLL_NVLS_TREE);
+  assert_false(dc_coll_algo_parse("NVLS", &parsed));
+  k.u.coll.algo = 0;
   v.nvlink_domain = 4;
   k.kind = DC_KERNEL_ALL_TO_ALL;
   k.u.coll.bytes = 8000000;
