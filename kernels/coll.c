@@ -60,6 +60,16 @@
 /* Pairwise sends in flight at once: NCCL spreads a group of sends over its
  * p2p channels, a few channels per peer; 8 peers per round (?). */
 #define P2P_PEERS_PER_ROUND 8.0
+/* The ramp of mid-size collectives: published nccl-tests curves of one
+ * HGX host (tests/data/nccl-tests/: Azure's ND H200 v5 with NVLS and ND
+ * A100 v4 with the ring, 2 MiB to 1 GiB) sit above latency + bytes /
+ * bandwidth by up to 3/4 of the bandwidth term at mid sizes, and by a
+ * fixed ~14 MB's worth of it at large sizes: NCCL's pipeline (a few
+ * buffer slots per channel) runs below its rate until the message fills
+ * it. The bandwidth term is stretched by min(RAMP_SHARE, RAMP_BYTES / b).
+ * Read off those two curves; the H100 curve checks it. */
+#define RAMP_SHARE 0.75
+#define RAMP_BYTES 14e6
 
 /* NCCL's latency model (tuning.cc, µs): a base per algorithm and protocol
  * plus a per-step hardware latency over NVLink, PCIe and the network.
@@ -165,6 +175,7 @@ static double log2ceil(double x) { return x > 1 ? ceil(log2(x)) : 0; }
  * forces (algo=, as NCCL_ALGO does; NONE: NCCL's own choice). */
 typedef struct chooser {
   dc_coll_algo want;
+  double ramp_bytes; /* the buffer, when the ramp applies; else 0 */
   dc_coll_plan any, forced;
 } chooser;
 
@@ -177,7 +188,11 @@ static void consider(chooser *ch, dc_coll_plan *c) {
   c->inter_us = c->inter_bytes > 0 && c->inter_gbps > 0
                     ? c->inter_bytes / (c->inter_gbps * 1e3)
                     : 0;
-  c->total_us = c->latency_us + fmax(c->intra_us, c->inter_us);
+  double bw_us = fmax(c->intra_us, c->inter_us);
+  c->ramp_us = ch->ramp_bytes > 0
+                   ? bw_us * fmin(RAMP_SHARE, RAMP_BYTES / ch->ramp_bytes)
+                   : 0;
+  c->total_us = c->latency_us + bw_us + c->ramp_us;
   if (ch->any.algo == DC_COLL_NONE || c->total_us < ch->any.total_us)
     ch->any = *c;
   if (c->algo == ch->want &&
@@ -284,7 +299,13 @@ void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
   c.domains = (int32_t)t.N;
   c.intra_raw_gbps = t.intra_raw;
   c.inter_raw_gbps = t.inter_raw;
-  chooser ch = {.want = (dc_coll_algo)k->u.coll.algo};
+  /* The ramp is measured inside one NVLink domain for the reducing
+   * collectives; no per-size curve across hosts or of an all-to-all is
+   * published (spec/collectives.md). */
+  chooser ch = {.want = (dc_coll_algo)k->u.coll.algo,
+                .ramp_bytes = t.N == 1 && k->kind != DC_KERNEL_ALL_TO_ALL
+                                  ? (double)k->u.coll.bytes
+                                  : 0};
   ch.any.algo = ch.forced.algo = DC_COLL_NONE;
   if (k->kind == DC_KERNEL_ALL_TO_ALL) {
     all_to_all(k, &t, &c);

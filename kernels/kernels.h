@@ -94,7 +94,7 @@ typedef struct dc_coll_plan {
   double intra_bytes, inter_bytes;       /* per GPU, per direction */
   double intra_gbps, inter_gbps;         /* achievable, protocol included */
   double intra_raw_gbps, inter_raw_gbps; /* the links' datasheet figures */
-  double intra_us, inter_us, latency_us, total_us;
+  double intra_us, inter_us, latency_us, ramp_us, total_us;
 } dc_coll_plan;
 void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
                         dc_coll_plan *out);

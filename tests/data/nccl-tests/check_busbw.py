@@ -50,7 +50,7 @@ def table(results):
            "published GB/s | dlrmc GB/s | error | status |",
            "|---|---|---|---|---:|---:|---:|---:|---|"]
     for r, got, err in results:
-        out.append("| %s | %s | %s x %s | %s | %s | %s | %.1f | %+.0f %% | %s |"
+        out.append("| %s | %s | %s x %s | %s | %s | %s | %.3g | %+.0f %% | %s |"
                    % (r["system"], r["collective"], r["ranks"], r["hosts"],
                       r["algo"], size_name(int(r["bytes"])), r["busbw_gbps"],
                       got, 100 * err, r["status"]))
