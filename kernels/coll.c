@@ -23,10 +23,12 @@
  *   ring RS/AG   the same with (n-1)/n;
  *   tree AR      2b over the chain inside, 2b / L per NIC across (double
  *                binary tree: a domain sends and receives the buffer once
- *                per phase), × 0.9 (NCCL: busBw × 0.9);
+ *                per phase; b / L with two domains), × 0.9 (NCCL: busBw
+ *                × 0.9);
  *   NVLS AR      b at NVLS's rate inside one domain (NVLink SHARP reduces in
  *                the switch);
- *   NVLS-tree AR NVLS inside, a tree across (2b / L per NIC);
+ *   NVLS-tree AR NVLS inside, a tree across (2b / L per NIC, b / L with
+ *                two domains);
  *   CollNet AR   NVLS (or a ring reduce-scatter + all-gather) inside, b / L
  *                per NIC across: the IB switches reduce (SHARP);
  *   all-to-all   pairwise sends: (L-1)/n·b over NVLink, (n-L)/n·b over the
@@ -171,6 +173,16 @@ static double lat_net(const topo *t, int a, int p) {
 
 static double log2ceil(double x) { return x > 1 ? ceil(log2(x)) : 0; }
 
+/* Bytes per NIC and direction of a double binary tree across N domains
+ * of L GPUs: a domain interior to one tree and a leaf of the other sends
+ * (and receives) the whole buffer twice, split over its L NICs; with two
+ * domains each is the root of one tree and a leaf of the other and sends
+ * it once (NCCL's tuner doubles the tree's network bandwidth at two
+ * nodes: tuning.cc, nNodes <= 2). */
+static double tree_net_bytes(double b, double L, double N) {
+  return N > 2 ? 2 * b / L : N > 1 ? b / L : 0;
+}
+
 /* The cheapest plan of all, and the cheapest of the algorithm the kernel
  * forces (algo=, as NCCL_ALGO does; NONE: NCCL's own choice). */
 typedef struct chooser {
@@ -234,7 +246,7 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
     c->algo = DC_COLL_TREE;
     c->intra_bytes = L > 1 ? 2 * b : 0;
     c->intra_gbps = t->intra * s;
-    c->inter_bytes = N > 1 ? 2 * b / L : 0;
+    c->inter_bytes = tree_net_bytes(b, L, N);
     c->inter_gbps = t->inter * s;
     c->latency_us = base_lat[A_TREE][p] +
                     2 * ((L - 1) * lat_intra(t, A_TREE, p) +
@@ -248,7 +260,7 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
     c->algo = N > 1 ? DC_COLL_NVLS_TREE : DC_COLL_NVLS;
     c->intra_bytes = b;
     c->intra_gbps = nvls_gbps;
-    c->inter_bytes = N > 1 ? 2 * b / L : 0;
+    c->inter_bytes = tree_net_bytes(b, L, N);
     c->inter_gbps = t->inter * TREE_SHARE;
     c->latency_us = hw_lat[HW_NVL][A_NVLS][2] * t->s_intra +
                     (N > 1 ? 2 * log2ceil(N) * lat_net(t, A_NVLS_TREE, 2) : 0);

@@ -284,6 +284,21 @@ static void collectives(void **st) {
   v.sharp = 0;
   dc_collective_plan(&k, &v, &c);
   assert_int_equal(c.algo, DC_COLL_RING);
+  /* a double binary tree across two domains sends the buffer once per
+   * domain (b / L per NIC), across more twice (2b / L) */
+  k.u.coll.algo = DC_COLL_TREE;
+  k.u.coll.ranks = 16;
+  k.u.coll.hosts = 2;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_TREE);
+  assert_int_equal(c.domains, 2);
+  NEAR(c.inter_bytes, 1e8 / 8);
+  k.u.coll.ranks = 32;
+  k.u.coll.hosts = 4;
+  dc_collective_plan(&k, &v, &c);
+  NEAR(c.inter_bytes, 2e8 / 8);
+  k.u.coll.ranks = 8;
+  k.u.coll.hosts = 1;
   dc_coll_algo parsed;
   assert_true(dc_coll_algo_parse("nvls_tree", &parsed));
   assert_int_equal(parsed, DC_COLL_NVLS_TREE);
