@@ -23,10 +23,12 @@
  *   ring RS/AG   the same with (n-1)/n;
  *   tree AR      2b over the chain inside, 2b / L per NIC across (double
  *                binary tree: a domain sends and receives the buffer once
- *                per phase), × 0.9 (NCCL: busBw × 0.9);
+ *                per phase; b / L with two domains), × 0.9 (NCCL: busBw
+ *                × 0.9);
  *   NVLS AR      b at NVLS's rate inside one domain (NVLink SHARP reduces in
  *                the switch);
- *   NVLS-tree AR NVLS inside, a tree across (2b / L per NIC);
+ *   NVLS-tree AR NVLS inside, a tree across (2b / L per NIC, b / L with
+ *                two domains);
  *   CollNet AR   NVLS (or a ring reduce-scatter + all-gather) inside, b / L
  *                per NIC across: the IB switches reduce (SHARP);
  *   all-to-all   pairwise sends: (L-1)/n·b over NVLink, (n-L)/n·b over the
@@ -60,6 +62,16 @@
 /* Pairwise sends in flight at once: NCCL spreads a group of sends over its
  * p2p channels, a few channels per peer; 8 peers per round (?). */
 #define P2P_PEERS_PER_ROUND 8.0
+/* The ramp of mid-size collectives: published nccl-tests curves of one
+ * HGX host (tests/data/nccl-tests/: Azure's ND H200 v5 with NVLS and ND
+ * A100 v4 with the ring, 2 MiB to 1 GiB) sit above latency + bytes /
+ * bandwidth by up to 3/4 of the bandwidth term at mid sizes, and by a
+ * fixed ~14 MB's worth of it at large sizes: NCCL's pipeline (a few
+ * buffer slots per channel) runs below its rate until the message fills
+ * it. The bandwidth term is stretched by min(RAMP_SHARE, RAMP_BYTES / b).
+ * Read off those two curves; the H100 curve checks it. */
+#define RAMP_SHARE 0.75
+#define RAMP_BYTES 14e6
 
 /* NCCL's latency model (tuning.cc, µs): a base per algorithm and protocol
  * plus a per-step hardware latency over NVLink, PCIe and the network.
@@ -86,6 +98,15 @@ const char *dc_coll_algo_name(dc_coll_algo a) {
   static const char *const n[] = {"none", "ring",    "tree", "nvls",
                                   "nvls_tree", "collnet", "p2p"};
   return (unsigned)a < DC_COUNTOF(n) ? n[a] : "?";
+}
+
+bool dc_coll_algo_parse(const char *name, dc_coll_algo *out) {
+  for (int a = DC_COLL_NONE; a <= DC_COLL_P2P; a++)
+    if (strcmp(name, dc_coll_algo_name((dc_coll_algo)a)) == 0) {
+      *out = (dc_coll_algo)a;
+      return true;
+    }
+  return false;
 }
 
 const char *dc_coll_proto_name(dc_coll_proto p) {
@@ -152,17 +173,43 @@ static double lat_net(const topo *t, int a, int p) {
 
 static double log2ceil(double x) { return x > 1 ? ceil(log2(x)) : 0; }
 
-/* Fills c's level times from its bytes and rates and keeps it in *best
- * when cheaper. */
-static void consider(dc_coll_plan *best, dc_coll_plan *c) {
+/* Bytes per NIC and direction of a double binary tree across N domains
+ * of L GPUs: a domain interior to one tree and a leaf of the other sends
+ * (and receives) the whole buffer twice, split over its L NICs; with two
+ * domains each is the root of one tree and a leaf of the other and sends
+ * it once (NCCL's tuner doubles the tree's network bandwidth at two
+ * nodes: tuning.cc, nNodes <= 2). */
+static double tree_net_bytes(double b, double L, double N) {
+  return N > 2 ? 2 * b / L : N > 1 ? b / L : 0;
+}
+
+/* The cheapest plan of all, and the cheapest of the algorithm the kernel
+ * forces (algo=, as NCCL_ALGO does; NONE: NCCL's own choice). */
+typedef struct chooser {
+  dc_coll_algo want;
+  double ramp_bytes; /* the buffer, when the ramp applies; else 0 */
+  dc_coll_plan any, forced;
+} chooser;
+
+/* Fills c's level times from its bytes and rates and keeps it where it is
+ * the cheapest. */
+static void consider(chooser *ch, dc_coll_plan *c) {
   c->intra_us = c->intra_bytes > 0 && c->intra_gbps > 0
                     ? c->intra_bytes / (c->intra_gbps * 1e3)
                     : 0;
   c->inter_us = c->inter_bytes > 0 && c->inter_gbps > 0
                     ? c->inter_bytes / (c->inter_gbps * 1e3)
                     : 0;
-  c->total_us = c->latency_us + fmax(c->intra_us, c->inter_us);
-  if (best->algo == DC_COLL_NONE || c->total_us < best->total_us) *best = *c;
+  double bw_us = fmax(c->intra_us, c->inter_us);
+  c->ramp_us = ch->ramp_bytes > 0
+                   ? bw_us * fmin(RAMP_SHARE, RAMP_BYTES / ch->ramp_bytes)
+                   : 0;
+  c->total_us = c->latency_us + bw_us + c->ramp_us;
+  if (ch->any.algo == DC_COLL_NONE || c->total_us < ch->any.total_us)
+    ch->any = *c;
+  if (c->algo == ch->want &&
+      (ch->forced.algo == DC_COLL_NONE || c->total_us < ch->forced.total_us))
+    ch->forced = *c;
 }
 
 static double proto_share(int a, int p, const topo *t, bool ar) {
@@ -172,7 +219,7 @@ static double proto_share(int a, int p, const topo *t, bool ar) {
   return t->N > 1 || ar ? LL_RING_MULTI : LL_RING_ONE;
 }
 
-static void reduce_family(const dc_kernel *k, const topo *t, dc_coll_plan *best,
+static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
                           dc_coll_plan *c) {
   double b = (double)k->u.coll.bytes, n = t->n, L = t->L, N = t->N;
   bool ar = k->kind == DC_KERNEL_ALL_REDUCE;
@@ -199,7 +246,7 @@ static void reduce_family(const dc_kernel *k, const topo *t, dc_coll_plan *best,
     c->algo = DC_COLL_TREE;
     c->intra_bytes = L > 1 ? 2 * b : 0;
     c->intra_gbps = t->intra * s;
-    c->inter_bytes = N > 1 ? 2 * b / L : 0;
+    c->inter_bytes = tree_net_bytes(b, L, N);
     c->inter_gbps = t->inter * s;
     c->latency_us = base_lat[A_TREE][p] +
                     2 * ((L - 1) * lat_intra(t, A_TREE, p) +
@@ -213,7 +260,7 @@ static void reduce_family(const dc_kernel *k, const topo *t, dc_coll_plan *best,
     c->algo = N > 1 ? DC_COLL_NVLS_TREE : DC_COLL_NVLS;
     c->intra_bytes = b;
     c->intra_gbps = nvls_gbps;
-    c->inter_bytes = N > 1 ? 2 * b / L : 0;
+    c->inter_bytes = tree_net_bytes(b, L, N);
     c->inter_gbps = t->inter * TREE_SHARE;
     c->latency_us = hw_lat[HW_NVL][A_NVLS][2] * t->s_intra +
                     (N > 1 ? 2 * log2ceil(N) * lat_net(t, A_NVLS_TREE, 2) : 0);
@@ -264,10 +311,21 @@ void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
   c.domains = (int32_t)t.N;
   c.intra_raw_gbps = t.intra_raw;
   c.inter_raw_gbps = t.inter_raw;
+  /* The ramp is measured inside one NVLink domain for the reducing
+   * collectives; no per-size curve across hosts or of an all-to-all is
+   * published (spec/collectives.md). */
+  chooser ch = {.want = (dc_coll_algo)k->u.coll.algo,
+                .ramp_bytes = t.N == 1 && k->kind != DC_KERNEL_ALL_TO_ALL
+                                  ? (double)k->u.coll.bytes
+                                  : 0};
+  ch.any.algo = ch.forced.algo = DC_COLL_NONE;
   if (k->kind == DC_KERNEL_ALL_TO_ALL) {
     all_to_all(k, &t, &c);
-    consider(out, &c);
+    consider(&ch, &c);
   } else {
-    reduce_family(k, &t, out, &c);
+    reduce_family(k, &t, &ch, &c);
   }
+  /* A forced algorithm the topology cannot run (NVLS without NVSwitch
+   * multicast) leaves NCCL's own choice. */
+  *out = ch.forced.algo != DC_COLL_NONE ? ch.forced : ch.any;
 }

@@ -94,11 +94,13 @@ typedef struct dc_coll_plan {
   double intra_bytes, inter_bytes;       /* per GPU, per direction */
   double intra_gbps, inter_gbps;         /* achievable, protocol included */
   double intra_raw_gbps, inter_raw_gbps; /* the links' datasheet figures */
-  double intra_us, inter_us, latency_us, total_us;
+  double intra_us, inter_us, latency_us, ramp_us, total_us;
 } dc_coll_plan;
 void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
                         dc_coll_plan *out);
 const char *dc_coll_algo_name(dc_coll_algo a);
+/* The algorithm of a name dc_coll_algo_name gives ("ring", "nvls"). */
+bool dc_coll_algo_parse(const char *name, dc_coll_algo *out);
 const char *dc_coll_proto_name(dc_coll_proto p);
 
 /* Looks `name` up in spec/gpus/ (case-insensitive, aliases) or reads it as

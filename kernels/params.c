@@ -10,7 +10,8 @@
  *   concat/memcpy   bytes direction(h2d|d2h|d2d) pinned(0|1)
  *   transpose       batch m n dtype
  *   tril_fwd/bwd    batch m n diag dtype
- *   collectives     bytes ranks hosts
+ *   collectives     bytes ranks hosts algo(ring|tree|nvls|nvls_tree|
+ *                   collnet: NCCL_ALGO; default NCCL's own choice)
  *   any             scale
  *
  * Sizes accept the study's suffixes (1M, 64Ki, 2GB). Defaults: batch 1,
@@ -152,7 +153,8 @@ static const char *const copy_keys[] = {"bytes", "direction", "pinned",
                                         "scale"};
 static const char *const mat_keys[] = {"batch", "m", "n", "diag", "dtype",
                                        "scale"};
-static const char *const coll_keys[] = {"bytes", "ranks", "hosts", "scale"};
+static const char *const coll_keys[] = {"bytes", "ranks", "hosts", "algo",
+                                        "scale"};
 
 static bool unknown(const dc_kernel *k, const char *key, dc_span sp,
                     bool *known, dc_diags *d) {
@@ -317,6 +319,21 @@ bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
     int64_t iv;
     if (strcmp(key, "bytes") == 0)
       return size_val(key, v, sp, 1, &k->u.coll.bytes, d);
+    if (strcmp(key, "algo") == 0) {
+      dc_coll_algo al;
+      if (dc_coll_algo_parse(v, &al) && al != DC_COLL_P2P &&
+          (al == DC_COLL_NONE) == (k->kind == DC_KERNEL_ALL_TO_ALL)) {
+        k->u.coll.algo = (int32_t)al;
+        return true;
+      }
+      dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_ENUM, sp,
+                                 "'%s' is not an algorithm of %s", v,
+                                 dc_kernel_kind_name(k->kind));
+      dc_diag_set_help(g, k->kind == DC_KERNEL_ALL_TO_ALL
+                              ? "all_to_all runs pairwise sends only"
+                              : "one of ring, tree, nvls, nvls_tree, collnet");
+      return false;
+    }
     if (strcmp(key, "ranks") == 0 || strcmp(key, "hosts") == 0) {
       if (!size_val(key, v, sp, 0, &iv, d)) return false;
       if (iv > 1000000) {

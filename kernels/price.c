@@ -286,7 +286,7 @@ const char *dc_kernel_model_used(const dc_kernel *k,
   case DC_KERNEL_ALL_REDUCE:
   case DC_KERNEL_REDUCE_SCATTER:
   case DC_KERNEL_ALL_GATHER:
-    return "ring";
+    return "nccl";
   default:
     return "roofline";
   }

@@ -91,10 +91,10 @@ void dc_explain_collectives(const dc_graph *g, const dc_eval_result *r,
                     (const char *[]){"none", "nvls", "ib", "both"}
                         [dev->sharp & 3]);
       dc_buf_printf(out, "%-14s %10s %6s %10s %6s %8s %9s %8s %9s %8s %7s "
-                         "%9s  %s\n",
+                         "%7s %9s  %s\n",
                     "collective", "MB", "ranks", "algorithm", "proto",
                     "domains", "intra_MB", "intra_us", "inter_MB",
-                    "inter_us", "lat_us", "kernel_us", "op");
+                    "inter_us", "lat_us", "ramp_us", "kernel_us", "op");
       any = true;
     }
     dc_coll_plan c;
@@ -109,6 +109,7 @@ void dc_explain_collectives(const dc_graph *g, const dc_eval_result *r,
     mb(out, c.inter_bytes, 10);
     num(out, c.inter_us, 9);
     num(out, c.latency_us, 8);
+    num(out, c.ramp_us, 8);
     num(out, e->end_us - e->start_us, 10);
     dc_buf_printf(out, "  %s\n", g->ops[e->op].name);
   }

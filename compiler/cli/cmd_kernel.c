@@ -53,6 +53,18 @@ static void explain(const dc_kernel *k, const dc_device *dev,
   dc_kernel_model_why(k, km, &why);
   fprintf(stderr, "  why: %s\n", why.data ? why.data : "");
   dc_buf_free(&why);
+  if (dc_kernel_is_collective(k->kind) && k->u.coll.ranks > 1) {
+    dc_coll_plan c;
+    dc_collective_plan(k, dev, &c);
+    fprintf(stderr,
+            "  %s %s over %dx%d (domains x GPUs): inside %.3f MB at %.1f "
+            "GB/s = %.3f us, across %.3f MB at %.1f GB/s = %.3f us, "
+            "latency %.3f us, ramp %.3f us\n",
+            dc_coll_algo_name(c.algo), dc_coll_proto_name(c.proto),
+            (int)c.domains, (int)c.domain_ranks, c.intra_bytes / 1e6,
+            c.intra_gbps, c.intra_us, c.inter_bytes / 1e6, c.inter_gbps,
+            c.inter_us, c.latency_us, c.ramp_us);
+  }
   const dc_kfloor *f = &p->floor;
   fprintf(stderr, "  floor %.3f us (%s bound): FLOP %.3f, DRAM %.3f, "
                   "link %.3f, launch %.3f us\n",
@@ -304,14 +316,16 @@ const cli_command cli_cmd_kernel_def = {
     "  transpose       batch m n dtype\n"
     "  tril_fwd        batch m n diag dtype (also tril_bwd)\n"
     "  all_reduce      bytes ranks hosts (also all_to_all, reduce_scatter,\n"
-    "                  all_gather)\n"
+    "                  all_gather) algo(ring|tree|nvls|nvls_tree|collnet:\n"
+    "                  NCCL_ALGO; default the cheapest)\n"
     "Every kind also takes scale (a time multiplier).\n\n"
     "--csv FILE prices every row (columns named like the parameters; a 'gpu'"
     "\n"
     "column instead of --gpu) and writes the rows with a pred_us column\n"
     "(replacing the file's own); other columns are carried through unread\n"
     "(a parameter's name in capitals, like 'M', is an error).\n"
-    "--analytic ignores fitted models; --explain names the model on stderr,\n"
+    "--analytic ignores fitted models; --explain names the model on stderr\n"
+    "(a collective's algorithm, protocol, domains and each level's time),\n"
     "with the kernel's physical floor (FLOP, DRAM, link and launch bounds)\n"
     "and, when the model's answer was below it, 'clamped to the ... bound'.\n"
     "\n"

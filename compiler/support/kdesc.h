@@ -157,6 +157,8 @@ typedef struct dc_kernel {
       int32_t ranks;  /* group size */
       int32_t hosts;  /* hosts the group spans (1: NVLink only) */
       int32_t coll_id; /* same id on every rank for one collective */
+      int32_t algo;    /* a dc_coll_algo the run forces (NCCL_ALGO);
+                        * 0: the cheapest, as NCCL's tuner picks */
     } coll;
   } u;
 } dc_kernel;

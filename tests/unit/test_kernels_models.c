@@ -241,9 +241,9 @@ static void matrix_roofline(void **st) {
  * latencies (NVLink Simple ring 3.4 µs, network 14 µs) so the table is
  * used unscaled; NVLink 150 GB/s per direction, NIC 10 × 0.96 = 9.6.
  *  - all-reduce of 100 MB over 8 ranks in one 8-GPU domain: ring Simple
- *    8.4 + 14 × 3.4 + 1.75e8 B / 150 GB/s = 1222.667 µs (LL128 1308.7,
- *    tree 1543); with NVLink SHARP, NVLS: 25 + 1e8 / (0.61 × 150 GB/s) =
- *    1117.9, cheaper.
+ *    8.4 + 14 × 3.4 + 1.75e8 B / 150 GB/s × (1 + 14e6 / 1e8: the ramp of
+ *    one domain) = 1383.5 µs; with NVLink SHARP, NVLS: 25 + 1e8 /
+ *    (0.61 × 150 GB/s) × 1.14 = 1270.8, cheaper.
  *  - all-to-all of 8 MB over 8 ranks on 2 hosts, domains of 4: 3/8 of it
  *    over NVLink (20 µs), 4/8 over the rank's NIC: 4e6 / 9.6 GB/s =
  *    416.667; latency 8.4 + 3.4 + 14 → 442.467.
@@ -251,7 +251,8 @@ static void matrix_roofline(void **st) {
  *    across 7e6 / 4 NICs / 9.6 = 182.292; latency 8.4 + 6 × 3.4 + 14 →
  *    225.092 (LL128 227.5).
  *  - reduce-scatter of 8 MB without NVLink, one host: PCIe 16 GB/s ring,
- *    7e6 / 16 GB/s = 437.5 + 8.4 + 7 × 5.7 = 485.8.
+ *    7e6 / 16 GB/s = 437.5, × 1.75 below the ramp's 14 MB, + 8.4 +
+ *    7 × 5.7 = 813.9.
  *  - one rank: the kernel floor. */
 static void collectives(void **st) {
   (void)st;
@@ -263,17 +264,46 @@ static void collectives(void **st) {
   k.u.coll.bytes = 100000000;
   k.u.coll.ranks = 8;
   k.u.coll.hosts = 1;
-  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 14 * 3.4 + 1.75e8 / 150e3);
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 14 * 3.4 + 1.14 * 1.75e8 / 150e3);
   dc_coll_plan c;
   dc_collective_plan(&k, &v, &c);
   assert_int_equal(c.algo, DC_COLL_RING);
   assert_int_equal(c.proto, DC_PROTO_SIMPLE);
   assert_int_equal(c.domains, 1);
   v.sharp = DC_SHARP_NVLS;
-  NEAR(dc_kernel_time(&k, &v, NULL), 25 + 1e8 / (0.61 * 150e3));
+  NEAR(dc_kernel_time(&k, &v, NULL), 25 + 1.14 * 1e8 / (0.61 * 150e3));
   dc_collective_plan(&k, &v, &c);
   assert_string_equal(dc_coll_algo_name(c.algo), "nvls");
+  /* algo= forces NCCL_ALGO's choice: the ring again, dearer */
+  k.u.coll.algo = DC_COLL_RING;
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 14 * 3.4 + 1.14 * 1.75e8 / 150e3);
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_RING);
+  /* NVLS forced where the fabric has no multicast: NCCL's own choice */
+  k.u.coll.algo = DC_COLL_NVLS;
   v.sharp = 0;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_RING);
+  /* a double binary tree across two domains sends the buffer once per
+   * domain (b / L per NIC), across more twice (2b / L) */
+  k.u.coll.algo = DC_COLL_TREE;
+  k.u.coll.ranks = 16;
+  k.u.coll.hosts = 2;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_TREE);
+  assert_int_equal(c.domains, 2);
+  NEAR(c.inter_bytes, 1e8 / 8);
+  k.u.coll.ranks = 32;
+  k.u.coll.hosts = 4;
+  dc_collective_plan(&k, &v, &c);
+  NEAR(c.inter_bytes, 2e8 / 8);
+  k.u.coll.ranks = 8;
+  k.u.coll.hosts = 1;
+  dc_coll_algo parsed;
+  assert_true(dc_coll_algo_parse("nvls_tree", &parsed));
+  assert_int_equal(parsed, DC_COLL_NVLS_TREE);
+  assert_false(dc_coll_algo_parse("NVLS", &parsed));
+  k.u.coll.algo = 0;
   v.nvlink_domain = 4;
   k.kind = DC_KERNEL_ALL_TO_ALL;
   k.u.coll.bytes = 8000000;
@@ -290,7 +320,7 @@ static void collectives(void **st) {
   k.kind = DC_KERNEL_REDUCE_SCATTER;
   k.u.coll.hosts = 1;
   v.nvlink_gbps = 0;
-  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 7 * 5.7 + 7e6 / 16e3);
+  NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 7 * 5.7 + 1.75 * 7e6 / 16e3);
   k.u.coll.ranks = 1;
   NEAR(dc_kernel_time(&k, &v, NULL), 2.0);
 }
