@@ -268,8 +268,8 @@ static void allreduce(gg_ctx *c) {
  * multi-tensor kernel: the optimizer's recipe summed (optim.c). */
 static void step(gg_ctx *c) {
   gg_b *b = c->b;
-  double flops = 0, acc = 0;
-  gg_optimizer_cost(c->p->optimizer, &flops, &acc);
+  double flops = 0, bytes = 0;
+  dc_optimizer_cost(c->p->optimizer, &flops, &bytes);
   int64_t elems = 0;
   gg_begin(b, "fused::optimizer_step");
   for (int32_t q = 0; q < c->n_params; q++) {
@@ -281,7 +281,7 @@ static void step(gg_ctx *c) {
     if (g >= 0) gg_in(b, g);
     gg_out(b, gg_like(b, pq->t));
   }
-  if (elems > 0) gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, flops, acc * 4);
+  if (elems > 0) gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, flops, bytes);
   gg_end(b);
 }
 

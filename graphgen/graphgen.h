@@ -234,6 +234,23 @@ bool dc_shard_host_memory(const dc_point *p, const dc_shard_plan *s,
 bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,
                      int32_t i, int64_t *bytes);
 
+/* ---- what a step moves and updates, as the graph builds it -------------
+ * The facts the graph's exchange and optimizer are built from, shared
+ * with the planners so that a plan is chosen on the bytes and flops the
+ * graph then prices (runtime/plan/).
+ *
+ * dc_optimizer_cost: one update by optimizer `o`, per element of the
+ * parameter: its recipe's flops and the bytes its kernels move, summed
+ * over the recipe's steps (optim.c; the fused style runs the sum as one
+ * multi-tensor kernel). */
+void dc_optimizer_cost(dc_optimizer o, double *flops, double *bytes);
+
+/* The optimizer that updates a data-parallel table's replica: the dense
+ * one in the torchrec and fused styles (the replica is a dense
+ * parameter), training.sparse_optimizer in the stock graph (its step
+ * groups parameters by table). */
+dc_optimizer dc_dp_table_optimizer(const dc_point *p);
+
 typedef struct dc_graph {
   const dc_point *point;
   int32_t n_ranks;

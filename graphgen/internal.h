@@ -205,9 +205,6 @@ int32_t gg_cross_backward(gg_ctx *c, int32_t g);
  * forward; the lookups' backward (backward.c). */
 void gg_embeddings(gg_ctx *c);
 void gg_embedding_backward(gg_ctx *c);
-/* The sum over an optimizer's element-wise steps of (flops, accesses)
- * per element (optim.c's recipes), for a multi-tensor fused update. */
-void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc);
 /* The iteration in the fused style (fused.c). */
 void gg_build_fused(gg_ctx *c);
 

@@ -75,16 +75,6 @@ static double ew_price(const pctx *c, int64_t elems, double flops,
   return ktime(c, &k);
 }
 
-static int32_t opt_steps(dc_optimizer o) {
-  switch (o) {
-  case DC_OPTIMIZER_SGD: return 1;
-  case DC_OPTIMIZER_ADAGRAD:
-  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return 4;
-  case DC_OPTIMIZER_ADAM: return 7;
-  }
-  return 1;
-}
-
 /* Prices template x of table t (its shards set in x->tp). A template cut
  * in the scratch arena is kept compact when its shard i sits on rank i
  * (row-wise, data-parallel), else its shards are copied out. */
@@ -163,10 +153,11 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x) {
   x->dp_us = 0;
   if (x->tp.type == DC_SHARDING_DATA_PARALLEL && c->W > 1) {
     int64_t e = p->tables[t].rows * (int64_t)p->tables[t].dim;
+    double flops, bytes;
+    dc_optimizer_cost(dc_dp_table_optimizer(p), &flops, &bytes);
     x->dp_us = pl_coll_price(c, DC_KERNEL_ALL_REDUCE, (double)e * 4, c->W,
                           c->H) +
-               ew_price(c, e, 0, 4) +
-               ew_price(c, e, 1, 12.0 * opt_steps(p->optimizer));
+               ew_price(c, e, 0, 4) + ew_price(c, e, flops, bytes);
   }
   x->fdp = to_fx(x->dp_us);
   /* quick: shards on distinct ranks (a stamp per rank) */

@@ -14,7 +14,8 @@
  * the all-to-all forward at the largest rank's send buffer and backward at
  * B·Σdims·4, each host's TWRW reduce-scatter and all-gather (the slowest
  * host), the row-wise reduce-scatter and all-gather — and `dp` the data-
- * parallel tables' gradient all-reduces, zero-fills and dense updates. The
+ * parallel tables' gradient all-reduces, zero-fills and dense updates
+ * (each update the optimizer's recipe, graphgen's dc_optimizer_cost). The
  * MLPs cost the same on every rank whatever the plan, so they are left
  * out. Memory is dc_shard_plan_memory's (graphgen/memory.c): a plan is
  * feasible when every rank's total ≤ HBM × hbm_fraction.

@@ -163,12 +163,101 @@ static void test_single(void **state) {
   dc_diags_free(&d);
 }
 
+/* A plan of one table, data-parallel on 2 GPUs, in the fused style. */
+static void dp_point(tp_cfg *c, dc_optimizer opt) {
+  static const int64_t bot[] = {13, 64};
+  static const int64_t top[] = {64, 1};
+  tp_init(c, bot, 2, top, 2, 1, 4000000, 64, 4, 4096);
+  c->p.gpu = "A100-SXM4-80GB";
+  c->p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c->p.framework = DC_FRAMEWORK_FUSED;
+  c->p.gpus = 2;
+  c->p.gpus_per_host = 2;
+  c->p.optimizer = opt;
+  c->p.sparse_optimizer = DC_OPTIMIZER_SGD;
+}
+
+static dc_shard_plan *dp_plan(const tp_cfg *c) {
+  dc_diags d = {0};
+  dc_shard_plan *s = dc_shard_plan_new(&c->p, &arena);
+  assert_true(dc_shard_plan_set(s, &c->p, 0, DC_SHARDING_DATA_PARALLEL, 0,
+                                NULL, &arena, &d));
+  dc_diags_free(&d);
+  return s;
+}
+
+static double dp_bwd_us(dc_optimizer opt, const dc_device *dev) {
+  tp_cfg c;
+  dp_point(&c, opt);
+  dc_shard_plan *s = dp_plan(&c);
+  dc_plan_opts o = {.dev = dev};
+  dc_plan_cost cost;
+  dc_plan_cost_of(&c.p, s, &o, &arena, &cost);
+  return cost.max_bwd_us;
+}
+
+static double update_us(int64_t elems, dc_optimizer opt,
+                        const dc_device *dev) {
+  dc_kernel k;
+  memset(&k, 0, sizeof k);
+  k.kind = DC_KERNEL_ELEMENTWISE;
+  k.scale = 1;
+  k.u.ew.elements = elems;
+  dc_optimizer_cost(opt, &k.u.ew.flops_per_elem, &k.u.ew.bytes_per_elem);
+  return dc_kernel_time(&k, dev, NULL);
+}
+
+/* The optimizer's cost lives in one place: the planner prices a data-
+ * parallel table's update with the recipe the graph's optimizer step is
+ * built from (Adagrad: 7 flops and 44 bytes an element, not SGD's price
+ * times its step count), and the fused graph's update kernel carries the
+ * same figures. */
+static void test_dp_update_is_the_graphs(void **state) {
+  (void)state;
+  dc_device dev = dev_of("A100-SXM4-80GB");
+  double flops, bytes;
+  dc_optimizer_cost(DC_OPTIMIZER_ADAGRAD, &flops, &bytes);
+  assert_true(flops == 7 && bytes == 44);
+  /* only the replica's update depends on the dense optimizer here */
+  int64_t e = 4000000LL * 64;
+  double got = dp_bwd_us(DC_OPTIMIZER_ADAGRAD, &dev) -
+               dp_bwd_us(DC_OPTIMIZER_SGD, &dev);
+  double want = update_us(e, DC_OPTIMIZER_ADAGRAD, &dev) -
+                update_us(e, DC_OPTIMIZER_SGD, &dev);
+  printf("# adagrad - sgd update: planner %.3f us, recipe %.3f us\n", got,
+         want);
+  assert_true(want > 0);
+  assert_true(got > want * (1 - 1e-9) && got < want * (1 + 1e-9));
+  /* the graph's one update kernel: the same recipe */
+  tp_cfg c;
+  dp_point(&c, DC_OPTIMIZER_ADAGRAD);
+  dc_diags d = {0};
+  const dc_graph *g = dc_graph_build_plan(&c.p, dp_plan(&c), &arena, &d);
+  assert_non_null(g);
+  bool ok = dc_graph_verify(g, &d);
+  if (!ok) dc_diags_render(&d, stderr, false);
+  assert_true(ok);
+  dc_diags_free(&d);
+  bool seen = false;
+  for (int32_t j = 0; j < g->n_ops; j++) {
+    if (strcmp(g->ops[j].name, "fused::optimizer_step") != 0) continue;
+    assert_int_equal(g->ops[j].n_launches, 1);
+    const dc_kernel *k = &g->ops[j].launches[0].k;
+    assert_true(k->u.ew.flops_per_elem == flops);
+    assert_true(k->u.ew.bytes_per_elem == bytes);
+    seen = true;
+  }
+  assert_true(seen);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_beats_greedy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
       cmocka_unit_test_setup_teardown(test_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dp_update_is_the_graphs, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
