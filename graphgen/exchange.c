@@ -123,12 +123,28 @@ static dc_dtype comm_dtype(const gg_ctx *c) {
  * the fused style (HugeCTR's MLPerf DLRM-DCNv2) keeps its embeddings and
  * their gradients in the model's half precision end to end, so it sends
  * fp16/bf16 with no quantize kernels (spec/frameworks.md). */
-static dc_dtype wire_dtype(const gg_ctx *c) {
-  const dc_point *p = c->p;
+static dc_dtype wire_dtype_of(const dc_point *p) {
   if (p->framework != DC_FRAMEWORK_FUSED) return F32;
   if (p->precision == DC_PRECISION_FP16) return DC_DTYPE_FP16;
   if (p->precision == DC_PRECISION_BF16) return DC_DTYPE_BF16;
   return F32;
+}
+
+static dc_dtype wire_dtype(const gg_ctx *c) { return wire_dtype_of(c->p); }
+
+int dc_pooled_wire_bytes(const dc_point *p) {
+  dc_dtype q = dc_storage_dtype(p->comm_precision);
+  return gg_es(q != F32 ? q : wire_dtype_of(p));
+}
+
+/* A data-parallel replica's gradient: the fused style sends it in the
+ * model's precision with the dense gradients (fused.c's all-reduce). */
+bool dc_dp_grad_grouped(const dc_point *p) {
+  return p->framework == DC_FRAMEWORK_FUSED;
+}
+
+int dc_dp_grad_bytes(const dc_point *p) {
+  return dc_dp_grad_grouped(p) ? gg_es(wire_dtype_of(p)) : 4;
 }
 
 static const char *quantize_name(dc_dtype t) {

@@ -251,6 +251,19 @@ void dc_optimizer_cost(dc_optimizer o, double *flops, double *bytes);
  * groups parameters by table). */
 dc_optimizer dc_dp_table_optimizer(const dc_point *p);
 
+/* Bytes per element of the pooled-embedding all-to-all's payload:
+ * training.comm_precision when it quantizes, else fp32, except in the
+ * fused style, which keeps the pooled embeddings and their gradients in
+ * the model's half precision (spec/frameworks.md). */
+int dc_pooled_wire_bytes(const dc_point *p);
+
+/* Bytes per element of a data-parallel table's gradient all-reduce, and
+ * whether it joins the dense gradients' one all-reduce (grouped: the
+ * fused style, as HugeCTR's grouped all-reduce, in the model's precision)
+ * or is reduced on its own (fp32, in its AccumulateGrad). */
+int dc_dp_grad_bytes(const dc_point *p);
+bool dc_dp_grad_grouped(const dc_point *p);
+
 typedef struct dc_graph {
   const dc_point *point;
   int32_t n_ranks;

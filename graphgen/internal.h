@@ -205,6 +205,11 @@ int32_t gg_cross_backward(gg_ctx *c, int32_t g);
  * forward; the lookups' backward (backward.c). */
 void gg_embeddings(gg_ctx *c);
 void gg_embedding_backward(gg_ctx *c);
+/* Part of it: the data-parallel replicas' (GG_EMB_DP, which need no
+ * exchange) or the other shards' (GG_EMB_SHARDED), each in the order
+ * gg_embedding_backward runs them. */
+typedef enum { GG_EMB_ALL, GG_EMB_DP, GG_EMB_SHARDED } gg_emb_part;
+void gg_embedding_backward_part(gg_ctx *c, gg_emb_part part);
 /* The iteration in the fused style (fused.c). */
 void gg_build_fused(gg_ctx *c);
 

@@ -12,7 +12,9 @@
  * evaluator uses) of the embedding forward and backward kernels of rank
  * r's shards, `exchange` the prices of the collectives the plan needs —
  * the all-to-all forward at the largest rank's send buffer and backward at
- * B·Σdims·4, each host's TWRW reduce-scatter and all-gather (the slowest
+ * B·Σdims, both in the bytes the graph sends (dc_pooled_wire_bytes: half
+ * precision in the fused style, comm_precision's codec when it
+ * quantizes), each host's TWRW reduce-scatter and all-gather (the slowest
  * host), the row-wise reduce-scatter and all-gather — and `dp` the data-
  * parallel tables' gradient all-reduces, zero-fills and dense updates
  * (each update the optimizer's recipe, graphgen's dc_optimizer_cost). The
@@ -173,9 +175,9 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       c->rm[r] += x->mem[v];
       if (x->tp.type == DC_SHARDING_TABLE_WISE ||
           x->tp.type == DC_SHARDING_COLUMN_WISE)
-        c->send[r] += Bg * x->tp.shards[i].cols * 4;
+        c->send[r] += Bg * x->tp.shards[i].cols * c->wire_bytes;
       else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE)
-        c->send[r] += Bg / c->S * x->tp.shards[i].cols * 4;
+        c->send[r] += Bg / c->S * x->tp.shards[i].cols * c->wire_bytes;
     }
     switch (x->tp.type) {
     case DC_SHARDING_TABLE_WISE:
@@ -197,7 +199,8 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       for (int32_t r = 0; r < W; r++)
         if (c->send[r] > mx) mx = c->send[r];
       comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, mx, W, c->H);
-      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, B * d_a2a * 4, W, c->H);
+      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL,
+                            B * d_a2a * c->wire_bytes, W, c->H);
     }
     double tw = 0;
     for (int32_t h = 0; h < c->H; h++)
@@ -315,7 +318,7 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
       comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false, ms, W,
                           c->H);
       comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false,
-                          B * d_a2a * 4, W, c->H);
+                          B * d_a2a * c->wire_bytes, W, c->H);
     }
     comm += hmax;
     if (d_rw > 0)
@@ -516,6 +519,7 @@ static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
   c->H = c->s->hosts;
   c->S = c->s->gpus_per_host;
   c->T = p->n_tables;
+  c->wire_bytes = dc_pooled_wire_bytes(p);
   dc_rank_memory m;
   dc_shard_plan_memory(p, c->s, 0, &m);
   c->base_mem = m.total;

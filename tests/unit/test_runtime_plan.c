@@ -250,6 +250,110 @@ static void test_dp_update_is_the_graphs(void **state) {
   assert_true(seen);
 }
 
+static double coll_us(dc_kernel_kind kind, double bytes, int32_t ranks,
+                      const dc_device *dev) {
+  dc_kernel k;
+  memset(&k, 0, sizeof k);
+  k.kind = kind;
+  k.scale = 1;
+  k.u.coll.bytes = (int64_t)bytes;
+  k.u.coll.ranks = ranks;
+  k.u.coll.hosts = 1;
+  return dc_kernel_time(&k, dev, NULL);
+}
+
+/* The planner weighs the exchange in the bytes the graph sends: the
+ * fused style's pooled all-to-all carries fp16 under fp16 training
+ * (dc_pooled_wire_bytes), so a table-wise plan's exchange is priced at 2
+ * bytes an element — the forward at the largest send buffer, the
+ * backward at B·Σdims — and in fp32 at 4. */
+static void test_exchange_in_wire_bytes(void **state) {
+  (void)state;
+  dc_device dev = dev_of("A100-SXM4-80GB");
+  for (int half = 0; half < 2; half++) {
+    tp_cfg c;
+    dp_point(&c, DC_OPTIMIZER_SGD);
+    c.p.n_tables = 4;
+    for (int t = 0; t < 4; t++) c.tables[t] = c.tables[0];
+    c.p.gpus = c.p.gpus_per_host = 4;
+    c.p.precision = half ? DC_PRECISION_FP16 : DC_PRECISION_FP32;
+    int wb = half ? 2 : 4;
+    assert_int_equal(dc_pooled_wire_bytes(&c.p), wb);
+    dc_diags d = {0};
+    dc_shard_plan *s = dc_shard_plan_new(&c.p, &arena);
+    for (int32_t t = 0; t < 4; t++)
+      assert_true(dc_shard_plan_set(s, &c.p, t, DC_SHARDING_TABLE_WISE, 1,
+                                    &t, &arena, &d));
+    dc_diags_free(&d);
+    dc_plan_opts o = {.dev = &dev};
+    dc_plan_cost cost;
+    dc_plan_cost_of(&c.p, s, &o, &arena, &cost);
+    double Bg = 4096, B = Bg / 4;
+    double want = coll_us(DC_KERNEL_ALL_TO_ALL, Bg * 64 * wb, 4, &dev) +
+                  coll_us(DC_KERNEL_ALL_TO_ALL, B * 4 * 64 * wb, 4, &dev);
+    printf("# fused %s exchange: planner %.3f us, wire %.3f us\n",
+           half ? "fp16" : "fp32", cost.comm_us, want);
+    assert_true(cost.comm_us > want * (1 - 1e-9) &&
+                cost.comm_us < want * (1 + 1e-9));
+  }
+}
+
+/* A replica's gradient in the fused style joins the dense gradients' one
+ * all-reduce, in the model's precision (HugeCTR's grouped all-reduce):
+ * the graph has one all-reduce of (dense parameters + replica) × 2 bytes
+ * under fp16, and the planner prices the replica's reduction at what it
+ * adds to that all-reduce, with no latency of its own. */
+static void test_dp_grouped_allreduce(void **state) {
+  (void)state;
+  dc_device dev = dev_of("A100-SXM4-80GB");
+  tp_cfg c;
+  dp_point(&c, DC_OPTIMIZER_SGD);
+  c.p.precision = DC_PRECISION_FP16;
+  assert_true(dc_dp_grad_grouped(&c.p));
+  assert_int_equal(dc_dp_grad_bytes(&c.p), 2);
+  dc_diags d = {0};
+  const dc_graph *g = dc_graph_build_plan(&c.p, dp_plan(&c), &arena, &d);
+  assert_non_null(g);
+  assert_true(dc_graph_verify(g, &d));
+  dc_diags_free(&d);
+  int n = 0;
+  int64_t bytes = 0;
+  for (int32_t j = g->rank_first[0]; j < g->rank_first[1]; j++)
+    for (int32_t i = 0; i < g->ops[j].n_launches; i++)
+      if (g->ops[j].launches[i].k.kind == DC_KERNEL_ALL_REDUCE) {
+        n++;
+        bytes = g->ops[j].launches[i].k.u.coll.bytes;
+      }
+  int64_t replica = 4000000LL * 64;
+  assert_int_equal(n, 1);
+  assert_int_equal(bytes, (dc_point_dense_params(&c.p) + replica) * 2);
+  /* the planner: the replica's share of that all-reduce, its fill and
+   * its update, on top of its lookups' backward */
+  double dense = (double)dc_point_dense_params(&c.p) * 2;
+  double share = coll_us(DC_KERNEL_ALL_REDUCE, dense + replica * 2.0, 2,
+                         &dev) -
+                 coll_us(DC_KERNEL_ALL_REDUCE, dense, 2, &dev);
+  double alone = coll_us(DC_KERNEL_ALL_REDUCE, replica * 2.0, 2, &dev);
+  assert_true(share > 0 && share < alone);
+  tp_cfg f;
+  dp_point(&f, DC_OPTIMIZER_SGD);
+  f.p.precision = DC_PRECISION_FP16;
+  f.p.framework = DC_FRAMEWORK_PYTORCH;
+  assert_false(dc_dp_grad_grouped(&f.p));
+  assert_int_equal(dc_dp_grad_bytes(&f.p), 4);
+  /* the same replica in the stock style (an fp32 all-reduce of its own)
+   * costs the planner that all-reduce instead of the share */
+  dc_plan_opts o = {.dev = &dev};
+  dc_plan_cost cf, cp;
+  dc_plan_cost_of(&c.p, dp_plan(&c), &o, &arena, &cf);
+  dc_plan_cost_of(&f.p, dp_plan(&f), &o, &arena, &cp);
+  double got = cp.max_bwd_us - cf.max_bwd_us;
+  double want = coll_us(DC_KERNEL_ALL_REDUCE, replica * 4.0, 2, &dev) - share;
+  printf("# replica reduction: alone fp32 - grouped share: planner %.3f us,"
+         " collectives %.3f us\n", got, want);
+  assert_true(got > want * (1 - 1e-9) && got < want * (1 + 1e-9));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_beats_greedy, setup, teardown),
@@ -257,6 +361,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dp_update_is_the_graphs, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_exchange_in_wire_bytes, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_dp_grouped_allreduce, setup,
                                       teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
