@@ -29,7 +29,9 @@
  * The pooled outputs are fp32 (under autocast too, and FBGEMM's lookups
  * return fp32 whatever the tables' precision); training.comm_precision
  * sends the all-to-all's payload quantized (see comm_dtype below). The
- * row-wise reduce-scatters and all-gathers stay fp32.
+ * row-wise reduce-scatters and all-gathers stay fp32 there; the fused
+ * style keeps all of them in the model's precision (dc_pooled_wire_bytes,
+ * dc_pooled_reduce_bytes).
  *
  * The input side assumes the data loader hands each rank the indices of
  * its own shards for the global batch (as the reference DLRM's loader
@@ -135,6 +137,10 @@ static dc_dtype wire_dtype(const gg_ctx *c) { return wire_dtype_of(c->p); }
 int dc_pooled_wire_bytes(const dc_point *p) {
   dc_dtype q = dc_storage_dtype(p->comm_precision);
   return gg_es(q != F32 ? q : wire_dtype_of(p));
+}
+
+int dc_pooled_reduce_bytes(const dc_point *p) {
+  return gg_es(wire_dtype_of(p));
 }
 
 /* A data-parallel replica's gradient: the fused style sends it in the
@@ -254,7 +260,7 @@ void gg_exchange_forward(gg_ctx *c) {
       gg_begin(b, "c10d::_reduce_scatter_base_");
       in_outputs(c, GG_CLS_TWRW);
       gg_out(b, c->chunk);
-      gg_coll(c, DC_KERNEL_REDUCE_SCATTER, gg_mul3(b, Bg, cols, 4), S, 1,
+      gg_coll(c, DC_KERNEL_REDUCE_SCATTER, gg_mul3(b, Bg, cols, dc_pooled_reduce_bytes(p)), S, 1,
               base + c->host);
       gg_end(b);
     }
@@ -313,7 +319,7 @@ void gg_exchange_forward(gg_ctx *c) {
     in_outputs(c, GG_CLS_RW);
     for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
     gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
-            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), 4), c->n_ranks,
+            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), dc_pooled_reduce_bytes(p)), c->n_ranks,
             hosts_spanned(c), b->coll_next++);
     gg_end(b);
   }
@@ -463,7 +469,8 @@ void gg_exchange_backward(gg_ctx *c) {
       gg_in(b, gchunk);
       reout_grads(c, GG_CLS_TWRW);
       gg_coll(c, DC_KERNEL_ALL_GATHER,
-              gg_mul3(b, Bg, local_cols(c, GG_CLS_TWRW), 4), S, 1,
+              gg_mul3(b, Bg, local_cols(c, GG_CLS_TWRW),
+                      dc_pooled_reduce_bytes(p)), S, 1,
               base + c->host);
       gg_end(b);
       gg_end(b);
@@ -479,7 +486,7 @@ void gg_exchange_backward(gg_ctx *c) {
     in_gfeat(c, GG_CLS_RW);
     reout_grads(c, GG_CLS_RW);
     gg_coll(c, DC_KERNEL_ALL_GATHER,
-            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), 4), c->n_ranks,
+            gg_mul3(b, Bg, local_cols(c, GG_CLS_RW), dc_pooled_reduce_bytes(p)), c->n_ranks,
             hosts_spanned(c), b->coll_next++);
     gg_end(b);
     gg_end(b);

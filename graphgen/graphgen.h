@@ -256,6 +256,11 @@ dc_optimizer dc_dp_table_optimizer(const dc_point *p);
  * fused style, which keeps the pooled embeddings and their gradients in
  * the model's half precision (spec/frameworks.md). */
 int dc_pooled_wire_bytes(const dc_point *p);
+/* Bytes per element of the pooled partial sums' reduce-scatter and their
+ * gradients' all-gather (table-row-wise inside a host, row-wise over the
+ * world): fp32 (comm_precision does not quantize them), the model's half
+ * precision in the fused style, as its all-to-all. */
+int dc_pooled_reduce_bytes(const dc_point *p);
 
 /* Bytes per element of a data-parallel table's gradient all-reduce, and
  * whether it joins the dense gradients' one all-reduce (grouped: the

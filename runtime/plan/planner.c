@@ -206,17 +206,18 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
     for (int32_t h = 0; h < c->H; h++)
       if (c->twrw[h] > 0) {
         double x =
-            pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * c->twrw[h] * 4,
-                       c->S, 1) +
-            pl_coll_price(c, DC_KERNEL_ALL_GATHER, Bg * c->twrw[h] * 4, c->S,
-                       1);
+            pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER,
+                          Bg * c->twrw[h] * c->reduce_bytes, c->S, 1) +
+            pl_coll_price(c, DC_KERNEL_ALL_GATHER,
+                          Bg * c->twrw[h] * c->reduce_bytes, c->S, 1);
         if (x > tw) tw = x;
       }
     comm += tw;
     if (d_rw > 0)
-      comm += pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * d_rw * 4, W,
-                         c->H) +
-              pl_coll_price(c, DC_KERNEL_ALL_GATHER, Bg * d_rw * 4, W, c->H);
+      comm += pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER,
+                            Bg * d_rw * c->reduce_bytes, W, c->H) +
+              pl_coll_price(c, DC_KERNEL_ALL_GATHER,
+                            Bg * d_rw * c->reduce_bytes, W, c->H);
   }
   int32_t slow = 0;
   for (int32_t r = 0; r < W; r++) {
@@ -235,7 +236,9 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
 static double host_price(pctx *c, int32_t h) {
   if (!(c->tw_dims[h] > 0)) return 0;
   return coll_cached(c, &c->twp, DC_KERNEL_REDUCE_SCATTER, true,
-                     (double)c->p->batch_size * c->tw_dims[h] * 4, c->S, 1);
+                     (double)c->p->batch_size * c->tw_dims[h] *
+                         c->reduce_bytes,
+                     c->S, 1);
 }
 
 /* Adds (sign 1) or removes (-1) candidate k of table t from the
@@ -323,7 +326,7 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
     comm += hmax;
     if (d_rw > 0)
       comm += coll_cached(c, &c->rwp, DC_KERNEL_REDUCE_SCATTER, true,
-                          Bg * d_rw * 4, W, c->H);
+                          Bg * d_rw * c->reduce_bytes, W, c->H);
   }
   out->max_fwd_us = mf;
   out->max_bwd_us = mb + of_fx(sdp);
@@ -413,7 +416,7 @@ static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
     }
     if (tw > 0)
       np = coll_cached(c, &c->twp, DC_KERNEL_REDUCE_SCATTER, true,
-                       (double)c->p->batch_size * tw * 4, c->S, 1);
+                       (double)c->p->batch_size * tw * c->reduce_bytes, c->S, 1);
     if (np > hmax) hmax = np;
   }
   if (!x->quick) {
@@ -520,6 +523,7 @@ static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
   c->S = c->s->gpus_per_host;
   c->T = p->n_tables;
   c->wire_bytes = dc_pooled_wire_bytes(p);
+  c->reduce_bytes = dc_pooled_reduce_bytes(p);
   dc_rank_memory m;
   dc_shard_plan_memory(p, c->s, 0, &m);
   c->base_mem = m.total;
