@@ -186,6 +186,18 @@ static dc_shard_plan *dp_plan(const tp_cfg *c) {
   return s;
 }
 
+/* The graph of point c under plan s, verified. */
+static const dc_graph *plan_graph(const tp_cfg *c, const dc_shard_plan *s) {
+  dc_diags d = {0};
+  const dc_graph *g = dc_graph_build_plan(&c->p, s, &arena, &d);
+  assert_non_null(g);
+  bool ok = dc_graph_verify(g, &d);
+  if (!ok) dc_diags_render(&d, stderr, false);
+  assert_true(ok);
+  dc_diags_free(&d);
+  return g;
+}
+
 static double dp_bwd_us(dc_optimizer opt, const dc_device *dev) {
   tp_cfg c;
   dp_point(&c, opt);
@@ -231,13 +243,7 @@ static void test_dp_update_is_the_graphs(void **state) {
   /* the graph's one update kernel: the same recipe */
   tp_cfg c;
   dp_point(&c, DC_OPTIMIZER_ADAGRAD);
-  dc_diags d = {0};
-  const dc_graph *g = dc_graph_build_plan(&c.p, dp_plan(&c), &arena, &d);
-  assert_non_null(g);
-  bool ok = dc_graph_verify(g, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
-  dc_diags_free(&d);
+  const dc_graph *g = plan_graph(&c, dp_plan(&c));
   bool seen = false;
   for (int32_t j = 0; j < g->n_ops; j++) {
     if (strcmp(g->ops[j].name, "fused::optimizer_step") != 0) continue;
@@ -311,11 +317,7 @@ static void test_dp_grouped_allreduce(void **state) {
   c.p.precision = DC_PRECISION_FP16;
   assert_true(dc_dp_grad_grouped(&c.p));
   assert_int_equal(dc_dp_grad_bytes(&c.p), 2);
-  dc_diags d = {0};
-  const dc_graph *g = dc_graph_build_plan(&c.p, dp_plan(&c), &arena, &d);
-  assert_non_null(g);
-  assert_true(dc_graph_verify(g, &d));
-  dc_diags_free(&d);
+  const dc_graph *g = plan_graph(&c, dp_plan(&c));
   int n = 0;
   int64_t bytes = 0;
   for (int32_t j = g->rank_first[0]; j < g->rank_first[1]; j++)
@@ -370,10 +372,8 @@ static void test_rw_reduce_in_model_precision(void **state) {
   dc_shard_plan *s = dc_shard_plan_new(&c.p, &arena);
   assert_true(dc_shard_plan_set(s, &c.p, 0, DC_SHARDING_ROW_WISE, 0, NULL,
                                 &arena, &d));
-  const dc_graph *g = dc_graph_build_plan(&c.p, s, &arena, &d);
-  assert_non_null(g);
-  assert_true(dc_graph_verify(g, &d));
   dc_diags_free(&d);
+  const dc_graph *g = plan_graph(&c, s);
   double Bg = 4096;
   int n = 0;
   for (int32_t j = g->rank_first[0]; j < g->rank_first[1]; j++)
