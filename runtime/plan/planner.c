@@ -610,6 +610,42 @@ static void local_search(pctx *c, dc_plan_cost *cost) {
   cost_now(c, cost);
 }
 
+/* The index of table t's data-parallel candidate (its last, when it may
+ * take that type), else -1. */
+static int32_t dp_cand(const pctx *c, int32_t t) {
+  int32_t k = c->n_cands[t] - 1, rot;
+  if (k < 0) return -1;
+  const tmpl *x = cand_of(c, t, k, &rot);
+  return x && x->tp.type == DC_SHARDING_DATA_PARALLEL ? k : -1;
+}
+
+/* Replication: each table, smallest first, is replicated when its
+ * replica lowers the objective and every rank still fits — a replica
+ * costs its lookups on every rank, its reduction and its update, and
+ * saves its exchange. The searches above only move the slowest rank's
+ * tables, so a small table placed early on an idle rank would otherwise
+ * keep its exchange when replicating it has become the cheaper way. */
+static void replicate(pctx *c, dc_arena *a) {
+  dc_plan_order *ord =
+      dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
+  for (int32_t t = 0; t < c->T; t++)
+    ord[t] = (dc_plan_order){
+        t, -(double)(c->p->tables[t].rows * (int64_t)c->p->tables[t].dim),
+        0};
+  dc_plan_sort_order(ord, c->T);
+  dc_plan_cost now;
+  cost_now(c, &now);
+  for (int32_t i = 0; i < c->T; i++) {
+    int32_t t = ord[i].t, kd = dp_cand(c, t), k0 = c->cur[t];
+    if (kd < 0 || kd == k0) continue;
+    set_cur(c, t, kd);
+    dc_plan_cost alt;
+    cost_now(c, &alt);
+    if ((alt.fits || !now.fits) && better(&alt, &now)) now = alt;
+    else set_cur(c, t, k0);
+  }
+}
+
 static void materialize(pctx *c, dc_shard_plan *out) {
   for (int32_t t = 0; t < c->T; t++) out->tables[t] = pl_cand_plan(c, t, c->cur[t]);
 }
@@ -735,6 +771,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
       set_all(&c, keep);
     }
   }
+  replicate(&c, a);
   dc_shard_plan *out = dc_shard_plan_new(p, a);
   materialize(&c, out);
   if (cost) eval_full(&c, cost);
