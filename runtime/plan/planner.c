@@ -37,7 +37,10 @@
  * other candidate while that lowers the cost, at most 4·T moves. The same
  * local search also starts from greedy-by-size table-wise placement (the
  * default plan), and the cheaper result wins, so the planner never does
- * worse, under its own model, than the baseline it must beat.
+ * worse, under its own model, than the baseline it must beat. (3)
+ * Replication: each table, smallest first, takes its data-parallel
+ * candidate when that lowers the cost and every rank still fits, so no
+ * table of the result is cheaper replicated.
  *
  * Cost of planning. The search keeps the current assignment's per-rank
  * sums (fwd, bwd, memory, all-to-all send) in 128-bit fixed point (2^-60
