@@ -407,8 +407,6 @@ static void test_rw_reduce_in_model_precision(void **state) {
  * replicated once the plan is complete. */
 static void test_replicate_when_cheaper(void **state) {
   (void)state;
-  static const int64_t bot[] = {13, 512, 256, 128};
-  static const int64_t top[] = {1024, 1024, 512, 256, 1};
   static const int64_t rows[26] = {
       40000000, 39060, 17295, 7424,    20265,    3,        7122,
       1543,     63,    40000000, 3067956, 405282, 10,       2209,
@@ -417,13 +415,12 @@ static void test_replicate_when_cheaper(void **state) {
   static const double pool[26] = {3, 2, 1, 2, 6,  1,   1,  1,  1,
                                   7, 3, 8, 1, 6,  9,   5,  1,  1,
                                   1, 12, 100, 27, 10, 3, 1, 1};
-  tp_cfg c;
-  tp_init(&c, bot, 4, top, 5, 26, 1, 128, 1, 135168);
+  tp_cfg c; /* DLRM_MLPerf's MLPs, DLRM-DCNv2's tables */
+  assert_true(tp_paper(&c, "DLRM_MLPerf", 135168));
   for (int t = 0; t < 26; t++) {
     c.tables[t].rows = rows[t];
     c.tables[t].pooling = pool[t];
   }
-  c.p.loss = DC_LOSS_BCE;
   c.p.gpu = "H100-SXM5-80GB";
   c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
   c.p.framework = DC_FRAMEWORK_FUSED;
