@@ -294,15 +294,22 @@ static int32_t dot_backward(gg_ctx *c, int32_t g) {
 }
 
 void gg_embedding_backward(gg_ctx *c) {
+  gg_embedding_backward_part(c, GG_EMB_ALL);
+}
+
+void gg_embedding_backward_part(gg_ctx *c, gg_emb_part part) {
   gg_b *b = c->b;
   if (c->n_local == 0) return;
   if (c->batched) {
-    for (int32_t k = 0; k < GG_N_CLS; k++) gg_lookup_class_backward(c, k);
+    for (int32_t k = 0; k < GG_N_CLS; k++)
+      if (part == GG_EMB_ALL || (part == GG_EMB_DP) == (k == GG_CLS_DP))
+        gg_lookup_class_backward(c, k);
     return;
   }
   for (int32_t i = c->n_local - 1; i >= 0; i--) {
     int32_t t = c->local[i];
     bool dense = c->sharded && i >= c->cls_first[GG_CLS_DP];
+    if (part != GG_EMB_ALL && (part == GG_EMB_DP) != dense) continue;
     int32_t k = dense ? GG_CLS_DP : GG_CLS_A2A;
     /* sparse: one row per lookup; dense (data-parallel): the whole
      * replica, zero-filled first (embedding_bag_dense_backward) */

@@ -34,7 +34,9 @@
  * The pooled outputs are fp32 (under autocast too, and FBGEMM's lookups
  * return fp32 whatever the tables' precision); training.comm_precision
  * sends the all-to-all's payload quantized (see comm_dtype below). The
- * row-wise reduce-scatters and all-gathers stay fp32.
+ * row-wise reduce-scatters and all-gathers stay fp32 there; the fused
+ * style keeps all of them in the model's precision (dc_pooled_wire_bytes,
+ * dc_pooled_reduce_bytes).
  *
  * The input side assumes the data loader hands each rank the indices of
  * its own shards for the global batch (as the reference DLRM's loader
@@ -131,13 +133,7 @@ static dc_dtype comm_dtype(const gg_ctx *c) {
  * the fused style (HugeCTR's MLPerf DLRM-DCNv2) keeps its embeddings and
  * their gradients in the model's half precision end to end, so it sends
  * fp16/bf16 with no quantize kernels (spec/frameworks.md). */
-static dc_dtype wire_dtype(const gg_ctx *c) {
-  const dc_point *p = c->p;
-  if (p->framework != DC_FRAMEWORK_FUSED) return F32;
-  if (p->precision == DC_PRECISION_FP16) return DC_DTYPE_FP16;
-  if (p->precision == DC_PRECISION_BF16) return DC_DTYPE_BF16;
-  return F32;
-}
+static dc_dtype wire_dtype(const gg_ctx *c) { return gg_wire_dtype(c->p); }
 
 static const char *quantize_name(dc_dtype t) {
   switch (t) {
@@ -286,7 +282,8 @@ static void twrw_reduce_scatter(gg_ctx *c) {
   gg_begin(b, "c10d::_reduce_scatter_base_");
   in_outputs(c, GG_CLS_TWRW);
   gg_out(b, c->chunk);
-  gg_coll(c, DC_KERNEL_REDUCE_SCATTER, gg_mul3(b, Bg, cols, 4), S, 1,
+  gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
+          gg_mul3(b, Bg, cols, dc_pooled_reduce_bytes(c->p)), S, 1,
           base + c->host);
   gg_end(b);
 }
@@ -345,7 +342,8 @@ static void rw_reduce_scatter(gg_ctx *c) {
   in_outputs(c, GG_CLS_RW);
   for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
   gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
-          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_RW), 4),
+          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_RW),
+                  dc_pooled_reduce_bytes(c->p)),
           c->n_ranks, hosts_spanned(c), b->coll_next++);
   gg_end(b);
 }
@@ -537,7 +535,8 @@ static void twrw_all_gather(gg_ctx *c, int32_t gchunk) {
   gg_in(b, gchunk);
   reout_grads(c, GG_CLS_TWRW);
   gg_coll(c, DC_KERNEL_ALL_GATHER,
-          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_TWRW), 4),
+          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_TWRW),
+                  dc_pooled_reduce_bytes(c->p)),
           host_size(c), 1, base + c->host);
   gg_end(b);
   gg_end(b);
@@ -553,7 +552,8 @@ static void rw_all_gather(gg_ctx *c) {
   in_gfeat(c, GG_CLS_RW);
   reout_grads(c, GG_CLS_RW);
   gg_coll(c, DC_KERNEL_ALL_GATHER,
-          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_RW), 4),
+          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_RW),
+                  dc_pooled_reduce_bytes(c->p)),
           c->n_ranks, hosts_spanned(c), b->coll_next++);
   gg_end(b);
   gg_end(b);

@@ -19,10 +19,11 @@
  *   fused::dot_interaction_backward | fused::cross_layer_backward ×l
  *   one GPU: LookupFunctionBackward (optimizer fused),
  *            fused::linear_backward ×k
- *   sharded: exchange backward, fused::linear_backward ×k,
- *            nccl:all_reduce (the dense gradients, one buffer, on the
- *            communication stream), LookupFunctionBackward: the
- *            all-reduce overlaps the embedding backward
+ *   sharded: exchange backward, fused::linear_backward ×k, the
+ *            data-parallel replicas' LookupFunctionBackward,
+ *            nccl:all_reduce (the dense and replica gradients, one
+ *            buffer, on the communication stream), the sharded tables'
+ *            LookupFunctionBackward: the all-reduce overlaps it
  *   fused::optimizer_step             one multi-tensor update kernel
  *
  * What it keeps from the stock graph: the parameters, the table-batched
@@ -244,32 +245,38 @@ static int32_t loss(gg_ctx *c) {
   return gz;
 }
 
-/* The dense gradients in one flat all-reduce (HugeCTR, apex DDP with
- * one bucket); data-parallel tables were reduced in their backward. */
+/* Whether param q's gradient goes through the one flat all-reduce: the
+ * dense parameters and the data-parallel tables' replicas. */
+static bool reduced(const gg_param *q) { return q->table < 0 || q->dense; }
+
+/* The dense gradients in one flat all-reduce in the model's precision
+ * (HugeCTR, apex DDP with one bucket), the data-parallel tables' replica
+ * gradients with them (HugeCTR's grouped all-reduce; dc_dp_grad_grouped):
+ * one collective's latency for all of them. */
 static void allreduce(gg_ctx *c) {
   gg_b *b = c->b;
   int64_t elems = 0;
   for (int32_t q = 0; q < c->n_params; q++)
-    if (c->params[q].table < 0) elems += gg_numel(b, c->params[q].t);
+    if (reduced(&c->params[q])) elems += gg_numel(b, c->params[q].t);
   int32_t buf = gg_t1(b, act_dtype(c), elems);
   gg_begin(b, "nccl:all_reduce");
   for (int32_t q = 0; q < c->n_params; q++)
-    if (c->params[q].table < 0 && c->params[q].grad >= 0)
+    if (reduced(&c->params[q]) && c->params[q].grad >= 0)
       gg_in(b, c->params[q].grad);
   gg_out(b, buf);
   gg_coll(c, DC_KERNEL_ALL_REDUCE, gg_mul(b, elems, gg_es(act_dtype(c))),
           c->n_ranks, gg_world_hosts(c), b->coll_next++);
   gg_end(b);
   for (int32_t q = 0; q < c->n_params; q++)
-    if (c->params[q].table < 0) c->params[q].bucket = buf;
+    if (reduced(&c->params[q])) c->params[q].bucket = buf;
 }
 
 /* Every dense parameter (and data-parallel table) updated by one
  * multi-tensor kernel: the optimizer's recipe summed (optim.c). */
 static void step(gg_ctx *c) {
   gg_b *b = c->b;
-  double flops = 0, acc = 0;
-  gg_optimizer_cost(c->p->optimizer, &flops, &acc);
+  double flops = 0, bytes = 0;
+  dc_optimizer_cost(c->p->optimizer, &flops, &bytes);
   int64_t elems = 0;
   gg_begin(b, "fused::optimizer_step");
   for (int32_t q = 0; q < c->n_params; q++) {
@@ -281,7 +288,7 @@ static void step(gg_ctx *c) {
     if (g >= 0) gg_in(b, g);
     gg_out(b, gg_like(b, pq->t));
   }
-  if (elems > 0) gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, flops, acc * 4);
+  if (elems > 0) gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, flops, bytes);
   gg_end(b);
 }
 
@@ -339,8 +346,9 @@ void gg_build_fused(gg_ctx *c) {
     gg_exchange_backward(c);
     for (int32_t i = c->k - 1; i >= 0; i--)
       g = linear_backward(c, &c->bot[i], g);
+    gg_embedding_backward_part(c, GG_EMB_DP);
     allreduce(c);
-    gg_embedding_backward(c);
+    gg_embedding_backward_part(c, GG_EMB_SHARDED);
   } else {
     c->eg = c->gfeat;
     gg_embedding_backward(c);

@@ -234,6 +234,41 @@ bool dc_shard_host_memory(const dc_point *p, const dc_shard_plan *s,
 bool dc_shard_memory(const dc_point *p, const dc_shard_plan *s, int32_t t,
                      int32_t i, int64_t *bytes);
 
+/* ---- what a step moves and updates, as the graph builds it -------------
+ * The facts the graph's exchange and optimizer are built from, shared
+ * with the planners so that a plan is chosen on the bytes and flops the
+ * graph then prices (runtime/plan/).
+ *
+ * dc_optimizer_cost: one update by optimizer `o`, per element of the
+ * parameter: its recipe's flops and the bytes its kernels move, summed
+ * over the recipe's steps (optim.c; the fused style runs the sum as one
+ * multi-tensor kernel). */
+void dc_optimizer_cost(dc_optimizer o, double *flops, double *bytes);
+
+/* The optimizer that updates a data-parallel table's replica: the dense
+ * one in the torchrec and fused styles (the replica is a dense
+ * parameter), training.sparse_optimizer in the stock graph (its step
+ * groups parameters by table). */
+dc_optimizer dc_dp_table_optimizer(const dc_point *p);
+
+/* Bytes per element of the pooled-embedding all-to-all's payload:
+ * training.comm_precision when it quantizes, else fp32, except in the
+ * fused style, which keeps the pooled embeddings and their gradients in
+ * the model's half precision (spec/frameworks.md). */
+int dc_pooled_wire_bytes(const dc_point *p);
+/* Bytes per element of the pooled partial sums' reduce-scatter and their
+ * gradients' all-gather (table-row-wise inside a host, row-wise over the
+ * world): fp32 (comm_precision does not quantize them), the model's half
+ * precision in the fused style, as its all-to-all. */
+int dc_pooled_reduce_bytes(const dc_point *p);
+
+/* Bytes per element of a data-parallel table's gradient all-reduce, and
+ * whether it joins the dense gradients' one all-reduce (grouped: the
+ * fused style, as HugeCTR's grouped all-reduce, in the model's precision)
+ * or is reduced on its own (fp32, in its AccumulateGrad). */
+int dc_dp_grad_bytes(const dc_point *p);
+bool dc_dp_grad_grouped(const dc_point *p);
+
 typedef struct dc_graph {
   const dc_point *point;
   int32_t n_ranks;

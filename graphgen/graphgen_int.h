@@ -221,9 +221,11 @@ int32_t gg_cross_backward(gg_ctx *c, int32_t g);
  * forward; the lookups' backward (backward.c). */
 void gg_embeddings(gg_ctx *c);
 void gg_embedding_backward(gg_ctx *c);
-/* The sum over an optimizer's element-wise steps of (flops, accesses)
- * per element (optim.c's recipes), for a multi-tensor fused update. */
-void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc);
+/* Part of it: the data-parallel replicas' (GG_EMB_DP, which need no
+ * exchange) or the other shards' (GG_EMB_SHARDED), each in the order
+ * gg_embedding_backward runs them. */
+typedef enum { GG_EMB_ALL, GG_EMB_DP, GG_EMB_SHARDED } gg_emb_part;
+void gg_embedding_backward_part(gg_ctx *c, gg_emb_part part);
 /* The iteration in the fused style (fused.c). */
 void gg_build_fused(gg_ctx *c);
 
@@ -285,6 +287,8 @@ void gg_build_step(gg_ctx *c);
 
 /* Element size of an activation dtype. */
 static inline int gg_es(dc_dtype t) { return dc_dtype_bytes(t); }
+/* The unquantized pooled payload's dtype on the wire (wire.c). */
+dc_dtype gg_wire_dtype(const dc_point *p);
 
 /* Transforms (transform.c): applies the point's transforms in order.
  * False (with a diagnostic) when a pattern does not compile. */

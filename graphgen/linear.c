@@ -152,8 +152,9 @@ void gg_accumulate(gg_ctx *c, int32_t q, int32_t g) {
     gg_end(b);
     for (int32_t r = 0; r < c->n_params; r++)
       if (c->bno[r] == nb) c->params[r].bucket = bucket;
-  } else if (c->sharded && pq->dense) {
-    /* a data-parallel table: its dense gradient, all-reduced on its own */
+  } else if (c->sharded && pq->dense && !dc_dp_grad_grouped(c->p)) {
+    /* a data-parallel table: its dense gradient, all-reduced on its own
+     * (grouped, the dense gradients' all-reduce takes it: fused.c) */
     int32_t red = gg_like(b, pq->grad);
     gg_begin(b, "c10d::allreduce_");
     gg_in(b, pq->grad);

@@ -128,15 +128,20 @@ static void recipe(dc_optimizer o, const gg_step **s, int32_t *n) {
   *n = 1;
 }
 
-void gg_optimizer_cost(dc_optimizer o, double *flops, double *acc) {
+void dc_optimizer_cost(dc_optimizer o, double *flops, double *bytes) {
   const gg_step *s;
   int32_t n;
   recipe(o, &s, &n);
-  *flops = *acc = 0;
+  *flops = *bytes = 0;
   for (int32_t i = 0; i < n; i++) {
     *flops += s[i].flops;
-    *acc += s[i].acc;
+    *bytes += s[i].acc * 4;
   }
+}
+
+dc_optimizer dc_dp_table_optimizer(const dc_point *p) {
+  return p->framework == DC_FRAMEWORK_PYTORCH ? p->sparse_optimizer
+                                              : p->optimizer;
 }
 
 /* Current versions of one parameter's tensors during the step. */

@@ -213,7 +213,7 @@ static void check_collectives(vctx *v) {
   for (int32_t i = 0; i < g->n_ops; i++)
     for (int32_t l = 0; l < g->ops[i].n_launches; l++) {
       const dc_kernel *kk = &g->ops[i].launches[l].k;
-      if (kk->kind < DC_KERNEL_ALL_TO_ALL) continue;
+      if (!dc_kernel_is_collective(kk->kind)) continue;
       c[k++] = (vcoll){kk->u.coll.coll_id, g->ops[i].rank, kk->u.coll.ranks,
                        i, kk->kind};
     }

@@ -75,14 +75,18 @@ static double ew_price(const pctx *c, int64_t elems, double flops,
   return ktime(c, &k);
 }
 
-static int32_t opt_steps(dc_optimizer o) {
-  switch (o) {
-  case DC_OPTIMIZER_SGD: return 1;
-  case DC_OPTIMIZER_ADAGRAD:
-  case DC_OPTIMIZER_ROWWISE_ADAGRAD: return 4;
-  case DC_OPTIMIZER_ADAM: return 7;
-  }
-  return 1;
+/* A replica's gradient all-reduce of `bytes`: a collective of its own,
+ * or, where the graph groups it with the dense gradients
+ * (dc_dp_grad_grouped), what it adds to their one all-reduce — bytes on
+ * the wire, no latency of its own. */
+static double dp_reduce_price(const pctx *c, double bytes) {
+  if (!dc_dp_grad_grouped(c->p))
+    return pl_coll_price(c, DC_KERNEL_ALL_REDUCE, bytes, c->W, c->H);
+  double dense = (double)dc_point_dense_params(c->p) * dc_dp_grad_bytes(c->p);
+  double more = pl_coll_price(c, DC_KERNEL_ALL_REDUCE, dense + bytes, c->W,
+                              c->H) -
+                pl_coll_price(c, DC_KERNEL_ALL_REDUCE, dense, c->W, c->H);
+  return more > 0 ? more : 0;
 }
 
 /* Prices template x of table t (its shards set in x->tp). A template cut
@@ -154,19 +158,19 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x) {
     double sd = 0;
     if (x->tp.type == DC_SHARDING_TABLE_WISE ||
         x->tp.type == DC_SHARDING_COLUMN_WISE)
-      sd = Bg * x->tp.shards[i].cols * 4;
+      sd = Bg * x->tp.shards[i].cols * c->wire_bytes;
     else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE)
-      sd = Bg / c->S * x->tp.shards[i].cols * 4;
+      sd = Bg / c->S * x->tp.shards[i].cols * c->wire_bytes;
     x->fsend[i] = to_fx(sd);
   }
   c->s->tables[t] = saved;
   x->dp_us = 0;
   if (x->tp.type == DC_SHARDING_DATA_PARALLEL && c->W > 1) {
     int64_t e = p->tables[t].rows * (int64_t)p->tables[t].dim;
-    x->dp_us = pl_coll_price(c, DC_KERNEL_ALL_REDUCE, (double)e * 4, c->W,
-                          c->H) +
-               ew_price(c, e, 0, 4) +
-               ew_price(c, e, 1, 12.0 * opt_steps(p->optimizer));
+    double flops, bytes;
+    dc_optimizer_cost(dc_dp_table_optimizer(p), &flops, &bytes);
+    x->dp_us = dp_reduce_price(c, (double)e * dc_dp_grad_bytes(p)) +
+               ew_price(c, e, 0, 4) + ew_price(c, e, flops, bytes);
   }
   x->fdp = to_fx(x->dp_us);
   /* quick: shards on distinct ranks (a stamp per rank) */

@@ -77,6 +77,10 @@ typedef struct pctx {
   const dc_plan_opts *o;
   dc_arena *a;
   int32_t W, H, S, T;
+  double wire_bytes;   /* pooled all-to-all payload per element
+                          (dc_pooled_wire_bytes) */
+  double reduce_bytes; /* pooled reduce-scatter / all-gather per element
+                          (dc_pooled_reduce_bytes) */
   tmpl **tm;       /* per table: its templates, in candidate order */
   int32_t *n_tm;
   int32_t *n_cands;

@@ -12,9 +12,12 @@
  * evaluator uses) of the embedding forward and backward kernels of rank
  * r's shards, `exchange` the prices of the collectives the plan needs —
  * the all-to-all forward at the largest rank's send buffer and backward at
- * B·Σdims·4, each host's TWRW reduce-scatter and all-gather (the slowest
+ * B·Σdims, both in the bytes the graph sends (dc_pooled_wire_bytes: half
+ * precision in the fused style, comm_precision's codec when it
+ * quantizes), each host's TWRW reduce-scatter and all-gather (the slowest
  * host), the row-wise reduce-scatter and all-gather — and `dp` the data-
- * parallel tables' gradient all-reduces, zero-fills and dense updates. The
+ * parallel tables' gradient all-reduces, zero-fills and dense updates
+ * (each update the optimizer's recipe, graphgen's dc_optimizer_cost). The
  * MLPs cost the same on every rank whatever the plan, so they are left
  * out. Memory is dc_shard_plan_memory's (graphgen/memory.c): a plan is
  * feasible when every rank's total ≤ HBM × hbm_fraction.
@@ -34,7 +37,10 @@
  * other candidate while that lowers the cost, at most 4·T moves. The same
  * local search also starts from greedy-by-size table-wise placement (the
  * default plan), and the cheaper result wins, so the planner never does
- * worse, under its own model, than the baseline it must beat.
+ * worse, under its own model, than the baseline it must beat. (3)
+ * Replication: each table, smallest first, takes its data-parallel
+ * candidate when that lowers the cost and every rank still fits, so no
+ * table of the result is cheaper replicated.
  *
  * Cost of planning. The search keeps the current assignment's per-rank
  * sums (fwd, bwd, memory, all-to-all send) in 128-bit fixed point (2^-60
@@ -172,9 +178,9 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       c->rm[r] += x->mem[v];
       if (x->tp.type == DC_SHARDING_TABLE_WISE ||
           x->tp.type == DC_SHARDING_COLUMN_WISE)
-        c->send[r] += Bg * x->tp.shards[i].cols * 4;
+        c->send[r] += Bg * x->tp.shards[i].cols * c->wire_bytes;
       else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE)
-        c->send[r] += Bg / c->S * x->tp.shards[i].cols * 4;
+        c->send[r] += Bg / c->S * x->tp.shards[i].cols * c->wire_bytes;
     }
     switch (x->tp.type) {
     case DC_SHARDING_TABLE_WISE:
@@ -196,23 +202,25 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       for (int32_t r = 0; r < W; r++)
         if (c->send[r] > mx) mx = c->send[r];
       comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, mx, W, c->H);
-      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, B * d_a2a * 4, W, c->H);
+      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL,
+                            B * d_a2a * c->wire_bytes, W, c->H);
     }
     double tw = 0;
     for (int32_t h = 0; h < c->H; h++)
       if (c->twrw[h] > 0) {
         double x =
-            pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * c->twrw[h] * 4,
-                       c->S, 1) +
-            pl_coll_price(c, DC_KERNEL_ALL_GATHER, Bg * c->twrw[h] * 4, c->S,
-                       1);
+            pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER,
+                          Bg * c->twrw[h] * c->reduce_bytes, c->S, 1) +
+            pl_coll_price(c, DC_KERNEL_ALL_GATHER,
+                          Bg * c->twrw[h] * c->reduce_bytes, c->S, 1);
         if (x > tw) tw = x;
       }
     comm += tw;
     if (d_rw > 0)
-      comm += pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER, Bg * d_rw * 4, W,
-                         c->H) +
-              pl_coll_price(c, DC_KERNEL_ALL_GATHER, Bg * d_rw * 4, W, c->H);
+      comm += pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER,
+                            Bg * d_rw * c->reduce_bytes, W, c->H) +
+              pl_coll_price(c, DC_KERNEL_ALL_GATHER,
+                            Bg * d_rw * c->reduce_bytes, W, c->H);
   }
   int32_t slow = 0;
   for (int32_t r = 0; r < W; r++) {
@@ -231,7 +239,9 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
 static double host_price(pctx *c, int32_t h) {
   if (!(c->tw_dims[h] > 0)) return 0;
   return coll_cached(c, &c->twp, DC_KERNEL_REDUCE_SCATTER, true,
-                     (double)c->p->batch_size * c->tw_dims[h] * 4, c->S, 1);
+                     (double)c->p->batch_size * c->tw_dims[h] *
+                         c->reduce_bytes,
+                     c->S, 1);
 }
 
 /* Adds (sign 1) or removes (-1) candidate k of table t from the
@@ -314,12 +324,12 @@ static void cost_from(pctx *c, double mf, double mb, double mm, double ms,
       comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false, ms, W,
                           c->H);
       comm += coll_cached(c, &c->a2a, DC_KERNEL_ALL_TO_ALL, false,
-                          B * d_a2a * 4, W, c->H);
+                          B * d_a2a * c->wire_bytes, W, c->H);
     }
     comm += hmax;
     if (d_rw > 0)
       comm += coll_cached(c, &c->rwp, DC_KERNEL_REDUCE_SCATTER, true,
-                          Bg * d_rw * 4, W, c->H);
+                          Bg * d_rw * c->reduce_bytes, W, c->H);
   }
   out->max_fwd_us = mf;
   out->max_bwd_us = mb + of_fx(sdp);
@@ -409,7 +419,7 @@ static void try_cost(pctx *c, int32_t t, int32_t k, dc_plan_cost *out) {
     }
     if (tw > 0)
       np = coll_cached(c, &c->twp, DC_KERNEL_REDUCE_SCATTER, true,
-                       (double)c->p->batch_size * tw * 4, c->S, 1);
+                       (double)c->p->batch_size * tw * c->reduce_bytes, c->S, 1);
     if (np > hmax) hmax = np;
   }
   if (!x->quick) {
@@ -515,6 +525,8 @@ static void init_ctx(pctx *c, const dc_point *p, const dc_plan_opts *o,
   c->H = c->s->hosts;
   c->S = c->s->gpus_per_host;
   c->T = p->n_tables;
+  c->wire_bytes = dc_pooled_wire_bytes(p);
+  c->reduce_bytes = dc_pooled_reduce_bytes(p);
   dc_rank_memory m;
   dc_shard_plan_memory(p, c->s, 0, &m);
   c->base_mem = m.total;
@@ -599,6 +611,42 @@ static void local_search(pctx *c, dc_plan_cost *cost) {
     set_cur(c, bt, bc);
   }
   cost_now(c, cost);
+}
+
+/* The index of table t's data-parallel candidate (its last, when it may
+ * take that type), else -1. */
+static int32_t dp_cand(const pctx *c, int32_t t) {
+  int32_t k = c->n_cands[t] - 1, rot;
+  if (k < 0) return -1;
+  const tmpl *x = cand_of(c, t, k, &rot);
+  return x && x->tp.type == DC_SHARDING_DATA_PARALLEL ? k : -1;
+}
+
+/* Replication: each table, smallest first, is replicated when its
+ * replica lowers the objective and every rank still fits — a replica
+ * costs its lookups on every rank, its reduction and its update, and
+ * saves its exchange. The searches above only move the slowest rank's
+ * tables, so a small table placed early on an idle rank would otherwise
+ * keep its exchange when replicating it has become the cheaper way. */
+static void replicate(pctx *c, dc_arena *a) {
+  dc_plan_order *ord =
+      dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
+  for (int32_t t = 0; t < c->T; t++)
+    ord[t] = (dc_plan_order){
+        t, -(double)(c->p->tables[t].rows * (int64_t)c->p->tables[t].dim),
+        0};
+  dc_plan_sort_order(ord, c->T);
+  dc_plan_cost now;
+  cost_now(c, &now);
+  for (int32_t i = 0; i < c->T; i++) {
+    int32_t t = ord[i].t, kd = dp_cand(c, t), k0 = c->cur[t];
+    if (kd < 0 || kd == k0) continue;
+    set_cur(c, t, kd);
+    dc_plan_cost alt;
+    cost_now(c, &alt);
+    if ((alt.fits || !now.fits) && better(&alt, &now)) now = alt;
+    else set_cur(c, t, k0);
+  }
 }
 
 static void materialize(pctx *c, dc_shard_plan *out) {
@@ -726,6 +774,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
       set_all(&c, keep);
     }
   }
+  replicate(&c, a);
   dc_shard_plan *out = dc_shard_plan_new(p, a);
   materialize(&c, out);
   if (cost) eval_full(&c, cost);

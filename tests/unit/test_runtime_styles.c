@@ -301,6 +301,17 @@ static void test_torchrec_pipeline(void **state) {
   assert_int_equal(count_named(h, 0, "## wait_sparse_data_dist ##"), 0);
 }
 
+/* The verifier pairs collectives across ranks: the fused style's
+ * interaction kernels, whose kinds are numbered after the collectives',
+ * are no collective, and a sharded fused graph verifies. */
+static void test_fused_multi_verifies(void **state) {
+  (void)state;
+  tp_cfg c;
+  multi(&c, DC_FRAMEWORK_FUSED, false);
+  const dc_graph *g = build(&c);
+  assert_true(count_kind(g, 0, DC_KERNEL_INTERACTION_FWD) == 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fused_graph, setup, teardown),
@@ -312,6 +323,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_interaction_physics, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_torchrec_graph, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fused_multi_verifies, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_torchrec_pipeline, setup,
                                       teardown),
   };
