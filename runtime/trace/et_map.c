@@ -519,6 +519,9 @@ static void copy_of(const et_map_ctx *c, et_mapped *m, const et_val *s,
     }
   } else if (dd) {
     m->k.kind = DC_KERNEL_MEMCPY_H2D;
+    /* non_blocking is asked of pinned sources: a pageable one blocks the
+     * host for the copy (runtime/eval.c) */
+    m->k.u.copy.pinned = non_blocking;
   } else {
     m->k.kind = DC_KERNEL_MEMCPY_D2H;
     m->sync = !non_blocking;

@@ -17,7 +17,9 @@
  *
  * Blocking calls (trace.h states the rule): a call's wait for the GPU is
  * read off the trace, never guessed from its name alone — a copy call is
- * blocking only if its copy finished before it returned, and a
+ * blocking if its copy finished before it returned (it waited from its
+ * start), or if it returned during its copy having overlapped at least
+ * half of it (a pageable copy: it waited for the transfer), and a
  * synchronisation call waits only until the last GPU work launched
  * before it that ended inside it. The overhead extraction charges T4 the
  * rest of the call, and its self-consistency check lets the host wait as
@@ -108,10 +110,14 @@ static void block_waits(dc_trace_model *m) {
   /* copy_end[r]: the last end of call r's copies; INT64_MAX when r also
    * launched something else (a kernel, a memset), INT64_MIN when none. */
   int64_t *copy_end = dc_xmalloc((n ? n : 1) * sizeof *copy_end);
+  /* copy_start[r]: the first start of call r's copies */
+  int64_t *copy_start = dc_xmalloc((n ? n : 1) * sizeof *copy_start);
   uint32_t *by_end = dc_xmalloc((n ? n : 1) * sizeof *by_end);
   size_t n_linked = 0;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     copy_end[i] = INT64_MIN;
+    copy_start[i] = INT64_MAX;
+  }
   for (size_t i = 0; i < n; i++) {
     int32_t r = m->launcher[i];
     if (r < 0) continue;
@@ -122,6 +128,8 @@ static void block_waits(dc_trace_model *m) {
       copy_end[r] = INT64_MAX;
     else if (copy_end[r] != INT64_MAX && end > copy_end[r])
       copy_end[r] = end;
+    if (g->kind == DC_TRACE_MEMCPY && g->ts_ns < copy_start[r])
+      copy_start[r] = g->ts_ns;
   }
   sort_events(t->ev, by_end, n_linked, true, cmp_end);
   for (size_t r = 0; r < n; r++) {
@@ -151,9 +159,16 @@ static void block_waits(dc_trace_model *m) {
     } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
                copy_end[r] <= c_end) {
       until = copy_end[r];
+    } else if (copy_end[r] != INT64_MIN && copy_end[r] != INT64_MAX &&
+               2 * (c_end - copy_start[r]) >= copy_end[r] - copy_start[r]) {
+      /* A copy from pageable memory returns once its last chunk is
+       * staged, a few µs before that chunk's DMA ends: a call that
+       * overlapped at least half of its transfer was held for it. */
+      until = c_end;
     }
     if (until > c->ts_ns) m->wait_ns[r] = until - c->ts_ns;
   }
+  free(copy_start);
   free(by_end);
   free(copy_end);
 }

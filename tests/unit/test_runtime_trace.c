@@ -508,10 +508,33 @@ static void test_blocking_calls(void **state) {
   model_close(&f);
 }
 
+/* A pageable copy (tests/fixtures/traces/pageable_kineto.json): its call
+ * 1020..1240 returns 5 µs before its transfer 1040..1245 ends, having
+ * overlapped 200 of its 205 µs: it was held for the copy, wait 220 (the
+ * whole call). A pinned copy's call 1262..1268 overlaps 2 of its 100 µs
+ * (1266..1366): asynchronous, wait 0. */
+static void test_pageable_copy_wait(void **state) {
+  (void)state;
+  fixture_model f;
+  model_open(&f, "pageable_kineto.json");
+  int64_t want[][2] = {{1, 220}, {2, 0}};
+  for (size_t w = 0; w < DC_COUNTOF(want); w++) {
+    size_t found = 0;
+    for (size_t i = 0; i < f.t.n_ev; i++)
+      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
+        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
+        found++;
+      }
+    assert_int_equal(found, 1);
+  }
+  model_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correction_and_check),
       cmocka_unit_test(test_blocking_calls),
+      cmocka_unit_test(test_pageable_copy_wait),
       cmocka_unit_test(test_current_format),
       cmocka_unit_test(test_legacy_and_gzip),
       cmocka_unit_test(test_merge),
