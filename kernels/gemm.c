@@ -44,6 +44,7 @@
  * them (tests/validation/trace_gemm_check.py holds the figure).
  */
 #include <math.h>
+#include <string.h>
 
 #include "kernels/kernels.h"
 #include "kernels/kinternal.h"
@@ -484,6 +485,29 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   return best;
 }
 
+/* Operand feed on Hopper and later. From sm_90 a
+ * tensor-core GEMM loads its tiles with the Tensor Memory Accelerator,
+ * which multicasts a tile to every CTA of a cluster that needs it, and
+ * its warpgroup MMAs read them from shared memory: the SMs no longer
+ * each pull their operands through the L2 feed that binds earlier GPUs
+ * (20 B/clock/SM, the catalog's l2_bw). Measured on the lent H200
+ * (tests/validation/h200/bench, dlrmc-bench gemm): the fastest GEMMs
+ * reach 0.79-0.80 of the dense tensor peak in every tensor dtype — bf16
+ * 786 TFLOP/s (32768×1024×3456), fp16 753 (1408×3176×3968), tf32 394
+ * (1024×1024×65536) — the catalog's achievable tensor factor (0.8),
+ * which a 256×128 tile reaches only with 35.5 B/clock/SM of operands,
+ * 1.78× that L2 feed; with it the analytic bf16 GEMM on the H200 went
+ * from 1.7-1.9× too slow (spec/accuracy.md). So on these GPUs the feed
+ * of a tensor-core GEMM is at least what the largest tile needs at the
+ * achievable math rate; smaller tiles, which need more bytes per flop,
+ * can still be feed-bound. */
+#define GEMM_TMA_TILE 1 /* gemm_shapes[1]: 256×128 */
+
+static bool tma_multicast(const dc_device *dev) {
+  return dev->arch &&
+         (!strcmp(dev->arch, "hopper") || !strcmp(dev->arch, "blackwell"));
+}
+
 /* Whether dtype t runs on tensor (matrix) cores on dev. */
 static bool on_tensor_cores(const dc_device *dev, dc_dtype t) {
   double eff;
@@ -513,9 +537,15 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.inv_peak_sm = sms / (dc_k_math_flops_per_us(dev, k->u.gemm.dtype) *
                          align);                       /* µs per flop */
   c.inv_l2_sm = sms / (dev->l2_gbps * 1e3 * align);    /* µs per byte */
+  bool tc = on_tensor_cores(dev, k->u.gemm.dtype);
+  if (tc && tma_multicast(dev)) {
+    /* the largest tile fed at its math rate (tma_multicast) */
+    const gemm_shape *g = &gemm_shapes[GEMM_TMA_TILE];
+    c.inv_l2_sm = dmin(c.inv_l2_sm,
+                       g->flops_per_k * c.inv_peak_sm / (g->feed_per_k * s));
+  }
   c.wave_us = GEMM_WAVE_US;
-  c.shapes = on_tensor_cores(dev, k->u.gemm.dtype) ? GEMM_TENSOR_SHAPES
-                                                   : (1u << GEMM_SHAPES) - 1;
+  c.shapes = tc ? GEMM_TENSOR_SHAPES : (1u << GEMM_SHAPES) - 1;
   double dram_bps = dc_k_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;
   c.bytes_needed = dram_bps * GEMM_DRAM_LATENCY_S;
