@@ -20,8 +20,9 @@
  *            enough loads in flight to reach the bandwidth; each CTA keeps
  *            2 stages of (mt+nt)·kstep elements in flight (kstep 32 fp32,
  *            64 half), DRAM latency taken as 600 ns (typical NVIDIA/AMD)
- *   t      = max(waves·wave, dram) + 3.5 µs (+ 4 µs for split-K's
- *            reduction kernel)
+ *   t      = max(waves·wave, dram) + fixed (+ 4 µs for split-K's
+ *            reduction kernel); fixed = the device's short-kernel
+ *            latency + 1.5 µs (3.5 µs on the A100)
  *
  * and keeps the cheapest, as cuBLAS's heuristics try to. The peak is the
  * SIMT fp32 rate × achievable fp32 for FP32 (matrix-core fp32 on AMD), the
@@ -49,7 +50,13 @@
 #include "kernels/kernels.h"
 #include "kernels/kinternal.h"
 
-#define GEMM_FIXED_US 3.5
+/* The fixed cost of a GEMM kernel: the device's short-kernel latency
+ * (latency.kernel_us) plus 1.5 µs of GEMM setup, so 3.5 µs on the A100
+ * whose catalog latency is 2.0 µs (the fixed cost the A100 trace gave,
+ * below). The lent H200 measured 1.0 µs for a short kernel and 1.9-2.1 µs
+ * for its smallest GEMMs (512×1..64×13..128 in bf16 and fp32,
+ * tests/validation/h200/bench). */
+#define GEMM_SETUP_US 1.5
 #define GEMM_REDUCE_US 4.0
 #define GEMM_WAVE_US 1.5
 #define GEMM_DRAM_LATENCY_S 600e-9
@@ -198,7 +205,8 @@ typedef struct gemm_ctx {
   double us_per_byte;            /* 1e6 / dram_bps */
   double bytes_needed;           /* in flight to reach dram_bps */
   double inv_sms;
-  double wave_us; /* latency of one wave of CTAs */
+  double wave_us;  /* latency of one wave of CTAs */
+  double fixed_us; /* the kernel's fixed cost (GEMM_SETUP_US) */
   int64_t sms;
   unsigned shapes; /* bit t set: gemm_shapes[t] is a candidate */
 } gemm_ctx;
@@ -339,7 +347,7 @@ static inline void gemm_price(int t, int64_t tiles, int64_t q, int64_t r,
       gemm_tcomp(q + (r > 0), gemm_shapes[t].cps_log, sp->ks[0], per_ks, c);
   if (lat)
     *best = dmin(*best, dmax(tcomp, gemm_tmem_lat(inflight, 0, sp, c)) +
-                            GEMM_FIXED_US);
+                            c->fixed_us);
   else
     *cmin = dmin(*cmin, tcomp);
 }
@@ -379,7 +387,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
     sp.floor_us[j] =
-        sp.tdram[j] * GEMM_SAFE + GEMM_FIXED_US + GEMM_REDUCE_US;
+        sp.tdram[j] * GEMM_SAFE + c->fixed_us + GEMM_REDUCE_US;
     sp.n = j + 1;
   }
   /* ceil(m / side), ceil(n / side) for sides 32, 64, 128, 256 */
@@ -448,12 +456,12 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
      * and the larger keeps more bytes in flight. */
     if (b->larger <= c->sms >> (sp.n - 1)) runs.mn_tiles[at] = -1;
   }
-  best = dmin(best, dmax(cmin, sp.tdram[0]) + GEMM_FIXED_US);
+  best = dmin(best, dmax(cmin, sp.tdram[0]) + c->fixed_us);
   if (sp.n == 1) return best;
   /* With split-K, tile by tile. Once a full-bandwidth tile's compute fits
    * under the bytes at full bandwidth, its candidate is that memory floor,
    * and its larger splits (more bytes) cannot be cheaper. */
-  double split_fixed = GEMM_FIXED_US + GEMM_REDUCE_US;
+  double split_fixed = c->fixed_us + GEMM_REDUCE_US;
   double split_least = split_fixed + c->wave_us; /* one wave at least */
   for (int i = 0; i < runs.n; i++) {
     if (runs.mn_tiles[i] < 0 || split_loses[runs.shape[i]]) continue;
@@ -545,6 +553,7 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
                        g->flops_per_k * c.inv_peak_sm / (g->feed_per_k * s));
   }
   c.wave_us = GEMM_WAVE_US;
+  c.fixed_us = GEMM_SETUP_US + dev->kernel_floor_us;
   c.shapes = tc ? GEMM_TENSOR_SHAPES : (1u << GEMM_SHAPES) - 1;
   double dram_bps = dc_k_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;

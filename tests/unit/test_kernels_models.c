@@ -457,6 +457,18 @@ static void gemm_hopper_feed(void **st) {
   dc_arena_free(&a);
 }
 
+/* A GEMM's fixed cost is the device's short-kernel latency plus 1.5 µs
+ * of setup (gemm.c, GEMM_SETUP_US): 3.5 µs at the toy's 2 µs; a GPU
+ * measured at 1 µs (the H200) prices a latency-bound GEMM 1 µs lower. */
+static void gemm_fixed_follows_latency(void **st) {
+  (void)st;
+  dc_device v = toy();
+  dc_kernel k = gemm(512, 16, 64, DC_DTYPE_FP32);
+  double t2 = dc_kernel_gemm_analytic_us(&k, &v);
+  v.kernel_floor_us = 1.0;
+  NEAR(t2 - dc_kernel_gemm_analytic_us(&k, &v), 1.0);
+}
+
 /* Bounds and fallbacks every GEMM must respect. */
 static void gemm_bounds(void **st) {
   (void)st;
@@ -521,6 +533,7 @@ int main(void) {
       cmocka_unit_test(gemm_edge_sizes),
       cmocka_unit_test(gemm_alignment),
       cmocka_unit_test(gemm_hopper_feed),
+      cmocka_unit_test(gemm_fixed_follows_latency),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
