@@ -5,9 +5,8 @@
 # (spec/replay.md, "Host overheads from the trace"). Held: the GPU
 # traces and the hand-written ones. Printed, not held: the traces whose
 # host time is dominated by what the profile has no term for (stated in
-# the spec): the H200 steps with pageable H2D copies of very different
-# sizes (one T4 per runtime call name), gloo runs on the CPU (the host
-# waits inside CPU ops for other ranks), hand-made 2-op traces.
+# the spec): gloo runs on the CPU (the host waits inside CPU ops for
+# other ranks), hand-made 2-op traces.
 set -u
 dlrmc=$1
 repo=$2
@@ -16,14 +15,14 @@ held="tests/validation/h200/steps/dcnv2_b8192_bf16.plain.kineto.json.gz
 tests/validation/h200/steps/ddp_b2048_fp32.plain.kineto.json.gz
 tests/validation/h200/steps/default_b2048_fp32.plain.kineto.json.gz
 tests/validation/h200/steps/kaggle_b2048_fp32.plain.kineto.json.gz
+tests/validation/h200/steps/dcnv2_b8192_fp32.plain.kineto.json.gz
+tests/validation/h200/steps/default_b16384_fp32.plain.kineto.json.gz
 tests/fixtures/traces/blocking_kineto.json
 tests/fixtures/traces/shapes_kineto.json
 tests/fixtures/traces/synthetic_kineto.json
 tests/fixtures/traces/synthetic_legacy_kineto.json
 tests/fixtures/torchrec/dot_w2_r0.kineto.json.gz"
-shown="tests/validation/h200/steps/dcnv2_b8192_fp32.plain.kineto.json.gz
-tests/validation/h200/steps/default_b16384_fp32.plain.kineto.json.gz
-tests/fixtures/traces/dcn_lowrank.kineto.json.gz
+shown="tests/fixtures/traces/dcn_lowrank.kineto.json.gz
 tests/fixtures/multirank/dot_w4_r2.kineto.json.gz"
 for f in $held $shown; do
   line=$("$dlrmc" overheads extract "$repo/$f" --check -o /dev/null 2>&1 |
