@@ -51,16 +51,16 @@
  *   gemm            waves·(CTAs per SM)·(k per split)·(per-CTA rate) ≥
  *                   flops / achievable peak (tiles cover m·n, splits k);
  *                   DRAM at least A + B + C over the achievable bandwidth;
- *                   plus a fixed 3.5 µs
+ *                   plus a fixed cost, the launch floor + 1.5 µs
  *   embedding       DRAM term ≥ the indices and pooled rows (rounded up to
  *                   32-byte sectors); compute term over the fp32 rate
  *   the others      launch floor + max(flops / achievable rate, bytes /
  *                   achievable bandwidth) of the same work, or + the ring's
  *                   latency and bytes over the achievable link
  *
- * and each but the GEMM adds the device's launch floor. So dc_kernel_time
- * compares an analytic answer with the launch floor alone (the GEMM's
- * fixed 3.5 µs is below a user's GPU file with a larger kernel_us), a
+ * and each adds the device's launch floor. So dc_kernel_time compares an
+ * analytic answer with the launch floor alone (a guard, as every analytic
+ * answer includes it), a
  * compare that costs nothing measurable; pricing every kernel against
  * its whole floor cost 2.5× on an element-wise kernel (3 → 8 ns). The
  * property test (tests/unit/test_kernels_bounds.c) checks the argument:

@@ -20,8 +20,9 @@
  *            enough loads in flight to reach the bandwidth; each CTA keeps
  *            2 stages of (mt+nt)·kstep elements in flight (kstep 32 fp32,
  *            64 half), DRAM latency taken as 600 ns (typical NVIDIA/AMD)
- *   t      = max(waves·wave, dram) + 3.5 µs (+ 4 µs for split-K's
- *            reduction kernel)
+ *   t      = max(waves·wave, dram) + fixed (+ 4 µs for split-K's
+ *            reduction kernel); fixed = the device's short-kernel
+ *            latency + 1.5 µs (3.5 µs on the A100)
  *
  * and keeps the cheapest, as cuBLAS's heuristics try to. The peak is the
  * SIMT fp32 rate × achievable fp32 for FP32 (matrix-core fp32 on AMD), the
@@ -44,11 +45,18 @@
  * them (tests/validation/trace_gemm_check.py holds the figure).
  */
 #include <math.h>
+#include <string.h>
 
 #include "kernels/kernels.h"
 #include "kernels/kernels_int.h"
 
-#define GEMM_FIXED_US 3.5
+/* The fixed cost of a GEMM kernel: the device's short-kernel latency
+ * (latency.kernel_us) plus 1.5 µs of GEMM setup, so 3.5 µs on the A100
+ * whose catalog latency is 2.0 µs (the fixed cost the A100 trace gave,
+ * below). The lent H200 measured 1.0 µs for a short kernel and 1.9-2.1 µs
+ * for its smallest GEMMs (512×1..64×13..128 in bf16 and fp32,
+ * tests/validation/h200/bench). */
+#define GEMM_SETUP_US 1.5
 #define GEMM_REDUCE_US 4.0
 #define GEMM_WAVE_US 1.5
 #define GEMM_DRAM_LATENCY_S 600e-9
@@ -197,7 +205,8 @@ typedef struct gemm_ctx {
   double us_per_byte;            /* 1e6 / dram_bps */
   double bytes_needed;           /* in flight to reach dram_bps */
   double inv_sms;
-  double wave_us; /* latency of one wave of CTAs */
+  double wave_us;  /* latency of one wave of CTAs */
+  double fixed_us; /* the kernel's fixed cost (GEMM_SETUP_US) */
   int64_t sms;
   unsigned shapes; /* bit t set: gemm_shapes[t] is a candidate */
 } gemm_ctx;
@@ -338,7 +347,7 @@ static inline void gemm_price(int t, int64_t tiles, int64_t q, int64_t r,
       gemm_tcomp(q + (r > 0), gemm_shapes[t].cps_log, sp->ks[0], per_ks, c);
   if (lat)
     *best = dmin(*best, dmax(tcomp, gemm_tmem_lat(inflight, 0, sp, c)) +
-                            GEMM_FIXED_US);
+                            c->fixed_us);
   else
     *cmin = dmin(*cmin, tcomp);
 }
@@ -378,7 +387,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
     sp.floor_us[j] =
-        sp.tdram[j] * GEMM_SAFE + GEMM_FIXED_US + GEMM_REDUCE_US;
+        sp.tdram[j] * GEMM_SAFE + c->fixed_us + GEMM_REDUCE_US;
     sp.n = j + 1;
   }
   /* ceil(m / side), ceil(n / side) for sides 32, 64, 128, 256 */
@@ -447,12 +456,12 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
      * and the larger keeps more bytes in flight. */
     if (b->larger <= c->sms >> (sp.n - 1)) runs.mn_tiles[at] = -1;
   }
-  best = dmin(best, dmax(cmin, sp.tdram[0]) + GEMM_FIXED_US);
+  best = dmin(best, dmax(cmin, sp.tdram[0]) + c->fixed_us);
   if (sp.n == 1) return best;
   /* With split-K, tile by tile. Once a full-bandwidth tile's compute fits
    * under the bytes at full bandwidth, its candidate is that memory floor,
    * and its larger splits (more bytes) cannot be cheaper. */
-  double split_fixed = GEMM_FIXED_US + GEMM_REDUCE_US;
+  double split_fixed = c->fixed_us + GEMM_REDUCE_US;
   double split_least = split_fixed + c->wave_us; /* one wave at least */
   for (int i = 0; i < runs.n; i++) {
     if (runs.mn_tiles[i] < 0 || split_loses[runs.shape[i]]) continue;
@@ -484,6 +493,29 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   return best;
 }
 
+/* Operand feed on Hopper and later. From sm_90 a
+ * tensor-core GEMM loads its tiles with the Tensor Memory Accelerator,
+ * which multicasts a tile to every CTA of a cluster that needs it, and
+ * its warpgroup MMAs read them from shared memory: the SMs no longer
+ * each pull their operands through the L2 feed that binds earlier GPUs
+ * (20 B/clock/SM, the catalog's l2_bw). Measured on the lent H200
+ * (tests/validation/h200/bench, dlrmc-bench gemm): the fastest GEMMs
+ * reach 0.79-0.80 of the dense tensor peak in every tensor dtype — bf16
+ * 786 TFLOP/s (32768×1024×3456), fp16 753 (1408×3176×3968), tf32 394
+ * (1024×1024×65536) — the catalog's achievable tensor factor (0.8),
+ * which a 256×128 tile reaches only with 35.5 B/clock/SM of operands,
+ * 1.78× that L2 feed; with it the analytic bf16 GEMM on the H200 went
+ * from 1.7-1.9× too slow (spec/accuracy.md). So on these GPUs the feed
+ * of a tensor-core GEMM is at least what the largest tile needs at the
+ * achievable math rate; smaller tiles, which need more bytes per flop,
+ * can still be feed-bound. */
+#define GEMM_TMA_TILE 1 /* gemm_shapes[1]: 256×128 */
+
+static bool tma_multicast(const dc_device *dev) {
+  return dev->arch &&
+         (!strcmp(dev->arch, "hopper") || !strcmp(dev->arch, "blackwell"));
+}
+
 /* Whether dtype t runs on tensor (matrix) cores on dev. */
 static bool on_tensor_cores(const dc_device *dev, dc_dtype t) {
   double eff;
@@ -513,9 +545,16 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.inv_peak_sm = sms / (km_math_flops_per_us(dev, k->u.gemm.dtype) *
                          align);                       /* µs per flop */
   c.inv_l2_sm = sms / (dev->l2_gbps * 1e3 * align);    /* µs per byte */
+  bool tc = on_tensor_cores(dev, k->u.gemm.dtype);
+  if (tc && tma_multicast(dev)) {
+    /* the largest tile fed at its math rate (tma_multicast) */
+    const gemm_shape *g = &gemm_shapes[GEMM_TMA_TILE];
+    c.inv_l2_sm = dmin(c.inv_l2_sm,
+                       g->flops_per_k * c.inv_peak_sm / (g->feed_per_k * s));
+  }
   c.wave_us = GEMM_WAVE_US;
-  c.shapes = on_tensor_cores(dev, k->u.gemm.dtype) ? GEMM_TENSOR_SHAPES
-                                                   : (1u << GEMM_SHAPES) - 1;
+  c.fixed_us = GEMM_SETUP_US + dev->kernel_floor_us;
+  c.shapes = tc ? GEMM_TENSOR_SHAPES : (1u << GEMM_SHAPES) - 1;
   double dram_bps = km_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;
   c.bytes_needed = dram_bps * GEMM_DRAM_LATENCY_S;

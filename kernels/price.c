@@ -351,8 +351,8 @@ static __attribute__((noinline, cold)) double clamp_to_floor(const dc_kernel *k,
 /* The kinds a model may be fitted for: the model when it applies, else
  * `analytic`. Unless `raw` (dc_kernel_price clamps itself), a fitted
  * answer is checked against the kernel's whole floor, an analytic one
- * against the launch floor (the GEMM model's fixed 3.5 µs is below a GPU
- * file's larger kernel_us), and raised to the floor when below it. Out of
+ * against the launch floor (the analytic models are at or above the rest
+ * of it by construction), and raised to the floor when below it. Out of
  * line: its call to dc_mlp_covers would otherwise give dc_kernel_time a
  * stack frame on every kind's path. */
 static __attribute__((noinline)) double

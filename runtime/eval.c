@@ -511,6 +511,14 @@ static bool run_rank(evaluator *ev, rank_state *rs) {
       rs->rec->t4_us += t4;
     }
     rs->cpu += t4;
+    if (l->k.kind == DC_KERNEL_MEMCPY_H2D && !l->k.u.copy.pinned &&
+        !top->captured && end > rs->cpu) {
+      /* A copy from pageable host memory returns to the host only once
+       * its bytes are staged for the DMA: the host waits for the copy
+       * (spec/design.md, "Host synchronisation"). */
+      if (rs->rec) rs->rec->sync_wait_us += end - rs->cpu;
+      rs->cpu = end;
+    }
     rs->launched++;
     if (rs->launched < rs->n_launch) {
       rs->cpu += rs->cost.t5_us;

@@ -520,6 +520,9 @@ static void copy_of(const et_map_ctx *c, et_mapped *m, const et_val *s,
   } else if (dd) {
     m->k.kind = DC_KERNEL_MEMCPY_H2D;
     m->sync = !non_blocking; /* staged from pageable memory */
+    /* non_blocking is asked of pinned sources: a pageable one is priced at
+     * the host's staging rate and blocks the host for the copy */
+    m->k.u.copy.pinned = non_blocking;
   } else {
     m->k.kind = DC_KERNEL_MEMCPY_D2H;
     m->sync = !non_blocking;

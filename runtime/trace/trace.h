@@ -249,8 +249,11 @@ bool dc_trace_is_comm_worker(const char *name);
  * call. A call blocked when the trace shows it returned only after GPU
  * work it had to wait for: a synchronisation call (above), or a call
  * whose copies (gpu_memcpy, Memcpy) had all finished before it returned
- * (an asynchronous call returns once its work is queued). Its wait runs
- * from its start to the end of that work — for a copy, its own copy's end
+ * (an asynchronous call returns once its work is queued), or one that
+ * returned during its copies having overlapped at least half of them (a
+ * copy from pageable memory returns once its last chunk is staged, a few
+ * µs before that chunk's transfer ends). Its wait runs from its start to
+ * the end of that work — for a copy, its own copy's end or its return
  * (the copy ran after the work queued before it on its stream); for a
  * synchronisation call, the last end inside the call of GPU activity
  * launched before it (on any stream). What follows is the call's own

@@ -21,6 +21,7 @@ static double fake_time(void *ctx, const dc_launch *l, int32_t rank) {
   (void)ctx;
   (void)rank;
   if (dc_kernel_is_collective(l->k.kind)) return (double)l->k.u.coll.bytes;
+  if (l->k.kind == DC_KERNEL_MEMCPY_H2D) return (double)l->k.u.copy.bytes;
   return (double)l->k.u.ew.elements;
 }
 
@@ -328,6 +329,35 @@ static void test_host_sync(void **state) {
   dc_arena_free(&b.a);
 }
 
+/* A host-to-device copy of 100 µs then c (5): pageable, the host waits
+ * for the copy; pinned, it does not.
+ *   h: T1 2, T2 5; start max(1, 5 + 10/2) = 10, end 110; cpu 15
+ *      pageable: the host waits → 110; T3 → 114
+ *      pinned:   T3 → 19
+ *   c: T1, T2 → 119 / 24; start max(111, 124 / 29), end 129 / 116;
+ *      cpu + 10 + 4 → 133 / 38;  e2e 133 / 116. */
+static void test_pageable_copy_blocks(void **state) {
+  (void)state;
+  for (int pinned = 0; pinned < 2; pinned++) {
+    gb b;
+    gb_init(&b, 1, 1);
+    int32_t h = gb_op(&b, "h", 0, 0, 1, (double[]){0});
+    dc_launch *l = &b.ops[h].launches[0];
+    l->k.kind = DC_KERNEL_MEMCPY_H2D;
+    l->k.u.copy.bytes = 100;
+    l->k.u.copy.pinned = pinned;
+    l->runtime = "cudaMemcpyAsync";
+    gb_op(&b, "c", 0, 0, 1, (double[]){5});
+    dc_profile p = test_profile();
+    dc_eval_result r = eval(&b, &p, true);
+    NEAR(r.kernels[0].end_us, 110);
+    NEAR(r.ops[0].sync_wait_us, pinned ? 0 : 110 - 15);
+    NEAR(r.kernels[1].start_us, pinned ? 111 : 124);
+    NEAR(r.e2e_us, pinned ? 116 : 133);
+    dc_arena_free(&b.a);
+  }
+}
+
 /* Two ranks; each runs x (rank 0: 10 µs, rank 1: 50 µs) then an all-reduce
  * (coll 7, 20 µs):
  *   x: 2, 5; start 10, end 20 (rank 0) / 60 (rank 1); cpu 15; T3 19
@@ -623,6 +653,7 @@ int main(void) {
       cmocka_unit_test(test_kernelless_op_passes_readiness),
       cmocka_unit_test(test_loader_thread),
       cmocka_unit_test(test_host_sync),
+      cmocka_unit_test(test_pageable_copy_blocks),
       cmocka_unit_test(test_two_ranks_collective),
       cmocka_unit_test(test_overlapped_comm),
       cmocka_unit_test(test_collective_deadlock),

@@ -592,12 +592,33 @@ static void test_collective_waits(void **state) {
   model_close(&f);
 }
 
+/* A call that copies from pageable memory (tests/fixtures/traces/
+ * pageable_kineto.json): the host waits in it for the transfer it staged
+ * (220 µs); a pinned copy's call does not wait. */
+static void test_pageable_copy_wait(void **state) {
+  (void)state;
+  fixture_model f;
+  model_open(&f, "pageable_kineto.json");
+  int64_t want[][2] = {{1, 220}, {2, 0}};
+  for (size_t w = 0; w < DC_COUNTOF(want); w++) {
+    size_t found = 0;
+    for (size_t i = 0; i < f.t.n_ev; i++)
+      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
+        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
+        found++;
+      }
+    assert_int_equal(found, 1);
+  }
+  model_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_correction_and_check),
       cmocka_unit_test(test_blocking_calls),
       cmocka_unit_test(test_collective_waits),
       cmocka_unit_test(test_staged_copy),
+      cmocka_unit_test(test_pageable_copy_wait),
       cmocka_unit_test(test_current_format),
       cmocka_unit_test(test_legacy_and_gzip),
       cmocka_unit_test(test_merge),
