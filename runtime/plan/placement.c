@@ -42,9 +42,13 @@
  * smaller one (the same rungs, and more), each found the same way and
  * priced at a share no smaller; with its plan fixed, a larger cache only
  * raises hit rates (kernels/uvm.c), so no candidate gets slower, and the
- * least of them cannot either. Every share search is a bisection whose
- * steps do not depend on clf (it stops early only once clf is known to
- * fit), so this holds exactly, not to the bisection's precision.
+ * least of them cannot either (a row that fits wins over one that does
+ * not, so this is among rows that fit alike). Every share search is a
+ * bisection whose steps do not depend on clf (it stops early only once
+ * clf is known to fit), so this holds exactly where the planner's memory
+ * check and the row's agree; where they do not (price_cand), to the
+ * bisection's precision: a row's share may fall short of the largest
+ * that fits by 1/4096 of log(1/g).
  *
  * When nothing fits the answer is the placement that needs the least HBM
  * (n_max tables, all uvm) on graphgen's default plan, and its row says
@@ -291,47 +295,40 @@ static bool price_at(place *c, int32_t n_off, int32_t n_uvm,
 }
 
 /* With a pricer: candidate k's step time and row fit at its share
- * min(clf, Lg), Lg = max(g, its fit limit), unless its row does not fit
- * there (the row's memory model is not the planner's: the graph walk on
- * one GPU, graphgen's formula where the planner checked TorchRec's
- * storage). Then the share is min(clf, W), W the largest share in
- * [g, Lg] at which the row fits, by bisection in log(share) whose steps
- * do not depend on clf (it stops early only once clf is known to fit);
- * g itself when none is found. */
+ * min(clf, max(g, its fit limit)), unless its row does not fit there
+ * (the row's memory model is not the planner's: the graph walk on one
+ * GPU, graphgen's formula where the planner checked TorchRec's storage).
+ * Then the share is the largest in [g, 1] at which both the plan and its
+ * row fit, by bisection in log(share) whose steps do not depend on clf
+ * (it stops early once clf is known to fit, and takes clf then); g
+ * itself when none is found. */
 static void price_cand(place *c, struct cand *k, double g) {
-  double lg = k->limit > g ? k->limit : g;
   double st;
   bool f;
-  k->priced = price_at(c, k->n_off, k->n_uvm, k->plan, lg, &st, &f);
-  if (!k->priced) return;
-  if (f) {
-    if (k->share == lg) {
+  k->priced =
+      price_at(c, k->n_off, k->n_uvm, k->plan, k->share, &k->step_us, &f);
+  k->row_fits = f;
+  if (!k->priced || f || k->share <= g) return;
+  double lo = g, hi = 1.0;
+  bool lo_tested = false;
+  for (int i = 0; i < 12 && !(lo_tested && lo >= c->clf); i++) {
+    double mid = exp(log(lo) + (log(hi) - log(lo)) / 2);
+    bool ok = plan_fits_at(c, k->plan, mid, c->planner) &&
+              price_at(c, k->n_off, k->n_uvm, k->plan, mid, &st, &f) && f;
+    if (ok) {
+      lo = mid;
+      lo_tested = true;
       k->step_us = st;
-      k->row_fits = true;
-      return;
-    }
-  } else {
-    double lo = g, hi = lg;
-    bool lo_tested = false;
-    for (int i = 0; i < 12 && !(lo_tested && lo >= c->clf); i++) {
-      double mid = exp(log(lo) + (log(hi) - log(lo)) / 2);
-      if (!price_at(c, k->n_off, k->n_uvm, k->plan, mid, &st, &f)) break;
-      if (f) {
-        lo = mid;
-        lo_tested = true;
-        k->step_us = st;
-      } else {
-        hi = mid;
-      }
-    }
-    if (lo < c->clf) {
-      k->share = lo;
-      if (lo_tested) {
-        k->row_fits = true;
-        return;
-      }
+    } else {
+      hi = mid;
     }
   }
+  if (lo_tested && lo < c->clf) {
+    k->share = lo;
+    k->row_fits = true;
+    return;
+  }
+  k->share = lo_tested ? c->clf : g;
   k->priced = price_at(c, k->n_off, k->n_uvm, k->plan, k->share, &k->step_us,
                        &k->row_fits);
 }
