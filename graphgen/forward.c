@@ -208,6 +208,7 @@ void gg_embeddings(gg_ctx *c) {
     int64_t batch = c->cls_batch[k];
     if (lo == hi) continue;
     if (c->trec) gg_tbe_inputs(c, k);
+    int32_t slots = c->trec ? gg_tbe_prefetch(c, k) : -1;
     if (c->batched) {
       int64_t w = 0;
       for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];
@@ -224,9 +225,12 @@ void gg_embeddings(gg_ctx *c) {
         for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
       gg_in(b, c->idx_cls[k]);
       gg_in(b, c->offs_cls[k]);
+      if (slots >= 0) gg_in(b, slots); /* the cache's (uvm_graph.c) */
       gg_out(b, o);
       gg_emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[lo], hi - lo,
                     batch, false);
+      /* prefetched: the lookup alone (kernels/uvm.c's parts) */
+      if (slots >= 0) b->lns[b->n_lns - 1].k.u.emb.part = DC_EMB_LOOKUP;
       gg_end(b);
       c->out_cls[k] = o;
       c->emb_out[c->n_emb_out++] = o;
