@@ -36,16 +36,21 @@ static const char big[] =
     "system: {gpu: H100, gpus: 8, framework: torchrec}\n"
     "sharding: {memory: auto}\n";
 
-/* Evaluates point 0 of `text` with -D overrides; returns its metrics. */
-static dc_metrics run(const char *text, const dc_override *ov, size_t n) {
+/* Evaluates point `index` of a study with -D overrides, as `dlrmc run`
+ * does; returns its metrics. The study is `text` (named `path`), or the
+ * file `path` when text is NULL. */
+static dc_metrics run_point(const char *path, const char *text, int64_t index,
+                            const dc_override *ov, size_t n) {
   dc_diags d = {0};
-  dc_study *s = dc_study_load_memory("t.yaml", text, strlen(text), ov, n, &d);
+  dc_study *s = text ? dc_study_load_memory(path, text, strlen(text), ov, n, &d)
+                     : dc_study_load(path, ov, n, &d);
   if (!s) dc_diags_render(&d, stderr, false);
   assert_non_null(s);
+  assert_true(index < dc_study_point_count(s));
   dc_arena a;
   dc_arena_init(&a);
   dc_point p;
-  dc_study_point(s, 0, &a, &p);
+  dc_study_point(s, index, &a, &p);
   const dc_graph *g = dc_plan_build_graph(&p, DC_GRAPH_PRICED, &a, &d);
   if (!g) dc_diags_render(&d, stderr, false);
   assert_non_null(g);
@@ -61,6 +66,11 @@ static dc_metrics run(const char *text, const dc_override *ov, size_t n) {
   dc_study_free(s);
   dc_diags_free(&d);
   return m;
+}
+
+/* Point 0 of `text` with -D overrides. */
+static dc_metrics run(const char *text, const dc_override *ov, size_t n) {
+  return run_point("t.yaml", text, 0, ov, n);
 }
 
 static void plans_on_one_host(void **state) {
@@ -131,75 +141,32 @@ static void less_cache_never_faster(void **state) {
   }
 }
 
-/* Point `index` of `text` with the overrides, evaluated as `dlrmc run`
- * does; *fits and *e2e_ms out. */
-static void run_point(const char *path, const char *text, size_t len,
-                      int64_t index, const dc_override *ov, size_t n,
-                      bool *fits, double *e2e_ms, double *hit) {
-  dc_diags d = {0};
-  dc_study *s = dc_study_load_memory(path, text, len, ov, n, &d);
-  if (!s) dc_diags_render(&d, stderr, false);
-  assert_non_null(s);
-  assert_true(index < dc_study_point_count(s));
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_point p;
-  dc_study_point(s, index, &a, &p);
-  const dc_graph *g = dc_plan_build_graph(&p, DC_GRAPH_PRICED, &a, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
-  dc_eval_result r;
-  dc_metrics m;
-  dc_profile prof;
-  assert_true(dc_eval_point(g, false, &a, &r, &m, &prof, &d));
-  assert_true(isfinite(m.v[DC_METRIC_E2E_MS]));
-  *fits = m.v[DC_METRIC_FITS] != 0;
-  *e2e_ms = m.v[DC_METRIC_E2E_MS];
-  *hit = m.v[DC_METRIC_CACHE_HIT_RATE];
-  dc_arena_free(&a);
-  dc_study_free(s);
-  dc_diags_free(&d);
-}
-
 /* Sweeps cache_load_factor upwards on point `index`: a point that fits
  * keeps fitting, and the step time never rises but where the row starts
- * to fit (a fitting row wins over a faster one that does not fit). Returns how many of the
- * points cache (a hit rate strictly between 0 and 1). */
-static int check_clf_sweep(const char *path, const char *text, size_t len,
-                           int64_t index, const char *const *clf,
-                           size_t n_clf) {
+ * to fit (a fitting row wins over a faster one that does not fit).
+ * Returns how many of the points cache (a hit rate strictly between 0 and
+ * 1). */
+static int check_clf_sweep(const char *path, const char *text, int64_t index,
+                           const char *const *clf, size_t n_clf) {
   int cached = 0;
   double prev = INFINITY;
   bool prev_fits = false;
   for (size_t i = 0; i < n_clf; i++) {
     dc_override ov = {"sharding.cache_load_factor", clf[i]};
-    bool fits;
-    double e2e, hit;
-    run_point(path, text, len, index, &ov, 1, &fits, &e2e, &hit);
+    dc_metrics m = run_point(path, text, index, &ov, 1);
+    bool fits = m.v[DC_METRIC_FITS] != 0;
+    double e2e = m.v[DC_METRIC_E2E_MS], hit = m.v[DC_METRIC_CACHE_HIT_RATE];
     cached += hit > 0 && hit < 1;
     if ((prev_fits && !fits) || (fits == prev_fits && e2e > prev))
       fail_msg("%s\n"
                "%s point %lld: cache_load_factor %s gives %.4f ms (fits %d),"
                " %s gave %.4f ms (fits %d)",
-               text, path, (long long)index, clf[i], e2e, fits, clf[i - 1],
-               prev, prev_fits);
+               text ? text : "", path, (long long)index, clf[i], e2e, fits,
+               clf[i - 1], prev, prev_fits);
     prev = e2e;
     prev_fits = fits;
   }
   return cached;
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  dc_buf b = {0};
-  char tmp[4096];
-  size_t n;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-    dc_buf_append(&b, tmp, n);
-  fclose(f);
-  *len = b.len;
-  return b.data;
 }
 
 /* The README's study (studies/tables-beyond-hbm.yaml) under memory: auto
@@ -211,15 +178,11 @@ static void readme_study_more_cache_never_slower(void **state) {
   if (!root) skip();
   char path[1024];
   snprintf(path, sizeof path, "%s/studies/tables-beyond-hbm.yaml", root);
-  size_t len = 0;
-  char *text = slurp(path, &len);
-  assert_non_null(text);
   static const char *const clf[] = {"0.01", "0.02", "0.05", "0.1", "0.15",
                                     "0.2",  "0.3",  "0.5",  "1"};
   size_t n = sizeof clf / sizeof *clf;
-  assert_int_equal(check_clf_sweep(path, text, len, 9, clf, n), (int)n);
-  assert_int_equal(check_clf_sweep(path, text, len, 7, clf, n), (int)n);
-  free(text);
+  assert_int_equal(check_clf_sweep(path, NULL, 9, clf, n), (int)n);
+  assert_int_equal(check_clf_sweep(path, NULL, 7, clf, n), (int)n);
 }
 
 /* A fixed-seed generator (SplitMix64), so the property's studies are the
@@ -296,7 +259,7 @@ static void random_studies_more_cache_never_slower(void **state) {
              "  objective: %s\n"
              "  memory: auto\n",
              dim, dim, tables, batch, opt, gpu, n_gpus, host, plan, objective);
-    cached += check_clf_sweep("random.yaml", text, strlen(text), 0, clf,
+    cached += check_clf_sweep("random.yaml", text, 0, clf,
                               sizeof clf / sizeof *clf) > 0;
   }
   /* the property is about caching: most of these studies must cache */
