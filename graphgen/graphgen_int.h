@@ -250,6 +250,11 @@ void gg_declare_params(gg_ctx *c);
 const char *gg_tbe_name(dc_optimizer o, bool backward);
 /* The iteration in the torchrec style (torchrec_graph.c). */
 void gg_build_torchrec(gg_ctx *c);
+/* torchrec, tables cached in HBM (uvm_graph.c): FBGEMM's cache prefetch
+ * for class k before its lookup, returning the cache slots the lookup
+ * reads (-1: the class has no cache, no op; the lookup's kernel is then
+ * whole, else its LOOKUP part). */
+int32_t gg_tbe_prefetch(gg_ctx *c, int32_t k);
 /* torchrec: in the forward, before the lookups (gg_embeddings; kjt.c) */
 void gg_tbe_dist(gg_ctx *c);
 void gg_tbe_inputs(gg_ctx *c, int32_t k);

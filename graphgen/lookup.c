@@ -17,7 +17,9 @@
 
 /* The batched lookup of class k's local shards (none: nothing): in the
  * torchrec style FBGEMM's table-batched op with its inputs prepared
- * (gg_tbe_inputs), the dense one for data-parallel replicas. */
+ * (gg_tbe_inputs) and, for a cached table, FBGEMM's prefetch
+ * (gg_tbe_prefetch, uvm_graph.c); the dense one for data-parallel
+ * replicas. */
 void gg_lookup_class(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
   const dc_point *p = c->p;
@@ -25,6 +27,7 @@ void gg_lookup_class(gg_ctx *c, int32_t k) {
   int64_t batch = c->cls_batch[k];
   if (lo == hi) return;
   if (c->trec) gg_tbe_inputs(c, k);
+  int32_t slots = c->trec ? gg_tbe_prefetch(c, k) : -1;
   int64_t w = 0;
   for (int32_t i = lo; i < hi; i++) w += c->sh_cols[c->local[i]];
   int32_t o = gg_t2(b, F32, batch, w);
@@ -40,9 +43,12 @@ void gg_lookup_class(gg_ctx *c, int32_t k) {
     for (int32_t i = lo; i < hi; i++) gg_in(b, c->w_tab[c->local[i]]);
   gg_in(b, c->idx_cls[k]);
   gg_in(b, c->offs_cls[k]);
+  if (slots >= 0) gg_in(b, slots); /* the cache's (uvm_graph.c) */
   gg_out(b, o);
   gg_emb_kernel(c, DC_KERNEL_EMBEDDING_FWD, &c->local[lo], hi - lo, batch,
                 false);
+  /* prefetched: the lookup alone (kernels/uvm.c's parts) */
+  if (slots >= 0) b->lns[b->n_lns - 1].k.u.emb.part = DC_EMB_LOOKUP;
   gg_end(b);
   c->out_cls[k] = o;
   c->emb_out[c->n_emb_out++] = o;

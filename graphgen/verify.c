@@ -109,6 +109,18 @@ static void check_shapes(vctx *v, int32_t i) {
               a->shape[1] == b->shape[1] && y->shape[1] == a->shape[2] &&
               y->shape[2] == b->shape[2];
     if (!plain && !ta) bad(v, i, "bmm operand shapes disagree");
+  } else if (strcmp(n, "aten::cat") == 0 && y && o->n_inputs > 0 &&
+             y->ndim == 1) {
+    /* 1-D (FBGEMM's cache prefetch appends its linear indices) */
+    int64_t w = 0;
+    bool ok = true;
+    for (int32_t k = 0; k < o->n_inputs; k++) {
+      const dc_tensor *x = tin(g, o, k);
+      if (x->ndim != 1) ok = false;
+      else w += x->shape[0];
+    }
+    if (!ok || w != y->shape[0])
+      bad(v, i, "cat inputs do not add up to its output");
   } else if (strcmp(n, "aten::cat") == 0 && y && o->n_inputs > 0) {
     int64_t w = 0;
     bool rows_ok = y->ndim == 2;

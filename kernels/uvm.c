@@ -37,6 +37,12 @@
  *                          HBM, the state — which FBGEMM keeps in host
  *                          memory for cached tables too — over the link:
  *                          max(0, launch + B·T·L·s / link − own).
+ * A forward kernel over cached tables comes in parts (dc_emb_part): the
+ * planner prices it WHOLE, as above; the torchrec graph, which runs
+ * FBGEMM's prefetch as ops of its own (graphgen/uvm_graph.c), as a
+ * LOOKUP (the HBM model: every row hits) and a PREFETCH (launch + the
+ * link term + the misses' writes into the cache, m·r / HBM; the index
+ * work B·T·L·32 it prices in the index kernels of those ops instead).
  * The link is full duplex: the busier direction sets a group's time. `link` is
  * the host link's achievable bandwidth (host_link × achievable.host_link,
  * spec/gpus/README.md). The HBM model is dc_kernel_embedding_us on the
@@ -52,14 +58,25 @@
 
 static double ceil32(double b) { return ceil(b / 32.0) * 32.0; }
 
+/* Partial sums Σ_{k ≤ i} k^-s of the head, i ≤ 64, for the last s this
+ * thread asked for: a study has one or two exponents, and the planner
+ * asks for hit rates many times. The sums are added in the same order
+ * as without the memo, so the values are the same bits. */
+static _Thread_local double head_s = NAN;
+static _Thread_local double head_sum[65];
+
 double dc_kernel_harmonic(double n, double s) {
   n = floor(n);
   if (!(n >= 1)) return 0;
   /* the first terms exactly, the rest by the midpoint integral (relative
    * error below 1e-5 for the tail from k = 65 on) */
-  double h = 0;
-  double head = n < 64 ? n : 64;
-  for (double k = 1; k <= head; k++) h += pow(k, -s);
+  if (!(head_s == s)) {
+    head_sum[0] = 0;
+    for (int k = 1; k <= 64; k++)
+      head_sum[k] = head_sum[k - 1] + pow((double)k, -s);
+    head_s = s;
+  }
+  double h = head_sum[n < 64 ? (int)n : 64];
   if (n <= 64) return h;
   double a = 64.5, b = n + 0.5;
   if (fabs(s - 1) < 1e-9) return h + log(b / a);
@@ -107,11 +124,17 @@ static void group_host_bytes(const dc_kernel *k, const dc_emb_group *g,
   bool bwd = k->kind == DC_KERNEL_EMBEDDING_BWD;
   bool cached = g->memory == DC_MEMORY_UVM_CACHING;
   if (!bwd) {
+    dc_emb_part part = k->u.emb.part;
+    /* the misses of a cached table are the prefetch's; a PREFETCH moves
+     * nothing of the other tables */
+    if (cached ? part == DC_EMB_LOOKUP : part == DC_EMB_PREFETCH) return;
     double m = n * (1 - dc_kernel_cache_hit_rate(g));
     *in = m * r;
     if (cached) {
       *out = m * r;
-      *fill_hbm = m * r + n * 32.0;
+      /* WHOLE: the index work too, which the torchrec graph prices in
+       * kernels of its own beside the PREFETCH part */
+      *fill_hbm = m * r + (part == DC_EMB_WHOLE ? n * 32.0 : 0);
     }
     return;
   }
@@ -156,14 +179,23 @@ static double group_extra_us(const dc_kernel *k, const dc_emb_group *g,
 }
 
 double dc_kernel_embedding_host_us(const dc_kernel *k, const dc_device *dev) {
+  bool fwd = k->kind == DC_KERNEL_EMBEDDING_FWD;
+  if (fwd && k->u.emb.part == DC_EMB_PREFETCH) {
+    /* the cache fill alone, one launch: no lookup */
+    double t = dev->kernel_floor_us;
+    for (int32_t i = 0; i < k->u.emb.n_groups; i++)
+      if (k->u.emb.groups[i].memory == DC_MEMORY_UVM_CACHING)
+        t += group_extra_us(k, &k->u.emb.groups[i], dev);
+    return t;
+  }
   double t = dc_kernel_embedding_us(k, dev);
   bool prefetch = false;
   for (int32_t i = 0; i < k->u.emb.n_groups; i++) {
     const dc_emb_group *g = &k->u.emb.groups[i];
     if (g->memory != DC_MEMORY_UVM && g->memory != DC_MEMORY_UVM_CACHING)
       continue;
-    prefetch |= g->memory == DC_MEMORY_UVM_CACHING &&
-                k->kind == DC_KERNEL_EMBEDDING_FWD;
+    prefetch |= g->memory == DC_MEMORY_UVM_CACHING && fwd &&
+                k->u.emb.part == DC_EMB_WHOLE;
     t += group_extra_us(k, g, dev);
   }
   /* the prefetch's kernels run before the lookup: one more launch */

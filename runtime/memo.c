@@ -93,7 +93,8 @@ static size_t key_of(const dc_kernel *k, int32_t device_id, uint64_t *w) {
   case DC_KERNEL_EMBEDDING_FWD:
   case DC_KERNEL_EMBEDDING_BWD:
     if (k->u.emb.n_groups < 0 ||
-        (size_t)k->u.emb.n_groups * 3 + 8 > MEMO_MAX_KEY)
+        (size_t)k->u.emb.n_groups * 3 + 8 > MEMO_MAX_KEY ||
+        k->u.emb.part != DC_EMB_WHOLE)
       return 0;
     w[n++] = (uint64_t)k->u.emb.batch;
     w[n++] = (uint64_t)k->u.emb.n_groups | (uint64_t)k->u.emb.dtype << 32 |

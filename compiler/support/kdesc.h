@@ -112,6 +112,19 @@ typedef struct dc_emb_group {
   double hit_rate;        /* measured hit rate, < 0: from zipf */
 } dc_emb_group;
 
+/* Which part of a forward table-batched lookup over cached tables a
+ * kernel is (kernels/uvm.c): WHOLE, the lookup with its cache prefetch
+ * folded in (as the planner prices a shard); LOOKUP, the lookup alone
+ * (every row from HBM); PREFETCH, the prefetch's cache fill alone (the
+ * misses over the host link into the cache: the torchrec graph's
+ * fbgemm::lru_cache_populate). WHOLE is LOOKUP + PREFETCH plus the index
+ * work the torchrec graph prices in kernels of their own. */
+typedef enum dc_emb_part {
+  DC_EMB_WHOLE,
+  DC_EMB_LOOKUP,
+  DC_EMB_PREFETCH
+} dc_emb_part;
+
 typedef struct dc_kernel {
   dc_kernel_kind kind;
   double scale; /* time multiplier from what-if transforms; 1 by default */
@@ -133,6 +146,7 @@ typedef struct dc_kernel {
                    * kernel, gradient rows written for a sparse update),
                    * not FBGEMM's table-batched ones: a kernel family of
                    * its own for the fitted models (spec/calibrate.md) */
+      dc_emb_part part; /* FWD over cached tables; WHOLE otherwise */
     } emb;
     struct { /* ELEMENTWISE and REDUCE */
       int64_t elements;

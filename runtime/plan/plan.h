@@ -120,13 +120,25 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
 
 /* ---- where tables live (placement.c) ---------------------------------- */
 
+/* A point's step time under a plan (µs) and whether its row fits
+ * (false when it cannot say), by which dc_plan_place ranks its
+ * candidates: dc_plan_build_graph gives the evaluator's. */
+typedef struct dc_plan_pricer {
+  bool (*step_us)(void *ctx, const dc_point *p, const dc_shard_plan *s,
+                  double *step_us, bool *fits);
+  void *ctx;
+} dc_plan_pricer;
+
 /* Under sharding.memory: auto: a copy of p (in `a`) whose AUTO tables are
  * each HBM, UVM_CACHING or UVM, with the sharding plan for it in *plan
  * (NULL: graphgen's own plan; also when nothing fits, and the copy is
  * then the placement that needs the least HBM). Hosts hold `host_cap`
- * bytes each. NULL with diagnostics on a constraint error (E0502). */
+ * bytes each. Candidates are ranked by `pricer` (those whose row fits
+ * first), or by the planner's cost when it is NULL. NULL with diagnostics on a constraint error
+ * (E0502). */
 const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
-                              int64_t host_cap, dc_arena *a, dc_diags *d,
+                              int64_t host_cap, const dc_plan_pricer *pricer,
+                              dc_arena *a, dc_diags *d,
                               dc_shard_plan **plan);
 
 /* ---- the planner under the torchrec objective (planner_torchrec.c) ----- */

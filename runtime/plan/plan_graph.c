@@ -4,9 +4,54 @@
  * the planner (planner.c) and the placement of tables beyond HBM
  * (placement.c), which itself runs the planner for each placement it
  * tries; keeping it apart keeps those two files from calling each other.
+ * Under sharding.memory: auto it hands the placement the evaluator's step
+ * time (eval.c, with the point's overhead profile), so the placement
+ * chosen is the one whose row is fastest.
  */
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
+
+/* The evaluator's step time of a point under a plan, as the sweep prices
+ * it (the priced graph, the device's kernel times, the point's overhead
+ * profile, loaded once per placement), and whether its row would say
+ * fits (dc_metrics_compute's rule, with the host capacity `host_cap`). */
+typedef struct step_pricer {
+  const dc_device *dev;
+  const dc_kmodels *km;
+  const dc_profile *prof;
+  int64_t host_cap;
+} step_pricer;
+
+static double kernel_us(void *ctx, const dc_launch *l, int32_t rank) {
+  (void)rank;
+  const step_pricer *sp = ctx;
+  return dc_kernel_time(&l->k, sp->dev, sp->km);
+}
+
+static bool eval_step_us(void *ctx, const dc_point *p, const dc_shard_plan *s,
+                         double *step_us, bool *fits) {
+  step_pricer *sp = ctx;
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_diags d = {0};
+  bool ok = false;
+  dc_graph *g = dc_graph_build_detail(p, s, DC_GRAPH_PRICED, &a, &d);
+  dc_eval_opts o = {sp->prof, kernel_us, sp, false};
+  dc_eval_result r;
+  if (g && dc_eval_graph(g, &o, &a, &r, &d)) {
+    dc_memory mem;
+    dc_metrics m;
+    dc_memory_estimate(g, sp->dev->hbm_bytes, &mem);
+    dc_memory_host(g, sp->host_cap, &mem);
+    dc_metrics_compute(g, &r, &mem, &m);
+    *step_us = r.e2e_us;
+    *fits = m.v[DC_METRIC_FITS] != 0;
+    ok = true;
+  }
+  dc_diags_free(&d);
+  dc_arena_free(&a);
+  return ok;
+}
 
 static bool any_auto_memory(const dc_point *p) {
   if (!p->memory_auto) return false;
@@ -22,10 +67,19 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
     dc_device dev;
     if (!dc_device_of_point(p, &dev, a, d)) return NULL;
     dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
-    int64_t cap = p->host_memory_bytes > 0 ? p->host_memory_bytes
-                                           : dev.host_memory_bytes;
+    int64_t cap =
+        p->host_memory_bytes > 0 ? p->host_memory_bytes : dev.host_memory_bytes;
     dc_shard_plan *s = NULL;
-    const dc_point *q = dc_plan_place(p, &o, cap, a, d, &s);
+    /* candidates ranked by the step time the row will report */
+    dc_profile prof;
+    dc_diags pd = {0};
+    step_pricer sp = {&dev, o.models, &prof, cap};
+    dc_plan_pricer pr = {eval_step_us, &sp};
+    bool have_prof = dc_profile_load(p->overheads ? p->overheads : "paper-v100",
+                                     &prof, a, &pd);
+    dc_diags_free(&pd);
+    const dc_point *q =
+        dc_plan_place(p, &o, cap, have_prof ? &pr : NULL, a, d, &s);
     if (!q) return NULL;
     return dc_graph_build_detail(q, s, detail, a, d);
   }
