@@ -40,6 +40,21 @@ if(DC_PYTHON3)
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/h200/round2
             H200 --check ${PROJECT_SOURCE_DIR}/spec/ground-truth.md)
   set_tests_properties(validation_h200_round2 PROPERTIES LABELS golden)
+  # The same two checks on the lent H100's data (tests/validation/h100/,
+  # the H100-SXM5's own fitted models): spec/accuracy.md's H100 tables and
+  # spec/ground-truth.md's H100 round two.
+  add_test(NAME validation_h100
+    COMMAND ${DC_PYTHON3}
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/compare.py
+            $<TARGET_FILE:dlrmc> ${CMAKE_CURRENT_SOURCE_DIR}/validation/h100
+            H100 --check ${PROJECT_SOURCE_DIR}/spec/accuracy.md)
+  add_test(NAME validation_h100_round2
+    COMMAND ${DC_PYTHON3}
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/round2.py
+            $<TARGET_FILE:dlrmc>
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/h100/round2
+            H100 --check ${PROJECT_SOURCE_DIR}/spec/ground-truth.md)
+  set_tests_properties(validation_h100_round2 PROPERTIES LABELS golden)
 endif()
 
 add_executable(bench_kernels
