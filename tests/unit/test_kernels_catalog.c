@@ -132,9 +132,9 @@ static void shipped_models(void **st) {
       assert_true(ta >= v.kernel_floor_us);
     }
   }
-  /* The H200's models (fitted on the lent H200) price bf16
-   * GEMMs; the H100-SXM5, the same GH100 at the same clocks, names them as
-   * its kernel_models. */
+  /* The H200's models (fitted on the lent H200) price bf16 GEMMs; the
+   * H100-SXM5 has its own (fitted on the lent H100), and the H200 NVL,
+   * never measured, names the H200's as its kernel_models. */
   assert_true(dc_device_lookup("H200", &v, &a, &d));
   const dc_kmodels *h200 = dc_kmodels_for(&v);
   assert_non_null(h200);
@@ -143,6 +143,11 @@ static void shipped_models(void **st) {
   kb.u.gemm.batch = 1, kb.u.gemm.dtype = DC_DTYPE_BF16;
   assert_string_equal(dc_kernel_model_used(&kb, h200), "mlp");
   assert_true(dc_device_lookup("H100", &v, &a, &d));
+  const dc_kmodels *h100 = dc_kmodels_for(&v);
+  assert_non_null(h100);
+  assert_ptr_not_equal(h100, h200);
+  assert_string_equal(dc_kernel_model_used(&kb, h100), "mlp");
+  assert_true(dc_device_lookup("H200-NVL", &v, &a, &d));
   assert_ptr_equal(dc_kmodels_for(&v), h200);
   assert_true(dc_device_lookup("B200", &v, &a, &d));
   assert_null(dc_kmodels_for(&v));
