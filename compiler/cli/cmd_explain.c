@@ -70,13 +70,18 @@ static int cmd_explain(int argc, char **argv) {
   dc_override *ov = dc_xcalloc((size_t)argc + 1, sizeof *ov);
   size_t n_ov = 0;
   int rc = CLI_EXIT_USAGE;
-  enum { O_D, O_POINT, O_RANK, O_OUT, O_BUDGET };
+  /* --only: the sections to print (bit i: sections[i]); all by default */
+  static const char *const sections[] = {"ops", "collectives", "models",
+                                         "metrics"};
+  unsigned only = 0;
+  enum { O_D, O_POINT, O_RANK, O_OUT, O_BUDGET, O_ONLY };
   static const cli_opt opts[] = {[O_D] = {"-D", NULL, true, true},
                                  [O_POINT] = {"--point", "-p", true},
                                  [O_RANK] = {"--rank", NULL, true},
                                  [O_OUT] = {NULL, "-o", true},
                                  [O_BUDGET] = {"--memory-budget", NULL,
                                                true},
+                                 [O_ONLY] = {"--only", NULL, true, true},
                                  {0}};
   cli_iter it = cli_args(argc, argv, 1);
   char *v;
@@ -105,6 +110,15 @@ static int cmd_explain(int argc, char **argv) {
     } else if (k == O_BUDGET) {
       rc = cli_memory_budget(cmd, v);
       if (rc) goto done;
+    } else if (k == O_ONLY) {
+      size_t i = 0;
+      while (i < DC_COUNTOF(sections) && strcmp(v, sections[i]) != 0) i++;
+      if (i == DC_COUNTOF(sections)) {
+        rc = cli_usage_error(cmd, "--only '%s': expected ops, collectives, "
+                                  "models or metrics", v);
+        goto done;
+      }
+      only |= 1u << i;
     } else if (!study_path) {
       study_path = v;
     } else {
@@ -116,6 +130,7 @@ static int cmd_explain(int argc, char **argv) {
     rc = cli_usage_error(cmd, "no study file given");
     goto done;
   }
+  if (!only) only = (1u << DC_COUNTOF(sections)) - 1;
 
   dc_study *s = cli_load_study(study_path, ov, n_ov);
   if (!s || !cli_check_catalogs(s)) {
@@ -159,13 +174,13 @@ static int cmd_explain(int argc, char **argv) {
                     p->model_name ? p->model_name : "custom", p->gpu,
                     (int)p->gpus, lay, (long long)p->batch_size,
                     dc_precision_name(p->precision));
-      dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
+      if (only & 1u) dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
       dc_device dev;
-      if (dc_device_of_point(p, &dev, &a, &d))
+      if ((only & 2u) && dc_device_of_point(p, &dev, &a, &d))
         dc_explain_collectives(g, &r, &dev, (int32_t)rank, &out);
-      kernel_models(g, p, (int32_t)rank, &a, &out);
-      dc_buf_puts(&out, "\n");
-      for (int k = 0; k < DC_METRIC_COUNT_; k++) {
+      if (only & 4u) kernel_models(g, p, (int32_t)rank, &a, &out);
+      if (only & 8u) dc_buf_puts(&out, "\n");
+      for (int k = 0; (only & 8u) && k < DC_METRIC_COUNT_; k++) {
         if (k == DC_METRIC_SPEEDUP) continue;
         dc_buf_printf(&out, "%-16s ", dc_metric_name((dc_metric_id)k));
         dc_metric_format((dc_metric_id)k, &m, &out);
@@ -187,8 +202,8 @@ done:
 
 const cli_command cli_cmd_explain_def = {
     "explain", cmd_explain,
-    "dlrmc explain STUDY.yaml [--point N] [--rank R] [-D path=value]... "
-    "[-o OUT]",
+    "dlrmc explain STUDY.yaml [--point N] [--rank R] [--only SECTION]... "
+    "[-D path=value]... [-o OUT]",
     "Per-op breakdown of one point's predicted iteration.",
     "Evaluates one sweep point (index N, 0-based, default 0) and prints, for\n"
     "every top-level op of one rank (default: the slowest), in microseconds:\n"
@@ -199,8 +214,12 @@ const cli_command cli_cmd_explain_def = {
     "  kern       kernels launched; kernel_us their predicted time\n"
     "  gpu_idle   stream idle time right before its kernels: the GPU time\n"
     "             the op's host side (or a dependency) left unused\n"
-    "then which model priced the rank's kernels and why (a fitted model's\n"
-    "distance to its data against its gate, a fitted family's constants;\n"
-    "spec/calibrate.md), and the point's metrics. --memory-budget SIZE\n"
-    "raises the memory one point may need (default 1GiB;\n"
-    "spec/numbers.md).\n"};
+    "then, on more than one GPU, the rank's collectives: the algorithm and\n"
+    "protocol NCCL's tuner would pick, the bytes, the NVLink domains, the\n"
+    "time inside and across a domain (spec/collectives.md); which model\n"
+    "priced the rank's kernels and why (a fitted model's distance to its\n"
+    "data against its gate, a fitted family's constants;\n"
+    "spec/calibrate.md); and the point's metrics. --only SECTION (ops,\n"
+    "collectives, models, metrics; repeatable) prints only those sections\n"
+    "after the point's two header lines. --memory-budget SIZE raises the\n"
+    "memory one point may need (default 1GiB; spec/numbers.md).\n"};

@@ -42,6 +42,7 @@ same graph_format graph $study --format text :: graph $study --format=text
 same graph_point graph --point 1 $study :: graph --point=1 -- $study
 same explain_point explain $study --point 0 :: explain --point=0 $study
 same explain_rank explain $study -p 1 --rank 0 :: explain $study --point=1 --rank=0
+same explain_only explain $study --only ops --only metrics :: explain --only=metrics $study --only=ops
 same run_format run $study --format md :: run --format=md $study
 same run_jobs run $study -j 2 --digits 4 :: run --jobs=2 --digits=4 -- $study
 same run_define run $study -D training.batch_size=64 :: run -Dtraining.batch_size=64 $study
@@ -95,5 +96,6 @@ usage graph_all_stdout graph $study --format et --rank all
 usage graph_all_dot graph $study --format dot --rank all -o "$tmp/d"
 usage graph_rank_word graph $study --format et --rank some
 usage explain_missing explain $study --point
+usage explain_only_bad explain $study --only bogus
 usage dashdash_positional run -- --format md
 exit $fail
