@@ -21,40 +21,27 @@ if(DC_PYTHON3)
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_gemm_check.py
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/data)
   set_tests_properties(validation_gemm_trace PROPERTIES SKIP_RETURN_CODE 77)
-  # dlrmc against the H200 it was measured on: recomputes the H200 tables
-  # of spec/accuracy.md from the committed measurements
-  # (tests/validation/h200/, recorded by tests/validation/gpu/) and fails
+  # dlrmc against the GPUs it was measured on: recomputes each lent GPU's
+  # tables of spec/accuracy.md (training steps, dlrmc-bench kernels) and
+  # spec/ground-truth.md (stock-PyTorch kernel families, launch cost,
+  # CUDA-graph steps) from the committed measurements
+  # (tests/validation/<gpu>/, recorded by tests/validation/gpu/) and fails
   # when they differ. No GPU needed.
-  add_test(NAME validation_h200
-    COMMAND ${DC_PYTHON3}
-            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/compare.py
-            $<TARGET_FILE:dlrmc> ${CMAKE_CURRENT_SOURCE_DIR}/validation/h200
-            H200 --check ${PROJECT_SOURCE_DIR}/spec/accuracy.md)
-  # The H200's stock-PyTorch kernel families, launch cost and CUDA-graph
-  # steps (tests/validation/h200/round2/) against dlrmc: recomputes the
-  # tables of spec/ground-truth.md and fails when they differ.
-  add_test(NAME validation_h200_round2
-    COMMAND ${DC_PYTHON3}
-            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/round2.py
-            $<TARGET_FILE:dlrmc>
-            ${CMAKE_CURRENT_SOURCE_DIR}/validation/h200/round2
-            H200 --check ${PROJECT_SOURCE_DIR}/spec/ground-truth.md)
-  set_tests_properties(validation_h200_round2 PROPERTIES LABELS golden)
-  # The same two checks on the lent H100's data (tests/validation/h100/,
-  # the H100-SXM5's own fitted models): spec/accuracy.md's H100 tables and
-  # spec/ground-truth.md's H100 round two.
-  add_test(NAME validation_h100
-    COMMAND ${DC_PYTHON3}
-            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/compare.py
-            $<TARGET_FILE:dlrmc> ${CMAKE_CURRENT_SOURCE_DIR}/validation/h100
-            H100 --check ${PROJECT_SOURCE_DIR}/spec/accuracy.md)
-  add_test(NAME validation_h100_round2
-    COMMAND ${DC_PYTHON3}
-            ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/round2.py
-            $<TARGET_FILE:dlrmc>
-            ${CMAKE_CURRENT_SOURCE_DIR}/validation/h100/round2
-            H100 --check ${PROJECT_SOURCE_DIR}/spec/ground-truth.md)
-  set_tests_properties(validation_h100_round2 PROPERTIES LABELS golden)
+  foreach(_gpu H200 H100)
+    string(TOLOWER ${_gpu} _dir)
+    add_test(NAME validation_${_dir}
+      COMMAND ${DC_PYTHON3}
+              ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/compare.py
+              $<TARGET_FILE:dlrmc> ${CMAKE_CURRENT_SOURCE_DIR}/validation/${_dir}
+              ${_gpu} --check ${PROJECT_SOURCE_DIR}/spec/accuracy.md)
+    add_test(NAME validation_${_dir}_round2
+      COMMAND ${DC_PYTHON3}
+              ${CMAKE_CURRENT_SOURCE_DIR}/validation/gpu/round2.py
+              $<TARGET_FILE:dlrmc>
+              ${CMAKE_CURRENT_SOURCE_DIR}/validation/${_dir}/round2
+              ${_gpu} --check ${PROJECT_SOURCE_DIR}/spec/ground-truth.md)
+    set_tests_properties(validation_${_dir}_round2 PROPERTIES LABELS golden)
+  endforeach()
 endif()
 
 add_executable(bench_kernels

@@ -475,6 +475,22 @@ static void own_profile(fixture_model *f, const char *name, dc_profile *p) {
   dc_ovh_acc_free(acc);
 }
 
+/* Each (correlation, µs) of `want`: the one runtime call with that
+ * correlation id waited that long (wait_ns). */
+static void expect_waits(const fixture_model *f, int64_t (*want)[2],
+                         size_t n) {
+  for (size_t w = 0; w < n; w++) {
+    size_t found = 0;
+    for (size_t i = 0; i < f->t.n_ev; i++)
+      if (f->t.ev[i].kind == DC_TRACE_RUNTIME &&
+          f->t.ev[i].corr == want[w][0]) {
+        assert_int_equal(f->m.wait_ns[i], want[w][1] * 1000);
+        found++;
+      }
+    assert_int_equal(found, 1);
+  }
+}
+
 /* Blocking calls (tests/fixtures/traces/blocking_kineto.json, one step,
  * stream 7, no profiler correction so the numbers stay whole):
  *   aten::mm                  1000..1010  launch 1002..1007 -> GEMM 1010..1400
@@ -501,15 +517,7 @@ static void test_blocking_calls(void **state) {
   fixture_model f;
   model_open(&f, "blocking_kineto.json");
   int64_t want[][2] = {{2, 382}, {3, 0}, {4, 0}, {6, 185}, {1, 0}};
-  for (size_t w = 0; w < DC_COUNTOF(want); w++) {
-    size_t found = 0;
-    for (size_t i = 0; i < f.t.n_ev; i++)
-      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
-        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
-        found++;
-      }
-    assert_int_equal(found, 1);
-  }
+  expect_waits(&f, want, DC_COUNTOF(want));
   dc_profile p;
   own_profile(&f, "blocking", &p);
   assert_near(dc_profile_t4(&p, "cudaMemcpyAsync"), 8.0);
@@ -600,15 +608,7 @@ static void test_pageable_copy_wait(void **state) {
   fixture_model f;
   model_open(&f, "pageable_kineto.json");
   int64_t want[][2] = {{1, 220}, {2, 0}};
-  for (size_t w = 0; w < DC_COUNTOF(want); w++) {
-    size_t found = 0;
-    for (size_t i = 0; i < f.t.n_ev; i++)
-      if (f.t.ev[i].kind == DC_TRACE_RUNTIME && f.t.ev[i].corr == want[w][0]) {
-        assert_int_equal(f.m.wait_ns[i], want[w][1] * 1000);
-        found++;
-      }
-    assert_int_equal(found, 1);
-  }
+  expect_waits(&f, want, DC_COUNTOF(want));
   model_close(&f);
 }
 

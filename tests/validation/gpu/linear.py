@@ -31,25 +31,13 @@ import statistics
 import torch
 import torch.nn.functional as F
 
+from micro import device_line, sync
+
 WARMUP, REPS = 2, 5
 BATCHES = [512, 2048, 8192, 32768]
 SHAPES = [(13, 512), (512, 256), (256, 64), (1024, 1024), (512, 1),
           (3456, 1024), (1024, 512), (479, 1024)]
 DTYPES = ["fp32", "tf32", "bf16", "fp16"]
-
-
-def device_line(dev):
-    if dev.type == "cuda":
-        p = torch.cuda.get_device_properties(0)
-        return "%s (sm_%d%d, %d SMs, %d MiB), torch %s, CUDA %s" % (
-            p.name, p.major, p.minor, p.multi_processor_count,
-            p.total_memory >> 20, torch.__version__, torch.version.cuda)
-    return "cpu, torch %s" % torch.__version__
-
-
-def sync(dev):
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def tensor_dtype(d):
