@@ -44,6 +44,16 @@
    DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE) |                              \
    DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL))
 
+/* A point's step time under a plan (µs) and whether its row fits
+ * (false when it cannot say), by which dc_plan_auto chooses among
+ * its candidate plans and dc_plan_place ranks its placements:
+ * dc_plan_build_graph gives the evaluator's. */
+typedef struct dc_plan_pricer {
+  bool (*step_us)(void *ctx, const dc_point *p, const dc_shard_plan *s,
+                  double *step_us, bool *fits);
+  void *ctx;
+} dc_plan_pricer;
+
 typedef struct dc_plan_opts {
   const dc_device *dev;      /* prices and HBM capacity */
   const dc_kmodels *models;  /* may be NULL */
@@ -52,6 +62,8 @@ typedef struct dc_plan_opts {
                                 0: all */
   const uint32_t *table_allowed; /* per table, overrides `allowed`; may be
                                     NULL or hold 0 for "no restriction" */
+  const dc_plan_pricer *pricer;  /* may be NULL: dc_plan_auto returns its
+                                    own objective's choice */
 } dc_plan_opts;
 
 /* The planner's view of a plan. Times in µs. Under the torchrec
@@ -90,7 +102,12 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
                      const dc_plan_opts *o, dc_arena *a, dc_plan_cost *out);
 
 /* The planner. Tables the point fixes (a type, pinned ranks) are
- * constraints; the rest are free within `allowed`. Returns NULL with E0503
+ * constraints; the rest are free within `allowed`. With `o->pricer` (and
+ * the default objective), its answer is the candidate plan it built —
+ * the greedy search's, the search's from the default table-wise plan,
+ * that plan itself, each before and after the replication pass — whose
+ * step time the pricer finds least, those whose row fits first (ties:
+ * the planner's own choice, then that order). Returns NULL with E0503
  * when some table cannot be placed without exceeding a rank's HBM, E0502
  * when a table's constraints allow no placement. */
 dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
@@ -119,15 +136,6 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
                               dc_arena *a, dc_diags *d);
 
 /* ---- where tables live (placement.c) ---------------------------------- */
-
-/* A point's step time under a plan (µs) and whether its row fits
- * (false when it cannot say), by which dc_plan_place ranks its
- * candidates: dc_plan_build_graph gives the evaluator's. */
-typedef struct dc_plan_pricer {
-  bool (*step_us)(void *ctx, const dc_point *p, const dc_shard_plan *s,
-                  double *step_us, bool *fits);
-  void *ctx;
-} dc_plan_pricer;
 
 /* Under sharding.memory: auto: a copy of p (in `a`) whose AUTO tables are
  * each HBM, UVM_CACHING or UVM, with the sharding plan for it in *plan

@@ -20,11 +20,13 @@ typedef struct step_pricer {
   const dc_kmodels *km;
   const dc_profile *prof;
   int64_t host_cap;
+  dc_memo *memo; /* kernel prices across the candidates; may be NULL */
 } step_pricer;
 
 static double kernel_us(void *ctx, const dc_launch *l, int32_t rank) {
   (void)rank;
   const step_pricer *sp = ctx;
+  if (sp->memo) return dc_memo_time(sp->memo, &l->k, 0, sp->dev, sp->km);
   return dc_kernel_time(&l->k, sp->dev, sp->km);
 }
 
@@ -53,6 +55,23 @@ static bool eval_step_us(void *ctx, const dc_point *p, const dc_shard_plan *s,
   return ok;
 }
 
+/* The evaluator's pricer for point p on `dev` (sp and pr filled, the
+ * profile in `prof`, loaded in `a`); false when the point's overhead
+ * profile does not load (the planners then rank by their own cost). */
+static bool make_pricer(const dc_point *p, const dc_device *dev,
+                        const dc_kmodels *km, dc_profile *prof,
+                        step_pricer *sp, dc_plan_pricer *pr, dc_arena *a) {
+  int64_t cap =
+      p->host_memory_bytes > 0 ? p->host_memory_bytes : dev->host_memory_bytes;
+  *sp = (step_pricer){dev, km, prof, cap, NULL};
+  *pr = (dc_plan_pricer){eval_step_us, sp};
+  dc_diags pd = {0};
+  bool ok = dc_profile_load(p->overheads ? p->overheads : "paper-v100", prof,
+                            a, &pd);
+  dc_diags_free(&pd);
+  return ok;
+}
+
 static bool any_auto_memory(const dc_point *p) {
   if (!p->memory_auto) return false;
   for (int32_t t = 0; t < p->n_tables; t++)
@@ -67,19 +86,16 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
     dc_device dev;
     if (!dc_device_of_point(p, &dev, a, d)) return NULL;
     dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
-    int64_t cap =
-        p->host_memory_bytes > 0 ? p->host_memory_bytes : dev.host_memory_bytes;
     dc_shard_plan *s = NULL;
     /* candidates ranked by the step time the row will report */
     dc_profile prof;
-    dc_diags pd = {0};
-    step_pricer sp = {&dev, o.models, &prof, cap};
-    dc_plan_pricer pr = {eval_step_us, &sp};
-    bool have_prof = dc_profile_load(p->overheads ? p->overheads : "paper-v100",
-                                     &prof, a, &pd);
-    dc_diags_free(&pd);
+    step_pricer sp;
+    dc_plan_pricer pr;
+    bool have_prof = make_pricer(p, &dev, o.models, &prof, &sp, &pr, a);
+    if (have_prof) sp.memo = dc_memo_new();
     const dc_point *q =
-        dc_plan_place(p, &o, cap, have_prof ? &pr : NULL, a, d, &s);
+        dc_plan_place(p, &o, sp.host_cap, have_prof ? &pr : NULL, a, d, &s);
+    dc_memo_free(sp.memo);
     if (!q) return NULL;
     return dc_graph_build_detail(q, s, detail, a, d);
   }
@@ -88,6 +104,15 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
   dc_device dev;
   if (!dc_device_of_point(p, &dev, a, d)) return NULL;
   dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev)};
+  /* The planner's final choice among its candidate plans is the one the
+   * evaluator prices fastest (spec/planner.md) */
+  dc_profile prof;
+  step_pricer sp;
+  dc_plan_pricer pr;
+  if (make_pricer(p, &dev, o.models, &prof, &sp, &pr, a)) {
+    o.pricer = &pr;
+    sp.memo = dc_memo_new();
+  }
   /* When no placement fits, the point still gets a row (fits = false):
    * the greedy default plan, as the capacity question needs. Constraint
    * errors (E0502) are real errors. */
@@ -98,6 +123,7 @@ dc_graph *dc_plan_build_graph(const dc_point *p, dc_graph_detail detail,
   dc_arena pa;
   dc_arena_init(&pa);
   dc_shard_plan *s = dc_plan_auto(p, &o, &pa, &pd, NULL);
+  dc_memo_free(sp.memo);
   if (s) s = dc_shard_plan_copy(s, a);
   dc_arena_free(&pa);
   bool no_fit = !s && pd.count > 0 && pd.items[0].code == DC_DIAG_NO_PLAN;

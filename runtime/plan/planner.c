@@ -40,7 +40,11 @@
  * worse, under its own model, than the baseline it must beat. (3)
  * Replication: each table, smallest first, takes its data-parallel
  * candidate when that lowers the cost and every rank still fits, so no
- * table of the result is cheaper replicated.
+ * table of the result is cheaper replicated. (4) The final choice: with a
+ * pricer in the options (dc_plan_build_graph's: the evaluator's step
+ * time), the plans the searches ended on, before and after replication,
+ * and the default plan are priced by it and the fastest is returned
+ * (choose), since the cost above adds what the evaluator overlaps.
  *
  * Cost of planning. The search keeps the current assignment's per-rank
  * sums (fwd, bwd, memory, all-to-all send) in 128-bit fixed point (2^-60
@@ -59,6 +63,7 @@
  * state, its trees, caches and bounds are the search's own and share its
  * context, so they stay in this file.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -657,6 +662,75 @@ static void set_all(pctx *c, const int32_t *ks) {
   for (int32_t t = 0; t < c->T; t++) set_cur(c, t, ks[t]);
 }
 
+/* A copy of the current assignment (nb bytes). */
+static int32_t *dup_cur(const pctx *c, size_t nb, dc_arena *a) {
+  int32_t *x = dc_arena_alloc(a, nb);
+  memcpy(x, c->cur, nb);
+  return x;
+}
+
+/* A candidate whose objective exceeds PRICE_WITHIN times the objective's
+ * own choice is not priced. The evaluator overlaps at most the exchange
+ * and the replicas' reductions with the lookups, so it hides at most half
+ * of a plan's objective: such a candidate cannot be the faster step, and
+ * pricing it would cost a graph as large as its plan (at 1,024 GPUs a
+ * row-wise-heavy plan's graph is most of the run's time and memory). */
+#define PRICE_WITHIN 2.0
+
+/* Of the n candidate assignments, the index of the one whose step time
+ * `pr` finds least, those whose row fits first; ties and candidates it
+ * cannot price keep the earlier one (candidate 0, the objective's own
+ * choice, when it prices none). An assignment seen before, or beyond
+ * PRICE_WITHIN, is not priced, and nothing is when one candidate is
+ * left. Each plan is built in an arena of its own, dropped after. */
+static int32_t choose(pctx *c, const dc_plan_pricer *pr, int32_t *const *cands,
+                      int32_t n) {
+  /* which to price: new, within the bound */
+  int32_t idx[8], m = 0;
+  double first_us = 0;
+  size_t nb = (size_t)(c->T > 0 ? c->T : 1) * sizeof(int32_t);
+  for (int32_t i = 0; i < n && m < 8; i++) {
+    bool seen = false;
+    for (int32_t j = 0; j < i && !seen; j++)
+      seen = memcmp(cands[i], cands[j], nb) == 0;
+    if (seen) continue;
+    set_all(c, cands[i]);
+    dc_plan_cost pc;
+    cost_now(c, &pc);
+    if (i == 0) first_us = pc.total_us;
+    else if (pc.total_us > PRICE_WITHIN * first_us) continue;
+    idx[m++] = i;
+  }
+  if (m < 2) return 0; /* nothing to choose between */
+  int32_t best = 0;
+  double best_us = 0;
+  bool best_fits = false, have = false;
+  for (int32_t q = 0; q < m; q++) {
+    int32_t i = idx[q];
+    set_all(c, cands[i]);
+    dc_arena sa;
+    dc_arena_init(&sa);
+    dc_arena *ca = c->a; /* pl_cand_plan cuts in c->a */
+    c->a = &sa;
+    dc_shard_plan *s = dc_shard_plan_new(c->p, &sa);
+    materialize(c, s);
+    c->a = ca;
+    double us = 0;
+    bool fits = false;
+    bool ok = pr->step_us(pr->ctx, c->p, s, &us, &fits) && isfinite(us);
+    dc_arena_free(&sa);
+    if (!ok) continue;
+    if (!have || (fits && !best_fits) ||
+        (fits == best_fits && us < best_us)) {
+      best = i;
+      best_us = us;
+      best_fits = fits;
+      have = true;
+    }
+  }
+  return best;
+}
+
 void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
                      const dc_plan_opts *o, dc_arena *a, dc_plan_cost *out) {
   if (p->objective == DC_OBJECTIVE_TORCHREC) {
@@ -744,17 +818,16 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   }
   dc_plan_cost g1;
   local_search(&c, &g1);
-  int32_t *keep = dc_arena_array(a, (size_t)(c.T > 0 ? c.T : 1),
-                                 sizeof(int32_t));
-  memcpy(keep, c.cur, (size_t)c.T * sizeof(int32_t));
+  size_t nb = (size_t)(c.T > 0 ? c.T : 1) * sizeof(int32_t);
+  int32_t *keep = dc_arena_alloc(a, nb);
+  memcpy(keep, c.cur, nb);
 
   /* (2) the same search from greedy-by-size table-wise placement */
   dc_diags quiet = {0};
   dc_shard_plan *base = dc_shard_plan_default(p, a, &quiet);
   dc_diags_free(&quiet);
   bool have = base != NULL;
-  int32_t *start = dc_arena_array(a, (size_t)(c.T > 0 ? c.T : 1),
-                                  sizeof(int32_t));
+  int32_t *start = dc_arena_alloc(a, nb);
   for (int32_t t = 0; have && t < c.T; t++) {
     int32_t found = -1;
     for (int32_t k = 0; k < c.n_cands[t] && found < 0; k++)
@@ -762,6 +835,10 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     if (found < 0) have = false;
     else start[t] = found;
   }
+  /* The candidate plans (assignments), the planner's own answer first */
+  int32_t *cands[5];
+  int32_t n = 0;
+  int32_t *other = NULL; /* the searched plan the objective passed over */
   if (have) {
     set_all(&c, start);
     dc_plan_cost g0;
@@ -769,12 +846,33 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     if (g0.fits) {
       dc_plan_cost g2;
       local_search(&c, &g2);
-      if (!better(&g2, &g1)) set_all(&c, keep);
+      other = dc_arena_alloc(a, nb);
+      memcpy(other, c.cur, nb);
+      if (!better(&g2, &g1)) {
+        set_all(&c, keep);
+      } else {
+        int32_t *x = other;
+        other = keep;
+        keep = x;
+      }
     } else {
       set_all(&c, keep);
+      have = false;
     }
   }
   replicate(&c, a);
+  if (o->pricer) {
+    cands[n++] = dup_cur(&c, nb, a);
+    cands[n++] = keep;
+    if (other) {
+      cands[n++] = other;
+      set_all(&c, other);
+      replicate(&c, a);
+      cands[n++] = dup_cur(&c, nb, a);
+    }
+    if (have) cands[n++] = start;
+    set_all(&c, cands[choose(&c, o->pricer, cands, n)]);
+  }
   dc_shard_plan *out = dc_shard_plan_new(p, a);
   materialize(&c, out);
   if (cost) eval_full(&c, cost);
