@@ -20,6 +20,7 @@
 #include "compiler/compiler.h"
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
+#include "tests/unit/eval_fixture.h"
 
 /* The evaluator's step time of p under plan s (NULL: graphgen's default
  * plan), as a row reports it. */
@@ -28,14 +29,9 @@ static double step_of(const dc_point *p, const dc_shard_plan *s, bool *fits) {
   dc_arena_init(&a);
   dc_diags d = {0};
   const dc_graph *g = dc_graph_build_detail(p, s, DC_GRAPH_PRICED, &a, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
   dc_eval_result r;
   dc_metrics m;
-  dc_profile prof;
-  bool ok = dc_eval_point(g, false, &a, &r, &m, &prof, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
+  eval_graph_ok(g, &a, &r, &m, &d);
   assert_true(isfinite(r.e2e_us));
   if (fits) *fits = m.v[DC_METRIC_FITS] != 0;
   double us = r.e2e_us;

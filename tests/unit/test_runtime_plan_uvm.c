@@ -22,6 +22,7 @@
 #include "compiler/compiler.h"
 #include "runtime/plan/plan.h"
 #include "runtime/runtime.h"
+#include "tests/unit/eval_fixture.h"
 
 static const char big[] =
     "study: big\n"
@@ -52,14 +53,9 @@ static dc_metrics run_point(const char *path, const char *text, int64_t index,
   dc_point p;
   dc_study_point(s, index, &a, &p);
   const dc_graph *g = dc_plan_build_graph(&p, DC_GRAPH_PRICED, &a, &d);
-  if (!g) dc_diags_render(&d, stderr, false);
-  assert_non_null(g);
   dc_eval_result r;
   dc_metrics m;
-  dc_profile prof;
-  bool ok = dc_eval_point(g, false, &a, &r, &m, &prof, &d);
-  if (!ok) dc_diags_render(&d, stderr, false);
-  assert_true(ok);
+  eval_graph_ok(g, &a, &r, &m, &d);
   for (int i = 0; i < DC_METRIC_COUNT_; i++)
     assert_true(isfinite(m.v[i]));
   dc_arena_free(&a);
