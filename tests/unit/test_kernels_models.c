@@ -342,8 +342,8 @@ static dc_kernel gemm(int64_t m, int64_t n, int64_t kk, dc_dtype t) {
  * waves (204.8) of 4·2·32·32·8192 / 125000 = 536.870912 µs + 1.5 µs =
  * 110366.037 µs, + 3.5 fixed: the cheapest. Split-K cannot beat it: each
  * doubling keeps 205 waves of the same per-CTA work (split 16: 3277 waves
- * of k/16, the same compute) and adds the reduction kernel's 4 µs and
- * the partials' bytes. */
+ * of k/16, the same compute) and adds the reduction kernel (4 µs and
+ * more) and the partials' bytes. */
 static void gemm_compute_bound(void **st) {
   (void)st;
   dc_device v = toy();
@@ -394,13 +394,22 @@ static double gemm_direct(const dc_kernel *k, const dc_device *v) {
       double compute = per_sm * 2 * mt * nt * ks / peak_sm;
       double feed = per_sm * (mt + nt) * ks * s / l2_sm;
       double bytes = (m * kk + kk * n) * s * b + m * n * s * b +
-                     (split > 1 ? m * n * 4 * b * 2 * split : 0);
+                     (split > 1 ? m * n * 4 * b * split : 0);
       double active = fmin(ntiles, sms * cps);
       double bw =
           fmin(dram * 1e9, active * (mt + nt) * kstep * s * 2 / 600e-9);
       double tot = fmax(waves * fmax(compute, feed) + waves * 1.5,
                         bytes / bw * 1e6) +
-                   3.5 + (split > 1 ? 4 : 0);
+                   3.5;
+      if (split > 1) { /* the reduction kernel: 2 latencies + 0.03 of one
+                        * a split, partials at the L2's rate if they fit */
+        double partials = m * n * 4 * b * split;
+        double rate = partials <= (double)v->l2_bytes
+                          ? fmax(dram, v->l2_gbps) * 1e9
+                          : dram * 1e9;
+        tot += (2 + 0.03 * split) * v->kernel_floor_us +
+               (partials + m * n * s * b) / rate * 1e6;
+      }
       best = fmin(best, tot);
     }
   }
