@@ -82,6 +82,30 @@
  * (38 MB) 8.3 µs, 9.5 as modelled at the L2 rate. */
 #define GEMM_REDUCE_LATENCIES 2.0
 #define GEMM_REDUCE_SPLIT_LATENCIES 0.03
+
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
+/* That kernel's time for `outputs` elements of C (m·n·batch) of s bytes
+ * each, reduced from `split` fp32 partials. */
+static double gemm_reduce_us(const dc_device *dev, double outputs, double s,
+                             double split) {
+  double partials = outputs * 4 * split;
+  double dram = km_dram_gbps(dev) * 1e9;
+  double bps = partials <= (double)dev->l2_bytes
+                   ? dmax(dram, dev->l2_gbps * 1e9)
+                   : dram;
+  return (GEMM_REDUCE_LATENCIES + GEMM_REDUCE_SPLIT_LATENCIES * split) *
+             dev->kernel_floor_us +
+         (partials + outputs * s) / bps * 1e6;
+}
+
+double km_gemm_reduce_us(const dc_device *dev, int64_t m, int64_t n,
+                         int64_t batch, dc_dtype t, int64_t split) {
+  if (split <= 1) return 0;
+  return gemm_reduce_us(dev, (double)m * (double)n * (double)batch,
+                        dc_dtype_bytes(t), (double)split);
+}
 #define GEMM_DRAM_LATENCY_S 600e-9
 
 /* Operand alignment. cuBLAS and CUTLASS main loops move A and B in 16-byte
@@ -176,9 +200,6 @@ double km_math_peak_flops_per_us(const dc_device *dev, dc_dtype t) {
   return math_unit(dev, t, &eff) * 1e6;
 }
 
-static inline double dmax(double a, double b) { return a > b ? a : b; }
-static inline double dmin(double a, double b) { return a < b ? a : b; }
-
 /* The search. The model is the minimum over every (tile, split) candidate;
  * the search reaches the same minimum with less work, and is exact, not an
  * approximation: it prices fewer candidates only where it proves the others
@@ -230,10 +251,7 @@ typedef struct gemm_ctx {
   double inv_sms;
   double wave_us;  /* latency of one wave of CTAs */
   double fixed_us; /* the kernel's fixed cost (GEMM_SETUP_US) */
-  double reduce_us;   /* split-K reduction's fixed cost */
-  double reduce_split_us; /* and its cost per split */
-  double us_per_l2_byte; /* 1e6 / the L2's rate (the partials' re-read) */
-  double l2_bytes;    /* L2 capacity (0: unknown, partials from DRAM) */
+  const dc_device *dev; /* for split-K's reduction (gemm_reduce_us) */
   int64_t sms;
   unsigned shapes; /* bit t set: gemm_shapes[t] is a candidate */
 } gemm_ctx;
@@ -405,7 +423,6 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   double dm = (double)m, dn = (double)n, dk = (double)kk, db = (double)batch;
   double base_bytes = km_gemm_bytes(m, n, kk, batch, s);
   double partial_bytes = dm * dn * 4 * db; /* one split's, fp32 */
-  double out_bytes = dm * dn * s * db;
   gemm_splits sp;
   sp.n = 0;
   sp.kstep_bytes = (s < 4 ? 64 : 32) * s * 2;
@@ -418,11 +435,9 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
     /* the reduction kernel: it grows with j (more bytes, the L2's rate
      * only while they fit), so floor_us does too */
-    double rate = partials <= c->l2_bytes ? c->us_per_l2_byte : c->us_per_byte;
-    sp.fixed_us[j] = c->fixed_us +
-                     (j > 0 ? c->reduce_us + split * c->reduce_split_us +
-                                  (partials + out_bytes) * rate
-                            : 0);
+    sp.fixed_us[j] =
+        c->fixed_us + (j > 0 ? gemm_reduce_us(c->dev, dm * dn * db, s, split)
+                             : 0);
     sp.floor_us[j] = sp.tdram[j] * GEMM_SAFE + sp.fixed_us[j];
     sp.n = j + 1;
   }
@@ -592,10 +607,7 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.shapes = tc ? GEMM_TENSOR_SHAPES : (1u << GEMM_SHAPES) - 1;
   double dram_bps = km_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;
-  c.reduce_us = GEMM_REDUCE_LATENCIES * dev->kernel_floor_us;
-  c.reduce_split_us = GEMM_REDUCE_SPLIT_LATENCIES * dev->kernel_floor_us;
-  c.us_per_l2_byte = 1e6 / dmax(dram_bps, dev->l2_gbps * 1e9);
-  c.l2_bytes = (double)dev->l2_bytes;
+  c.dev = dev;
   c.bytes_needed = dram_bps * GEMM_DRAM_LATENCY_S;
   return gemm_full(m, n, kk, batch, s, &c);
 }
