@@ -14,15 +14,18 @@
  *            latency = 1.5 µs: a CTA's prologue (its first loads from
  *            DRAM) and epilogue (C's stores), which a wave of CTAs that
  *            start together cannot hide behind math
- *   dram   = bytes of A, B and C (+ split-K partials written and re-read)
+ *   dram   = bytes of A, B and C (+ split-K's fp32 partials, written)
  *            over min(achievable DRAM bw, bytes in flight / latency)
  *            — Little's law: a skinny GEMM with few CTAs cannot keep
  *            enough loads in flight to reach the bandwidth; each CTA keeps
  *            2 stages of (mt+nt)·kstep elements in flight (kstep 32 fp32,
  *            64 half), DRAM latency taken as 600 ns (typical NVIDIA/AMD)
- *   t      = max(waves·wave, dram) + fixed (+ 4 µs for split-K's
- *            reduction kernel); fixed = the device's short-kernel
+ *   t      = max(waves·wave, dram) + fixed (+ split-K's reduction
+ *            kernel, below); fixed = the device's short-kernel
  *            latency + 1.5 µs (3.5 µs on the A100)
+ *   reduce = (2 + 0.03·split)·(short-kernel latency)
+ *            + (split·m·n·4 + m·n·s)·batch / bw, bw = the L2's when the
+ *            partials fit in it (they were just written), else DRAM's
  *
  * and keeps the cheapest, as cuBLAS's heuristics try to. The peak is the
  * SIMT fp32 rate × achievable fp32 for FP32 (matrix-core fp32 on AMD), the
@@ -36,10 +39,11 @@
  * the A100 recsys trace's kernels show (spec/accuracy.md, "GEMMs of real
  * traces"): its GEMMs are small (k, n of 13–512 at batch 1024), so cuBLAS
  * runs few CTAs per SM and splits k widely (grids of z = 2 to 216, each
- * split GEMM followed by a splitKreduce kernel of 4–5 µs), and its
- * shortest GEMM kernels take 6–7 µs. The fixed cost was the paper's 5 µs
- * "GPU kernel overhead" (owensgroup/ml_perf_model); the four constants
- * (fixed 3.5, wave 1.5, reduction 4 µs, and the alignment factors) were
+ * split GEMM followed by a splitKreduce kernel, 4–6 µs at most sizes,
+ * 9–22 µs at splits of 108–216), and its shortest GEMM kernels take
+ * 6–7 µs. The fixed cost was the paper's 5 µs
+ * "GPU kernel overhead" (owensgroup/ml_perf_model); the constants
+ * (fixed 3.5, wave 1.5, the reduction's, and the alignment factors) were
  * chosen together on the even-numbered distinct shapes of that trace and
  * on DeepBench (V100, T4); the odd-numbered shapes are held back and judge
  * them (tests/validation/trace_gemm_check.py holds the figure).
@@ -57,8 +61,51 @@
  * for its smallest GEMMs (512×1..64×13..128 in bf16 and fp32,
  * tests/validation/h200/bench). */
 #define GEMM_SETUP_US 1.5
-#define GEMM_REDUCE_US 4.0
 #define GEMM_WAVE_US 1.5
+
+/* Split-K's reduction (cuBLAS's splitKreduce_kernel): a second kernel
+ * that reads the split·m·n fp32 partials and writes C, one thread per
+ * output summing its split partials in turn. Measured (spec/accuracy.md,
+ * "Split-K's reduction kernel"): on the A100 recsys trace's 606 reduce
+ * kernels (the even-numbered distinct GEMM shapes chose the constants)
+ * the smallest take 4 µs, twice the A100's 2.0 µs short-kernel latency;
+ * on the H100 and H200 step traces (tests/validation/h100, h200) 1.5–2.6
+ * µs, about twice their 1.0 µs. The per-split term is the serial sum, a
+ * chain of loads whose latency scales with the kernel's: the A100
+ * reduces at splits of 18, 36, 108 and 216 took 6, 8, 9 and 21.5 µs, and
+ * 0.06 µs per split (0.03 of its 2.0 µs) puts the median predicted /
+ * measured ratio of the even half at 1.00 (odd half 0.91); the Hopper
+ * reduces at splits of 32–66 give 0.023–0.03 µs per split, 0.03 of their
+ * 1.0 µs. The bytes move at the L2's rate when the
+ * partials fit in L2: the H100's 1024×1024 split-4 reduce (21 MB) took
+ * 5.1–5.5 µs, 4.1 TB/s where its DRAM gives 3.0; the H200's split-8 one
+ * (38 MB) 8.3 µs, 9.5 as modelled at the L2 rate. */
+#define GEMM_REDUCE_LATENCIES 2.0
+#define GEMM_REDUCE_SPLIT_LATENCIES 0.03
+
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
+/* That kernel's time for `outputs` elements of C (m·n·batch) of s bytes
+ * each, reduced from `split` fp32 partials. */
+static double gemm_reduce_us(const dc_device *dev, double outputs, double s,
+                             double split) {
+  double partials = outputs * 4 * split;
+  double dram = km_dram_gbps(dev) * 1e9;
+  double bps = partials <= (double)dev->l2_bytes
+                   ? dmax(dram, dev->l2_gbps * 1e9)
+                   : dram;
+  return (GEMM_REDUCE_LATENCIES + GEMM_REDUCE_SPLIT_LATENCIES * split) *
+             dev->kernel_floor_us +
+         (partials + outputs * s) / bps * 1e6;
+}
+
+double km_gemm_reduce_us(const dc_device *dev, int64_t m, int64_t n,
+                         int64_t batch, dc_dtype t, int64_t split) {
+  if (split <= 1) return 0;
+  return gemm_reduce_us(dev, (double)m * (double)n * (double)batch,
+                        dc_dtype_bytes(t), (double)split);
+}
 #define GEMM_DRAM_LATENCY_S 600e-9
 
 /* Operand alignment. cuBLAS and CUTLASS main loops move A and B in 16-byte
@@ -153,9 +200,6 @@ double km_math_peak_flops_per_us(const dc_device *dev, dc_dtype t) {
   return math_unit(dev, t, &eff) * 1e6;
 }
 
-static inline double dmax(double a, double b) { return a > b ? a : b; }
-static inline double dmin(double a, double b) { return a < b ? a : b; }
-
 /* The search. The model is the minimum over every (tile, split) candidate;
  * the search reaches the same minimum with less work, and is exact, not an
  * approximation: it prices fewer candidates only where it proves the others
@@ -207,6 +251,7 @@ typedef struct gemm_ctx {
   double inv_sms;
   double wave_us;  /* latency of one wave of CTAs */
   double fixed_us; /* the kernel's fixed cost (GEMM_SETUP_US) */
+  const dc_device *dev; /* for split-K's reduction (gemm_reduce_us) */
   int64_t sms;
   unsigned shapes; /* bit t set: gemm_shapes[t] is a candidate */
 } gemm_ctx;
@@ -243,6 +288,7 @@ typedef struct gemm_splits {
   double tdram[GEMM_MAX_SPLIT_LOG + 1]; /* bytes at full bandwidth, µs */
   double floor_us[GEMM_MAX_SPLIT_LOG + 1]; /* no split candidate at j
                                               or beyond costs less */
+  double fixed_us[GEMM_MAX_SPLIT_LOG + 1]; /* fixed + reduction kernel */
   double kstep_bytes;                   /* in flight per tile-side element */
 } gemm_splits;
 
@@ -376,7 +422,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
                         double s, const gemm_ctx *c) {
   double dm = (double)m, dn = (double)n, dk = (double)kk, db = (double)batch;
   double base_bytes = km_gemm_bytes(m, n, kk, batch, s);
-  double partial_bytes = dm * dn * 4 * db * 2;
+  double partial_bytes = dm * dn * 4 * db; /* one split's, fp32 */
   gemm_splits sp;
   sp.n = 0;
   sp.kstep_bytes = (s < 4 ? 64 : 32) * s * 2;
@@ -384,10 +430,15 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
     int64_t ks = ceil_shift(kk, j);
     if (j > 0 && ks < GEMM_MIN_SPLIT_K) break;
     sp.ks[j] = (double)ks;
-    sp.bytes[j] = base_bytes + (j > 0 ? partial_bytes * (double)(1 << j) : 0);
+    double split = (double)(1 << j), partials = partial_bytes * split;
+    sp.bytes[j] = base_bytes + (j > 0 ? partials : 0);
     sp.tdram[j] = sp.bytes[j] * c->us_per_byte;
-    sp.floor_us[j] =
-        sp.tdram[j] * GEMM_SAFE + c->fixed_us + GEMM_REDUCE_US;
+    /* the reduction kernel: it grows with j (more bytes, the L2's rate
+     * only while they fit), so floor_us does too */
+    sp.fixed_us[j] =
+        c->fixed_us + (j > 0 ? gemm_reduce_us(c->dev, dm * dn * db, s, split)
+                             : 0);
+    sp.floor_us[j] = sp.tdram[j] * GEMM_SAFE + sp.fixed_us[j];
     sp.n = j + 1;
   }
   /* ceil(m / side), ceil(n / side) for sides 32, 64, 128, 256 */
@@ -461,8 +512,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
   /* With split-K, tile by tile. Once a full-bandwidth tile's compute fits
    * under the bytes at full bandwidth, its candidate is that memory floor,
    * and its larger splits (more bytes) cannot be cheaper. */
-  double split_fixed = c->fixed_us + GEMM_REDUCE_US;
-  double split_least = split_fixed + c->wave_us; /* one wave at least */
+  double split_least = sp.fixed_us[1] + c->wave_us; /* one wave at least */
   for (int i = 0; i < runs.n; i++) {
     if (runs.mn_tiles[i] < 0 || split_loses[runs.shape[i]]) continue;
     double per_ks = runs.per_ks[i];
@@ -476,7 +526,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
       if (r >= c->sms) q++, r -= c->sms;
       double tcomp = gemm_tcomp(q + (r > 0), cps_log, sp.ks[j], per_ks, c);
       if (!runs.lat[i]) {
-        best = dmin(best, dmax(tcomp, sp.tdram[j]) + split_fixed);
+        best = dmin(best, dmax(tcomp, sp.tdram[j]) + sp.fixed_us[j]);
         if (tcomp <= sp.tdram[j]) break;
         continue;
       }
@@ -487,7 +537,7 @@ static double gemm_full(int64_t m, int64_t n, int64_t kk, int64_t batch,
       double inflight =
           gemm_inflight(&gemm_shapes[runs.shape[i]], tiles, &sp, c);
       best = dmin(best, dmax(tcomp, gemm_tmem_lat(inflight, j, &sp, c)) +
-                            split_fixed);
+                            sp.fixed_us[j]);
     }
   }
   return best;
@@ -557,6 +607,7 @@ double dc_kernel_gemm_analytic_us(const dc_kernel *k, const dc_device *dev) {
   c.shapes = tc ? GEMM_TENSOR_SHAPES : (1u << GEMM_SHAPES) - 1;
   double dram_bps = km_dram_gbps(dev) * 1e9;
   c.us_per_byte = 1e6 / dram_bps;
+  c.dev = dev;
   c.bytes_needed = dram_bps * GEMM_DRAM_LATENCY_S;
   return gemm_full(m, n, kk, batch, s, &c);
 }

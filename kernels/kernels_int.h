@@ -34,6 +34,10 @@ static inline double km_gemm_bytes(int64_t m, int64_t n, int64_t k,
   double dm = (double)m, dn = (double)n, dk = (double)k, db = (double)batch;
   return (dm * dk + dk * dn) * s * db + dm * dn * s * db;
 }
+/* The time of cuBLAS's split-K reduction kernel after a GEMM split
+ * `split` ways (0 when split ≤ 1): kernels/gemm.c, spec/accuracy.md. */
+double km_gemm_reduce_us(const dc_device *dev, int64_t m, int64_t n,
+                         int64_t batch, dc_dtype t, int64_t split);
 /* Elements below the diagonal (and on it when `diag`) of an m×n matrix. */
 double km_tril_elems(int64_t m, int64_t n, bool diag);
 /* DRAM bytes of transpose and tril_fwd/_bwd (the memory roofline's). */

@@ -21,6 +21,13 @@ if(DC_PYTHON3)
             ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_gemm_check.py
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/data)
   set_tests_properties(validation_gemm_trace PROPERTIES SKIP_RETURN_CODE 77)
+  # the split-K reduce and bias-epilogue kernels of the same trace, whose
+  # medians spec/accuracy.md quotes for kernels/gemm.c's reduce model
+  add_test(NAME validation_reduce_trace
+    COMMAND ${DC_PYTHON3}
+            ${CMAKE_CURRENT_SOURCE_DIR}/validation/trace_reduce_report.py
+            --check ${PROJECT_SOURCE_DIR}/tests/data)
+  set_tests_properties(validation_reduce_trace PROPERTIES LABELS e2e)
   # dlrmc against the GPUs it was measured on: recomputes each lent GPU's
   # tables of spec/accuracy.md (training steps, dlrmc-bench kernels) and
   # spec/ground-truth.md (stock-PyTorch kernel families, launch cost,
