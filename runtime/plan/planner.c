@@ -43,8 +43,11 @@
  * table of the result is cheaper replicated. (4) The final choice: with a
  * pricer in the options (dc_plan_build_graph's: the evaluator's step
  * time), the plans the searches ended on, before and after replication,
- * and the default plan are priced by it and the fastest is returned
- * (choose), since the cost above adds what the evaluator overlaps.
+ * the default plan and the balanced all-to-all (balance_a2a: the
+ * all-to-all's tables cut in column blocks spread so that every rank
+ * sends about the same bytes) are priced by it and the fastest is
+ * returned (choose), since the cost above adds what the evaluator
+ * overlaps.
  *
  * Cost of planning. The search keeps the current assignment's per-rank
  * sums (fwd, bwd, memory, all-to-all send) in 128-bit fixed point (2^-60
@@ -654,6 +657,87 @@ static void replicate(pctx *c, dc_arena *a) {
   }
 }
 
+/* The first candidate index of table t's unpinned template of `type`
+ * whose rotations are every start rank (candidate k0 + r starts its
+ * shards at rank r), else -1. */
+static int32_t rot_base(const pctx *c, int32_t t, dc_sharding type) {
+  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
+    const tmpl *x = &c->tm[t][j];
+    if (x->tp.type != type || x->ident || x->n_rot != c->W) continue;
+    bool every = true; /* rotation r is r: table-wise rots, or step 1 */
+    for (int32_t r = 0; r < c->W && every; r++)
+      every = (x->rots ? x->rots[r] : r * x->rot_step) == r;
+    if (every) return k0;
+  }
+  return -1;
+}
+
+/* The balanced all-to-all (spec/planner.md, "The balanced all-to-all"):
+ * the tables the current assignment sends through the pooled all-to-all
+ * (table-wise, column-wise) are placed again, largest pooled row (dim)
+ * first, then largest table: one that can be cut column-wise in its
+ * 32-column blocks takes the start rank whose n consecutive ranks would
+ * send the least at their most (their shards' pooled bytes added; ties:
+ * the least lookup time, forward and backward, of the busiest of them,
+ * then the lower rank), else table-wise on the
+ * rank sending the least, always where every rank still fits its HBM
+ * (else the table keeps its place). Equal blocks fill the ranks round
+ * by round, so no rank sends a block more than another: the per-rank
+ * send the forward all-to-all waits for, mostly over the NICs across
+ * hosts, is within one block of the mean. Tables replicated or cut
+ * row-wise keep their choice. */
+static void balance_a2a(pctx *c, dc_arena *a) {
+  if (c->W < 2) return;
+  dc_plan_order *ord =
+      dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
+  int32_t n = 0;
+  for (int32_t t = 0; t < c->T; t++) {
+    int32_t rot;
+    const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
+    if (!x || (x->tp.type != DC_SHARDING_TABLE_WISE &&
+               x->tp.type != DC_SHARDING_COLUMN_WISE))
+      continue;
+    if (rot_base(c, t, DC_SHARDING_COLUMN_WISE) < 0 &&
+        rot_base(c, t, DC_SHARDING_TABLE_WISE) < 0)
+      continue; /* pinned: stays */
+    const dc_table *tb = &c->p->tables[t];
+    ord[n++] = (dc_plan_order){t, (double)tb->dim,
+                               (double)(tb->rows * (int64_t)tb->dim)};
+  }
+  dc_plan_sort_order(ord, n);
+  int32_t *old = dc_arena_array(a, (size_t)(n > 0 ? n : 1), sizeof *old);
+  for (int32_t i = 0; i < n; i++) {
+    old[i] = c->cur[ord[i].t];
+    set_cur(c, ord[i].t, -1);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t t = ord[i].t, k0 = rot_base(c, t, DC_SHARDING_COLUMN_WISE);
+    if (k0 < 0) k0 = rot_base(c, t, DC_SHARDING_TABLE_WISE);
+    int32_t rot;
+    const tmpl *x = cand_of(c, t, k0, &rot);
+    int32_t best = -1;
+    fx bmax = 0, bwork = 0;
+    for (int32_t s = 0; s < c->W; s++) {
+      fx mx = 0, work = 0;
+      bool fits = true;
+      for (int32_t j = 0; j < x->tp.n_shards && fits; j++) {
+        int32_t r = rank_of(c, x, j, s), v = vix(x, j);
+        fx snd = c->ss[r] + x->fsend[v];
+        fx w = c->sf[r] + c->sb[r] + x->ffwd[v] + x->fbwd[v];
+        fits = (double)(c->sm[r] + x->fmem[v]) <= c->cap;
+        if (snd > mx) mx = snd;
+        if (w > work) work = w;
+      }
+      if (fits && (best < 0 || mx < bmax || (mx == bmax && work < bwork))) {
+        best = s;
+        bmax = mx;
+        bwork = work;
+      }
+    }
+    set_cur(c, t, best >= 0 ? k0 + best : old[i]);
+  }
+}
+
 static void materialize(pctx *c, dc_shard_plan *out) {
   for (int32_t t = 0; t < c->T; t++) out->tables[t] = pl_cand_plan(c, t, c->cur[t]);
 }
@@ -836,7 +920,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     else start[t] = found;
   }
   /* The candidate plans (assignments), the planner's own answer first */
-  int32_t *cands[5];
+  int32_t *cands[6];
   int32_t n = 0;
   int32_t *other = NULL; /* the searched plan the objective passed over */
   if (have) {
@@ -871,6 +955,13 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
       cands[n++] = dup_cur(&c, nb, a);
     }
     if (have) cands[n++] = start;
+    /* (5) the balanced all-to-all, from the replicated answer: balanced,
+     * replicated where that now pays, balanced again */
+    set_all(&c, cands[0]);
+    balance_a2a(&c, a);
+    replicate(&c, a);
+    balance_a2a(&c, a);
+    cands[n++] = dup_cur(&c, nb, a);
     set_all(&c, cands[choose(&c, o->pricer, cands, n)]);
   }
   dc_shard_plan *out = dc_shard_plan_new(p, a);

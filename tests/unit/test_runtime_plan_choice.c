@@ -138,11 +138,82 @@ static void test_h100_hosts(void **state) {
   assert_true(check_point("dcnv2-hosts", 2) >= 1.0 - 1e-9);
 }
 
+/* The pooled all-to-all's send per rank of plan s, in columns of the
+ * batch (table-wise and column-wise shards send their columns for the
+ * whole batch, table-row-wise ones for their host's share): *max and
+ * *mean over the ranks. */
+static void send_cols(const dc_shard_plan *s, double *max, double *mean) {
+  double *r = calloc((size_t)s->n_ranks, sizeof *r);
+  assert_non_null(r);
+  for (int32_t t = 0; t < s->n_tables; t++) {
+    const dc_table_plan *tp = &s->tables[t];
+    double f = tp->type == DC_SHARDING_TABLE_ROW_WISE
+                   ? 1.0 / s->gpus_per_host
+                   : tp->type == DC_SHARDING_TABLE_WISE ||
+                             tp->type == DC_SHARDING_COLUMN_WISE
+                         ? 1.0
+                         : 0.0;
+    for (int32_t i = 0; i < tp->n_shards; i++)
+      r[tp->shards[i].rank] += f * tp->shards[i].cols;
+  }
+  *max = 0;
+  *mean = 0;
+  for (int32_t i = 0; i < s->n_ranks; i++) {
+    if (r[i] > *max) *max = r[i];
+    *mean += r[i] / s->n_ranks;
+  }
+  free(r);
+}
+
+/* The balanced all-to-all (spec/planner.md): on 64×H100 over 8 hosts
+ * (dcnv2-hosts' point 2) the chosen plan is the candidate that cuts the
+ * tables the all-to-all carries into 32-column blocks spread so that no
+ * rank sends more than one block over the mean, and it is the fastest
+ * plan the planner priced (check_point). Without that candidate the
+ * choice was a plan with no table in the all-to-all (row-wise and
+ * table-row-wise reduce-scatters) at 4,012 µs, 0.4 % faster than the
+ * objective's own choice; the balanced plan is 3,724 µs, 8 % faster. */
+static void test_balanced_all_to_all(void **state) {
+  (void)state;
+  const char *root = getenv("DC_SOURCE_DIR");
+  if (!root) skip();
+  assert_true(check_point("dcnv2-hosts", 2) > 1.05);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/studies/dcnv2-hosts.yaml", root);
+  dc_diags d = {0};
+  dc_study *st = dc_study_load(path, NULL, 0, &d);
+  assert_non_null(st);
+  dc_arena a;
+  dc_arena_init(&a);
+  dc_point p;
+  dc_study_point(st, 2, &a, &p);
+  dc_device dev;
+  assert_true(dc_device_of_point(&p, &dev, &a, &d));
+  dc_plan_pricer pr = {rec_step, &(rec){0}};
+  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev),
+                    .pricer = &pr};
+  dc_shard_plan *s = dc_plan_auto(&p, &o, &a, &d, NULL);
+  assert_non_null(s);
+  int32_t cw = 0;
+  for (int32_t t = 0; t < s->n_tables; t++)
+    cw += s->tables[t].type == DC_SHARDING_COLUMN_WISE;
+  double max, mean;
+  send_cols(s, &max, &mean);
+  printf("# dcnv2-hosts[2]: %d column-wise tables, send per rank max %.1f "
+         "mean %.1f columns\n", cw, max, mean);
+  assert_true(cw >= 8);
+  assert_true(max <= mean + 32 + 1e-9);
+  dc_arena_free(&a);
+  dc_study_free(st);
+  dc_diags_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_h200_two_hosts),
       cmocka_unit_test(test_precision_bf16_payload),
       cmocka_unit_test(test_h100_hosts),
+      cmocka_unit_test(test_balanced_all_to_all),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
