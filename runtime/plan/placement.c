@@ -163,8 +163,15 @@ static dc_shard_plan *try_place(place *c, int32_t n_off, int32_t n_uvm,
   dc_diags pd = {0};
   dc_shard_plan *s = NULL;
   bool planner = q->gpus > 1 && q->sharding == DC_SHARDING_AUTO;
+  /* Every table in HBM: the plan `memory: hbm` would get, chosen among
+   * the planner's candidates by the evaluator (planner.c) — the same for
+   * every cache_load_factor, so the search stays monotone in it. The
+   * placements with a cache keep the objective's plan (one evaluation
+   * each, not one per candidate plan). */
+  dc_plan_opts all_hbm = *c->o;
+  if (n_off == 0 && n_uvm == 0 && c->pricer) all_hbm.pricer = c->pricer;
   if (planner)
-    s = dc_plan_auto(q, c->o, a, &pd, NULL);
+    s = dc_plan_auto(q, &all_hbm, a, &pd, NULL);
   else
     s = dc_shard_plan_default(q, a, &pd);
   if (!s && pd.count > 0 && pd.items[0].code != DC_DIAG_NO_PLAN &&
