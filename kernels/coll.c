@@ -49,6 +49,23 @@
 #define LL_RING_ONE (1.0 / 3.0)
 #define LL_TREE (1.0 / 3.8)
 #define LL128_SHARE 0.92
+/* LL's ceiling: NCCL's tuner caps the bus bandwidth of a ring's or a
+ * tree's LL at llMaxBws (tuning.cc, GB/s), whatever the links: inside one
+ * node by the GPU generation (Volta and older 39, Ampere and Ada 87.7,
+ * Hopper 141, Blackwell 2 x 141), across nodes by the host CPU (Intel
+ * and others: 39 on two nodes, 20.4 on more; AMD: 22.5 and 19.0). dlrmc
+ * does not know the host CPU: Ampere parts take the AMD row (DGX A100
+ * and HGX A100 hosts such as Azure's ND A100 v4 carry AMD EPYC CPUs),
+ * the others the Intel row (DGX H100/H200/B200 carry Xeons; Grace counts
+ * as "other"). AMD GPUs are not capped (RCCL's tables differ). */
+#define LL_MAX_VOLTA 39.0
+#define LL_MAX_AMPERE 87.7
+#define LL_MAX_HOPPER 141.0
+#define LL_MAX_BLACKWELL (2 * 141.0)
+#define LL_MAX_INTEL_2 39.0
+#define LL_MAX_INTEL_MORE 20.4
+#define LL_MAX_AMD_2 22.5
+#define LL_MAX_AMD_MORE 19.0
 #define TREE_SHARE 0.9    /* tuning.cc: tree busBw × 0.9 */
 #define COLLNET_SHARE 0.9 /* tuning.cc: CollNet busBw × 0.9 */
 /* A 400 Gb/s ConnectX-7 reaches 48-49 GB/s of its 50 (NCCL maintainers,
@@ -120,8 +137,24 @@ typedef struct topo {
   double intra_raw, inter_raw;
   int hw_intra;            /* HW_NVL or HW_PCI */
   double s_intra, s_net;   /* latency scales */
+  double ll_max;           /* LL's bus-bandwidth ceiling, GB/s; 0: none */
   bool nvlink, nvls, ib;
 } topo;
+
+/* NCCL's LL ceiling for a group of N domains (LL_MAX_* above). */
+static double ll_max_of(const dc_device *dev, double N) {
+  const char *a = dev->arch ? dev->arch : "";
+  if (dev->vendor && strcmp(dev->vendor, "nvidia") != 0) return 0;
+  bool ampere = strcmp(a, "ampere") == 0 || strcmp(a, "ada") == 0;
+  if (N > 1) {
+    if (ampere) return N > 2 ? LL_MAX_AMD_MORE : LL_MAX_AMD_2;
+    return N > 2 ? LL_MAX_INTEL_MORE : LL_MAX_INTEL_2;
+  }
+  if (ampere) return LL_MAX_AMPERE;
+  if (strcmp(a, "hopper") == 0) return LL_MAX_HOPPER;
+  if (strcmp(a, "blackwell") == 0) return LL_MAX_BLACKWELL;
+  return LL_MAX_VOLTA; /* Volta and older (NCCL: compute capability < 8) */
+}
 
 static void topo_of(const dc_kernel *k, const dc_device *dev, topo *t) {
   int64_t n = k->u.coll.ranks, h = k->u.coll.hosts > 0 ? k->u.coll.hosts : 1;
@@ -160,6 +193,7 @@ static void topo_of(const dc_kernel *k, const dc_device *dev, topo *t) {
    * fabric of more than a bridged pair */
   t->nvls = nvlink && (dev->sharp & DC_SHARP_NVLS) && L > 2;
   t->ib = (dev->sharp & DC_SHARP_IB) && t->N > 1;
+  t->ll_max = ll_max_of(dev, t->N);
 }
 
 static double lat_intra(const topo *t, int a, int p) {
@@ -212,6 +246,18 @@ static void consider(chooser *ch, dc_coll_plan *c) {
     ch->forced = *c;
 }
 
+/* Caps a plan's rates so that neither level moves its bus bytes (what
+ * NCCL's tuner divides by the bus bandwidth: 2(n-1)/n b for a ring
+ * all-reduce, (n-1)/n b for a ring reduce-scatter or all-gather, 2b for a
+ * tree) faster than cap GB/s. */
+static void cap_bus(dc_coll_plan *c, double bus_bytes, double cap) {
+  if (cap <= 0 || bus_bytes <= 0) return;
+  if (c->intra_bytes > 0)
+    c->intra_gbps = fmin(c->intra_gbps, cap * c->intra_bytes / bus_bytes);
+  if (c->inter_bytes > 0)
+    c->inter_gbps = fmin(c->inter_gbps, cap * c->inter_bytes / bus_bytes);
+}
+
 static double proto_share(int a, int p, const topo *t, bool ar) {
   if (p == DC_PROTO_SIMPLE) return 1.0;
   if (p == DC_PROTO_LL128) return LL128_SHARE;
@@ -239,6 +285,7 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
     c->latency_us = base_lat[A_RING][p] +
                     (steps - isteps) * lat_intra(t, A_RING, p) +
                     isteps * lat_net(t, A_RING, p);
+    if (p == DC_PROTO_LL) cap_bus(c, frac * b, t->ll_max);
     consider(best, c);
     if (!ar) continue;
     /* tree: a chain inside each domain, a double binary tree across */
@@ -251,6 +298,7 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
     c->latency_us = base_lat[A_TREE][p] +
                     2 * ((L - 1) * lat_intra(t, A_TREE, p) +
                          log2ceil(N) * lat_net(t, A_TREE, p));
+    if (p == DC_PROTO_LL) cap_bus(c, 2 * b, t->ll_max);
     consider(best, c);
   }
   if (!ar) return;

@@ -20,3 +20,13 @@ add_test(NAME kernel_explain_collective
 set_tests_properties(kernel_explain_collective PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION
   "model nccl.*nvls_tree Simple over 2x8 \\(domains x GPUs\\): inside 32\\.000 MB at 274\\.5 GB/s = 116\\.576 us, across 4\\.000 MB at 43\\.2 GB/s")
+
+# NCCL's LL ceiling (llMaxBws): a ring LL all-reduce across two H100 hosts
+# moves its bus bytes at no more than 39 GB/s, though the links would
+# carry ~90 (kernels/coll.c, spec/collectives.md).
+add_test(NAME kernel_explain_ll_ceiling
+  COMMAND dlrmc kernel all_reduce bytes=256K ranks=16 hosts=2 algo=ring
+          --gpu H100 --explain)
+set_tests_properties(kernel_explain_ll_ceiling PROPERTIES LABELS unit
+  PASS_REGULAR_EXPRESSION
+  "ring LL over 2x8 \\(domains x GPUs\\): inside 0\\.480 MB at 39\\.0 GB/s")
