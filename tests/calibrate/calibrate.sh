@@ -15,16 +15,7 @@
 set -u
 dlrmc=$1
 repo=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # check FILE PATTERN WHAT
-  if ! grep -qF -- "$2" "$1"; then
-    echo "FAIL $3: no '$2' in:"
-    cat "$1"
-    fail=1
-  fi
-}
+. "$repo/tests/trace/check_lib.sh"
 steps=$repo/tests/validation/h200/steps
 # the H200 under another name: a GPU with no fitted models of its own
 sed 's/^name: .*/name: H200-uncalibrated/; /^aliases:/d' \

@@ -34,16 +34,7 @@ dlrmc=$1
 repo=$2
 data=$3
 mode=$4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # check FILE PATTERN WHAT
-  if ! grep -qF -- "$2" "$1"; then
-    echo "FAIL $3: no '$2' in:"
-    cat "$1"
-    fail=1
-  fi
-}
+. "$repo/tests/trace/check_lib.sh"
 case "$mode" in
 mapping)
   for f in et_mapping et_mapping_101 et_mapping_fbgemm; do
