@@ -395,6 +395,17 @@ def run_graph_config(cfg, dev, tiny):
             "graph_iso_ms": "%.4f" % g_iso, "graph_pipe_ms": "%.4f" % g_pipe}
 
 
+def csv_writer(f, tag, a, dev, fields):
+    """The device line (`# TAG: torch V, device D (NAME)`) and the header
+    of one of this script's CSVs; returns its DictWriter."""
+    f.write("# %s: torch %s, device %s%s\n" % (
+        tag, torch.__version__, a.device,
+        (" (%s)" % torch.cuda.get_device_name(0)) if dev.type == "cuda" else ""))
+    w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    return w
+
+
 def main_graph(a, dev, only):
     path = os.path.join(a.out, "graph_steps.csv")
     fields = ["config", "preset", "batch", "precision", "rows_cap", "tables",
@@ -402,11 +413,7 @@ def main_graph(a, dev, only):
               "graph_pipe_ms"]
     rows = 0
     with open(path, "w", newline="") as f:
-        f.write("# dlrm_step.py --graph: torch %s, device %s%s\n" % (
-            torch.__version__, a.device,
-            (" (%s)" % torch.cuda.get_device_name(0)) if dev.type == "cuda" else ""))
-        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-        w.writeheader()
+        w = csv_writer(f, "dlrm_step.py --graph", a, dev, fields)
         for cfg in CONFIGS:
             if only and cfg[0] not in only:
                 continue
@@ -460,11 +467,7 @@ def main():
     fields = ["config", "preset", "batch", "precision", "rows_cap", "tables",
               "iso_ms", "iso_min_ms", "iso_max_ms", "pipe_ms", "traced"]
     with open(path, "w", newline="") as f:
-        f.write("# dlrm_step.py: torch %s, device %s%s\n" % (
-            torch.__version__, a.device,
-            (" (%s)" % torch.cuda.get_device_name(0)) if dev.type == "cuda" else ""))
-        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-        w.writeheader()
+        w = csv_writer(f, "dlrm_step.py", a, dev, fields)
         for cfg in CONFIGS:
             if only and cfg[0] not in only:
                 continue
