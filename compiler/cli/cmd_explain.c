@@ -71,6 +71,7 @@ static int cmd_explain(int argc, char **argv) {
   size_t n_ov = 0;
   int rc = CLI_EXIT_USAGE;
   /* --only: the sections to print (bit i: sections[i]); all by default */
+  enum { S_OPS = 1u, S_COLL = 2u, S_MODELS = 4u, S_METRICS = 8u };
   static const char *const sections[] = {"ops", "collectives", "models",
                                          "metrics"};
   unsigned only = 0;
@@ -174,13 +175,13 @@ static int cmd_explain(int argc, char **argv) {
                     p->model_name ? p->model_name : "custom", p->gpu,
                     (int)p->gpus, lay, (long long)p->batch_size,
                     dc_precision_name(p->precision));
-      if (only & 1u) dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
+      if (only & S_OPS) dc_explain_write(g, &r, &prof, (int32_t)rank, &out);
       dc_device dev;
-      if ((only & 2u) && dc_device_of_point(p, &dev, &a, &d))
+      if ((only & S_COLL) && dc_device_of_point(p, &dev, &a, &d))
         dc_explain_collectives(g, &r, &dev, (int32_t)rank, &out);
-      if (only & 4u) kernel_models(g, p, (int32_t)rank, &a, &out);
-      if (only & 8u) dc_buf_puts(&out, "\n");
-      for (int k = 0; (only & 8u) && k < DC_METRIC_COUNT_; k++) {
+      if (only & S_MODELS) kernel_models(g, p, (int32_t)rank, &a, &out);
+      if (only & S_METRICS) dc_buf_puts(&out, "\n");
+      for (int k = 0; (only & S_METRICS) && k < DC_METRIC_COUNT_; k++) {
         if (k == DC_METRIC_SPEEDUP) continue;
         dc_buf_printf(&out, "%-16s ", dc_metric_name((dc_metric_id)k));
         dc_metric_format((dc_metric_id)k, &m, &out);
