@@ -476,11 +476,11 @@ const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
   c.clf = p->cache_load_factor;
   c.planner = p->gpus > 1 && p->sharding == DC_SHARDING_AUTO;
   dc_arena_init(&c.keep);
-  bool all_hbm = false;
-  if (!hopeless && fits(&c, 0, 0)) {
-    all_hbm = true;  /* (1): every table in HBM */
-    hopeless = true; /* nothing more to search */
-  }
+  /* (1): every table in HBM, its plan kept (priced once) */
+  const dc_shard_plan *hbm_plan =
+      hopeless ? NULL : try_place(&c, 0, 0, &c.keep);
+  bool all_hbm = hbm_plan != NULL;
+  if (all_hbm) hopeless = true; /* nothing more to search */
   size_t n_shares = sizeof SHARES / sizeof *SHARES;
   for (size_t i = 0; i < n_shares && !c.hard_error && !hopeless; i++) {
     double g = SHARES[i];
@@ -511,11 +511,7 @@ const dc_point *dc_plan_place(const dc_point *p, const dc_plan_opts *o,
   int32_t best;
   if (all_hbm) {
     c.q.cache_load_factor = c.clf;
-    dc_arena s;
-    dc_arena_init(&s);
-    dc_shard_plan *sp = try_place(&c, 0, 0, &s);
-    if (sp) *plan = dc_shard_plan_copy(sp, a);
-    dc_arena_free(&s);
+    *plan = dc_shard_plan_copy(hbm_plan, a);
     assign(&c, 0, 0);
   } else if ((best = best_cand(&c, c.pricer != NULL)) >= 0 ||
              (best = best_cand(&c, false)) >= 0) {
