@@ -69,7 +69,9 @@ typedef struct gg_param {
  * style keeps column-wise shards in a class of their own (GG_CLS_CW):
  * TorchRec has one lookup and one output distribution per sharding type,
  * so there each class is one sharding type; the other styles leave
- * GG_CLS_CW empty. */
+ * GG_CLS_CW empty. A grid_shard shard is a TWRW shard of its column
+ * block on its own host (the torchrec style does not build grid_shard:
+ * build.c refuses it). */
 enum { GG_CLS_A2A, GG_CLS_CW, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
 
 /* The class of a shard of sharding type `type` (`trec`: the torchrec
@@ -77,7 +79,8 @@ enum { GG_CLS_A2A, GG_CLS_CW, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
 static inline int32_t gg_class_of(dc_sharding type, bool trec) {
   switch (type) {
   case DC_SHARDING_COLUMN_WISE: return trec ? GG_CLS_CW : GG_CLS_A2A;
-  case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
+  case DC_SHARDING_TABLE_ROW_WISE:
+  case DC_SHARDING_GRID_SHARD: return GG_CLS_TWRW;
   case DC_SHARDING_ROW_WISE: return GG_CLS_RW;
   case DC_SHARDING_DATA_PARALLEL: return GG_CLS_DP;
   default: return GG_CLS_A2A;

@@ -17,7 +17,13 @@
  *   table_row_wise  row-wise over the GPUs of one host (reduce-scatter on
  *                   NVLink), then the all-to-all across hosts;
  *   data_parallel   a replica on every rank, looked up for the local batch,
- *                   its gradient all-reduced.
+ *                   its gradient all-reduced;
+ *   grid_shard      the columns split in n blocks on n distinct hosts,
+ *                   each block table-row-wise over its host's GPUs: a
+ *                   hot table's lookups spread over n hosts' GPUs while
+ *                   its partial pools are reduced on NVLink and only the
+ *                   chunks cross the NICs (TorchRec's GRID_SHARD; the
+ *                   shape of HugeCTR's hierarchical plans across nodes).
  *
  * Row blocks are even (the first rows % n shards get one row more) rather
  * than TorchRec's ceil-sized blocks, so no shard is empty; column blocks
@@ -30,7 +36,8 @@
  * tables first, then the table-wise and column-wise tables largest
  * (rows × dim) first, each shard on the rank holding the fewest table
  * elements so far (ties: lowest rank); table-row-wise tables go to the
- * host holding the fewest.
+ * host holding the fewest, a grid table's blocks to the hosts holding the
+ * fewest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +87,76 @@ static void block(int64_t total, int32_t n, int32_t i, int64_t *off,
   int64_t base = total / n, extra = total % n;
   *off = base * i + (i < extra ? i : extra);
   *len = base + (i < extra ? 1 : 0);
+}
+
+/* The default number of grid blocks: one per 32 columns, at most one per
+ * host, at least one. */
+static int32_t grid_blocks(const dc_shard_plan *s, const dc_table *tb) {
+  int32_t n = tb->dim / CW_MIN_COLS;
+  if (n > s->hosts) n = s->hosts;
+  return n < 1 ? 1 : n;
+}
+
+/* grid_shard: n column blocks (n_ranks: one rank naming each block's
+ * host; none: hosts 0..n-1 with the default count), block j row-wise
+ * over the ranks of its host, shards block by block in rank order. */
+static bool set_grid(dc_shard_plan *s, const dc_point *p, int32_t t,
+                     int32_t n_ranks, const int32_t *ranks, dc_arena *a,
+                     dc_diags *d) {
+  const dc_table *tb = &p->tables[t];
+  dc_table_plan *tp = &s->tables[t];
+  int32_t W = s->n_ranks, S = s->gpus_per_host;
+  int32_t n = n_ranks ? n_ranks : grid_blocks(s, tb);
+  if (n > s->hosts || n > tb->dim) {
+    dc_diag *g = dc_diag_error(
+        d, DC_DIAG_SHARDING, tb->span,
+        "table '%s' cannot be cut in %d grid blocks: there are %d hosts "
+        "and %d columns",
+        tname(p, t), n, s->hosts, tb->dim);
+    dc_diag_set_help(g, "a grid block takes a host of its own; name one "
+                        "rank per block, on distinct hosts");
+    return false;
+  }
+  int32_t *host = dc_arena_array(a, (size_t)n, sizeof(int32_t));
+  int32_t total = 0;
+  for (int32_t j = 0; j < n; j++) {
+    host[j] = n_ranks ? dc_shard_plan_host(s, ranks[j]) : j;
+    for (int32_t i = 0; i < j; i++)
+      if (host[i] == host[j]) {
+        dc_diag *g = dc_diag_error(
+            d, DC_DIAG_SHARDING, tb->span,
+            "table '%s' puts two grid blocks on host %d", tname(p, t),
+            host[j]);
+        dc_diag_set_help(g, "name one rank per block, on distinct hosts");
+        return false;
+      }
+    int32_t m = W - host[j] * S < S ? W - host[j] * S : S;
+    if (tb->rows < m) {
+      dc_diag *g = dc_diag_error(
+          d, DC_DIAG_SHARDING, tb->span,
+          "table '%s' has %lld rows, fewer than the %d ranks of a host it "
+          "would be split over",
+          tname(p, t), (long long)tb->rows, m);
+      dc_diag_set_help(g, "use table_wise or data_parallel for small "
+                          "tables");
+      return false;
+    }
+    total += m;
+  }
+  tp->n_shards = total;
+  tp->shards = dc_arena_array(a, (size_t)total, sizeof(dc_shard));
+  for (int32_t j = 0, k = 0; j < n; j++) {
+    int64_t coff, clen;
+    block(tb->dim, n, j, &coff, &clen);
+    int32_t first = host[j] * S, m = W - first < S ? W - first : S;
+    for (int32_t i = 0; i < m; i++) {
+      int64_t off, len;
+      block(tb->rows, m, i, &off, &len);
+      tp->shards[k++] = (dc_shard){first + i, off, len, (int32_t)coff,
+                                   (int32_t)clen};
+    }
+  }
+  return true;
 }
 
 bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
@@ -183,6 +260,8 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
     for (int32_t i = 0; i < W; i++)
       tp->shards[i] = (dc_shard){i, 0, tb->rows, 0, tb->dim};
     return true;
+  case DC_SHARDING_GRID_SHARD:
+    return set_grid(s, p, t, n_ranks, ranks, a, d);
   case DC_SHARDING_AUTO:
   case DC_SHARDING_EXPLICIT:
     break;
@@ -207,6 +286,7 @@ dc_shard_work dc_shard_plan_work(const dc_point *p, const dc_shard_plan *s,
   switch (tp->type) {
   case DC_SHARDING_ROW_WISE:
   case DC_SHARDING_TABLE_ROW_WISE:
+  case DC_SHARDING_GRID_SHARD:
     w.pooling = tb->pooling * (double)sh->rows / (double)tb->rows;
     break;
   case DC_SHARDING_DATA_PARALLEL:
@@ -231,8 +311,10 @@ static dc_sharding default_type(const dc_point *p, int32_t t) {
     ty = DC_SHARDING_TABLE_WISE;
   if (!own) {
     int64_t over = ty == DC_SHARDING_ROW_WISE ? p->gpus
-                   : ty == DC_SHARDING_TABLE_ROW_WISE ? p->gpus_per_host
-                                                      : 0;
+                   : ty == DC_SHARDING_TABLE_ROW_WISE ||
+                           ty == DC_SHARDING_GRID_SHARD
+                       ? p->gpus_per_host
+                       : 0;
     if (over > 1 && p->tables[t].rows < over) ty = DC_SHARDING_TABLE_WISE;
   }
   return ty;
@@ -278,7 +360,8 @@ dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
     dc_sharding ty = default_type(p, t);
     bool greedy = tb->n_ranks == 0 && (ty == DC_SHARDING_TABLE_WISE ||
                                        ty == DC_SHARDING_COLUMN_WISE ||
-                                       ty == DC_SHARDING_TABLE_ROW_WISE);
+                                       ty == DC_SHARDING_TABLE_ROW_WISE ||
+                                       ty == DC_SHARDING_GRID_SHARD);
     if (greedy) {
       order[n++] = t;
       continue;
@@ -317,6 +400,27 @@ dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
         }
       }
       rk[0] = best * s->gpus_per_host;
+    } else if (ty == DC_SHARDING_GRID_SHARD) {
+      /* one block per host, on the hosts holding the fewest elements */
+      nr = grid_blocks(s, &p->tables[t]);
+      bool *taken = dc_arena_array(a, (size_t)s->hosts, sizeof(bool));
+      for (int32_t k = 0; k < nr; k++) {
+        int32_t best = -1;
+        double bl = 0;
+        for (int32_t h = 0; h < s->hosts; h++) {
+          if (taken[h]) continue;
+          double l = 0;
+          for (int32_t r = h * s->gpus_per_host;
+               r < (h + 1) * s->gpus_per_host && r < W; r++)
+            l += load[r];
+          if (best < 0 || l < bl) {
+            bl = l;
+            best = h;
+          }
+        }
+        taken[best] = true;
+        rk[k] = best * s->gpus_per_host;
+      }
     } else {
       if (ty == DC_SHARDING_COLUMN_WISE) {
         nr = p->tables[t].dim / CW_MIN_COLS;

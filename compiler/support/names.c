@@ -23,7 +23,7 @@ const char *dc_sharding_name(dc_sharding s) {
   static const char *const n[] = {"auto",           "table_wise",
                                   "row_wise",       "column_wise",
                                   "table_row_wise", "data_parallel",
-                                  "explicit"};
+                                  "grid_shard",     "explicit"};
   return (size_t)s < DC_COUNTOF(n) ? n[s] : "?";
 }
 

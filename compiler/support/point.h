@@ -75,6 +75,8 @@ typedef enum dc_sharding {
   DC_SHARDING_COLUMN_WISE,
   DC_SHARDING_TABLE_ROW_WISE,
   DC_SHARDING_DATA_PARALLEL,
+  DC_SHARDING_GRID_SHARD, /* column blocks across hosts, each row-wise
+                             over its host's GPUs (TorchRec's grid_shard) */
   DC_SHARDING_EXPLICIT /* per-table type and ranks in dc_table */
 } dc_sharding;
 

@@ -159,7 +159,8 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x) {
     if (x->tp.type == DC_SHARDING_TABLE_WISE ||
         x->tp.type == DC_SHARDING_COLUMN_WISE)
       sd = Bg * x->tp.shards[i].cols * c->wire_bytes;
-    else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE)
+    else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE ||
+             x->tp.type == DC_SHARDING_GRID_SHARD)
       sd = Bg / c->S * x->tp.shards[i].cols * c->wire_bytes;
     x->fsend[i] = to_fx(sd);
   }
@@ -173,8 +174,11 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x) {
                ew_price(c, e, 0, 4) + ew_price(c, e, flops, bytes);
   }
   x->fdp = to_fx(x->dp_us);
-  /* quick: shards on distinct ranks (a stamp per rank) */
-  x->quick = n <= c->W && n > 0;
+  /* quick: shards on distinct ranks (a stamp per rank), and no host
+   * collectives but one table-row-wise host's (try_cost's quick path
+   * prices that one; a grid table changes several hosts', so it goes
+   * through apply) */
+  x->quick = n <= c->W && n > 0 && x->tp.type != DC_SHARDING_GRID_SHARD;
   c->stamp++;
   for (int32_t i = 0; i < n && x->quick; i++) {
     int32_t r = x->tp.shards[i].rank;
@@ -251,14 +255,69 @@ static tmpl *add_tmpl(pctx *c, int32_t t, dc_sharding type, int32_t n,
   return x;
 }
 
+/* At most this many grid_shard templates a table (block counts 2, 4, 8,
+ * ... and the largest). */
+#define GRID_MAX_TMPL 16
+
+/* grid_shard templates of table t (appended to x at *k): n column blocks
+ * on n consecutive hosts, each rotation a whole host further, for n = 2,
+ * 4, 8, ... up to one 32-column block per host and that largest count
+ * itself (HugeCTR's MLPerf planner splits a hot table across nodes in
+ * powers of two). None for a pinned table, one GPU per host (column-wise
+ * is that) or hosts of unequal size. Blocks over every host have one
+ * rotation: the others only permute equal blocks. */
+static void add_grid(pctx *c, int32_t t, tmpl *x, int32_t *k, int32_t *rk) {
+  const dc_table *tb = &c->p->tables[t];
+  if (tb->n_ranks > 0 || c->S < 2 || c->H < 2 ||
+      (int64_t)c->H * c->S != c->W)
+    return;
+  int32_t top = tb->dim / 32 < c->H ? tb->dim / 32 : c->H;
+  int32_t *rots = dc_arena_array(c->a, (size_t)c->H, sizeof(int32_t));
+  for (int32_t h = 0; h < c->H; h++) rots[h] = h * c->S;
+  for (int32_t n = 2, g = 0; n <= top && g < GRID_MAX_TMPL; g++) {
+    for (int32_t j = 0; j < n; j++) rk[j] = j * c->S;
+    tmpl *y = add_tmpl(c, t, DC_SHARDING_GRID_SHARD, n, rk, x, k);
+    if (y) {
+      y->n_rot = n == c->H ? 1 : c->H;
+      y->rots = rots;
+    }
+    n = n * 2 > top && n < top ? top : n * 2;
+  }
+}
+
+double pl_table_work(pctx *c, int32_t t) {
+  const dc_table *tb = &c->p->tables[t];
+  dc_shard_work w = {c->p->batch_size, tb->pooling, tb->rows, tb->dim};
+  return emb_price(c, DC_KERNEL_EMBEDDING_FWD, t, &w) +
+         emb_price(c, DC_KERNEL_EMBEDDING_BWD, t, &w);
+}
+
+void pl_add_grid(pctx *c, int32_t t) {
+  uint32_t m = allowed_of(c, t);
+  if (!(m & DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)) ||
+      m == DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD))
+    return; /* not allowed, or added with the others */
+  tmpl *x = c->tm[t];
+  int32_t k = c->n_tm[t], k0 = k;
+  int32_t *rk = dc_arena_array(c->a, (size_t)c->W, sizeof(int32_t));
+  add_grid(c, t, x, &k, rk);
+  for (int32_t i = k0; i < k; i++) {
+    pl_price_tmpl(c, t, &x[i]);
+    c->n_cands[t] += x[i].n_rot;
+  }
+  dc_arena_free(&c->scratch);
+  c->n_tm[t] = k;
+}
+
 /* The candidates of table t, in the order the search tries them:
  * table-wise on each (allowed) rank, column-wise from each start rank,
- * row-wise, table-row-wise on each (allowed) host, data-parallel. */
+ * row-wise, table-row-wise on each (allowed) host, data-parallel, then
+ * grid_shard from each start host. */
 void pl_make_cands(pctx *c, int32_t t) {
   const dc_table *tb = &c->p->tables[t];
   uint32_t m = allowed_of(c, t);
   int32_t W = c->W;
-  tmpl *x = dc_arena_array(c->a, 6, sizeof(tmpl));
+  tmpl *x = dc_arena_array(c->a, 6 + GRID_MAX_TMPL, sizeof(tmpl));
   int32_t k = 0;
   int32_t *rk = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
   bool pinned = tb->n_ranks > 0;
@@ -310,6 +369,9 @@ void pl_make_cands(pctx *c, int32_t t) {
   if ((m & DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL)) && W > 1 &&
       (!pinned || tb->n_ranks == W))
     add_tmpl(c, t, DC_SHARDING_DATA_PARALLEL, 0, NULL, x, &k);
+  /* a table that may only be grid_shard gets its grid templates here;
+   * the others where pl_add_grid finds them worth it */
+  if (m == DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)) add_grid(c, t, x, &k, rk);
   if (W == 1 && k == 0) {
     rk[0] = 0;
     add_tmpl(c, t, DC_SHARDING_TABLE_WISE, 1, rk, x, &k);

@@ -136,6 +136,13 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x);
  * candidate its constraints and the allowed types permit, in the order
  * the search tries them. */
 void pl_make_cands(pctx *c, int32_t t);
+/* Appends table t's grid_shard templates (candidates.c, add_grid) where
+ * its type is not fixed; dc_plan_auto asks for them on the tables heavy
+ * enough to gain from them. */
+void pl_add_grid(pctx *c, int32_t t);
+/* The lookup time of table t whole (forward + backward, µs, the global
+ * batch): what a table-wise shard of it costs. */
+double pl_table_work(pctx *c, int32_t t);
 /* Candidate k of table t as a table plan of its own (arena-allocated). */
 dc_table_plan pl_cand_plan(const pctx *c, int32_t t, int32_t k);
 

@@ -187,8 +187,13 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       if (x->tp.type == DC_SHARDING_TABLE_WISE ||
           x->tp.type == DC_SHARDING_COLUMN_WISE)
         c->send[r] += Bg * x->tp.shards[i].cols * c->wire_bytes;
-      else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE)
+      else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE ||
+               x->tp.type == DC_SHARDING_GRID_SHARD)
         c->send[r] += Bg / c->S * x->tp.shards[i].cols * c->wire_bytes;
+      /* a grid block's columns, once on each host it is on */
+      if (x->tp.type == DC_SHARDING_GRID_SHARD &&
+          (i == 0 || rank_of(c, x, i - 1, rot) / c->S != r / c->S))
+        c->twrw[r / c->S] += x->tp.shards[i].cols;
     }
     switch (x->tp.type) {
     case DC_SHARDING_TABLE_WISE:
@@ -197,6 +202,7 @@ static void eval_full(pctx *c, dc_plan_cost *out) {
       d_a2a += dim;
       c->twrw[rank_of(c, x, 0, rot) / c->S] += dim;
       break;
+    case DC_SHARDING_GRID_SHARD: d_a2a += dim; break;
     case DC_SHARDING_ROW_WISE: d_rw += dim; break;
     case DC_SHARDING_DATA_PARALLEL: dp += x->dp_us; break;
     default: break;
@@ -301,6 +307,15 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
     mtree_set(&c->thost, h, host_price(c, h));
     break;
   }
+  case DC_SHARDING_GRID_SHARD: /* each block on its own host */
+    c->d_a2a += dim;
+    for (int32_t i = 0; i < x->tp.n_shards; i++) {
+      int32_t h = rank_of(c, x, i, rot) / c->S;
+      if (i > 0 && rank_of(c, x, i - 1, rot) / c->S == h) continue;
+      c->tw_dims[h] += (double)x->tp.shards[i].cols * sign;
+      mtree_set(&c->thost, h, host_price(c, h));
+    }
+    break;
   case DC_SHARDING_ROW_WISE: c->d_rw += dim; break;
   case DC_SHARDING_DATA_PARALLEL:
     if (sign > 0) c->sdp += x->fdp;
@@ -394,7 +409,8 @@ static void quick_cost(pctx *c, int32_t t, const tmpl *x, const qmax *q,
   switch (x->tp.type) {
   case DC_SHARDING_TABLE_WISE:
   case DC_SHARDING_COLUMN_WISE:
-  case DC_SHARDING_TABLE_ROW_WISE: d_a2a += dim; break;
+  case DC_SHARDING_TABLE_ROW_WISE:
+  case DC_SHARDING_GRID_SHARD: d_a2a += dim; break;
   case DC_SHARDING_ROW_WISE: d_rw += dim; break;
   case DC_SHARDING_DATA_PARALLEL: sdp += x->fdp; break;
   default: break;
@@ -871,6 +887,18 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
       dc_diag_set_help(g, "check its sharding type and pinned ranks");
       return NULL;
     }
+  }
+  /* grid_shard where a table is too hot for one host: its lookups
+   * spread over one host's GPUs would still exceed a rank's share of all
+   * the lookups (Σ work / W); a lighter table has nothing to gain from
+   * more hosts, and leaving it out keeps the search's cost in check */
+  if (c.H > 1) {
+    double *work = dc_arena_array(a, (size_t)(c.T > 0 ? c.T : 1),
+                                  sizeof(double));
+    double total = 0;
+    for (int32_t t = 0; t < c.T; t++) total += work[t] = pl_table_work(&c, t);
+    for (int32_t t = 0; t < c.T; t++)
+      if (work[t] / c.S > total / c.W) pl_add_grid(&c, t);
   }
   /* (1) greedy, heaviest first */
   dc_plan_order *ord =

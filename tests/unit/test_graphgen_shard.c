@@ -34,6 +34,16 @@
  * 2: t3 256 + chunk (16/2) × 4 × 4 = 128 → 384 B, rank 3: 128 B. Backward:
  * all-to-all 4 × 16 × 4 = 256 B (id 5), host 1's all-gather of
  * 16 × 4 × 4 = 256 B (id 6 + 1 = 7).
+ *
+ * grid_shard t0 over ranks [0, 2] on 2 hosts × 2 GPUs: block 0 (columns
+ * [0,2)) row-wise on host 0 (rows [0,500) rank 0, [500,1000) rank 1),
+ * block 1 (columns [2,4)) on host 1 (ranks 2, 3); 1000 elements each.
+ * Greedy for the rest (loads 1000 each): t1 → 0, t2 → 1, t3 → 2. Forward:
+ * every host reduce-scatters its block's partial pools, 16 × 2 × 4 =
+ * 128 B (id = host); the all-to-all (id 2) sends each rank its chunk
+ * (16/2) × 2 × 4 = 64 B, plus 256 B for t1, t2, t3 on ranks 0, 1, 2:
+ * 320, 320, 320, 64. Backward: all-to-all 4 × 16 × 4 = 256 B (id 5), each
+ * host's all-gather 128 B (id 6 + host).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,6 +251,93 @@ static void test_table_row_wise(void **state) {
   }
 }
 
+static void test_grid_shard(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 4, 2);
+  c.ranks[0] = 0;
+  c.ranks[1] = 2;
+  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
+  c.tables[0].n_ranks = 2;
+  c.tables[0].ranks = c.ranks;
+  const dc_graph *g = build(&c);
+  const dc_table_plan *t0 = &g->plan->tables[0];
+  assert_int_equal(t0->type, DC_SHARDING_GRID_SHARD);
+  assert_int_equal(t0->n_shards, 4);
+  dc_buf b = {0};
+  dc_shard_plan_write(&c.p, g->plan, &b);
+  assert_non_null(strstr(b.data, "t0 grid_shard 0:[0,500)x[0,2) "
+                                 "1:[500,1000)x[0,2) 2:[0,500)x[2,4) "
+                                 "3:[500,1000)x[2,4)\n"));
+  assert_non_null(strstr(b.data, "t1 table_wise 0:"));
+  assert_non_null(strstr(b.data, "t2 table_wise 1:"));
+  assert_non_null(strstr(b.data, "t3 table_wise 2:"));
+  dc_buf_free(&b);
+  /* each shard pools the indices in its rows: 16 × 1 × 500/1000 */
+  dc_shard_work w = dc_shard_plan_work(&c.p, g->plan, 0, 3);
+  assert_int_equal(w.batch, 16);
+  assert_true(w.pooling == 0.5);
+  assert_int_equal(w.cols, 2);
+  static const int64_t a2a[4] = {320, 320, 320, 64};
+  for (int32_t r = 0; r < 4; r++) {
+    coll cs[16];
+    int n = collectives(g, r, cs, 16);
+    assert_int_equal(n, 8);
+    assert_int_equal(cs[0].kind, DC_KERNEL_REDUCE_SCATTER);
+    assert_int_equal(cs[0].bytes, 128);
+    assert_int_equal(cs[0].ranks, 2);
+    assert_int_equal(cs[0].hosts, 1);
+    assert_int_equal(cs[0].id, r / 2);
+    assert_int_equal(cs[1].kind, DC_KERNEL_ALL_TO_ALL);
+    assert_int_equal(cs[1].bytes, a2a[r]);
+    assert_int_equal(cs[1].id, 2);
+    assert_int_equal(cs[4].kind, DC_KERNEL_ALL_TO_ALL);
+    assert_int_equal(cs[4].bytes, 256);
+    assert_int_equal(cs[4].id, 5);
+    assert_int_equal(cs[5].kind, DC_KERNEL_ALL_GATHER);
+    assert_int_equal(cs[5].bytes, 128);
+    assert_int_equal(cs[5].id, 6 + r / 2);
+  }
+
+  /* the default count: min(hosts, dim / 32) blocks, here one (dim 4) */
+  model(&c, 4, 2);
+  c.p.sharding = DC_SHARDING_GRID_SHARD;
+  g = build(&c);
+  for (int32_t t = 0; t < 4; t++) {
+    assert_int_equal(g->plan->tables[t].type, DC_SHARDING_GRID_SHARD);
+    assert_int_equal(g->plan->tables[t].n_shards, 2);
+  }
+
+  /* two blocks on one host, more blocks than hosts: refused */
+  model(&c, 4, 2);
+  c.ranks[0] = 0;
+  c.ranks[1] = 1;
+  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
+  c.tables[0].n_ranks = 2;
+  c.tables[0].ranks = c.ranks;
+  dc_diags d = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d));
+  assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
+  assert_non_null(strstr(d.items[0].message, "two grid blocks on host 0"));
+  dc_diags_free(&d);
+  c.ranks[1] = 2;
+  c.ranks[2] = 3;
+  c.tables[0].n_ranks = 3;
+  dc_diags d2 = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d2));
+  assert_non_null(strstr(d2.items[0].message, "3 grid blocks"));
+  dc_diags_free(&d2);
+
+  /* the torchrec style does not build it, and says so */
+  model(&c, 4, 2);
+  c.p.framework = DC_FRAMEWORK_TORCHREC;
+  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
+  dc_diags d3 = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d3));
+  assert_non_null(strstr(d3.items[0].message, "torchrec style"));
+  dc_diags_free(&d3);
+}
+
 /* Every type at once, batched lookups, Adam, fp16: builds, verifies
  * (which checks that every collective matches across ranks), and each
  * class has its own LookupFunction. */
@@ -368,6 +465,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_data_parallel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_column_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_table_row_wise, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grid_shard, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mixed_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_plan_errors, setup, teardown),
