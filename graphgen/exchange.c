@@ -121,6 +121,19 @@ static int32_t hosts_spanned(const gg_ctx *c) {
   return hosts_of(c) < 1 ? 1 : hosts_of(c);
 }
 
+/* The world all-to-all of the pooled embeddings (or their gradients) of
+ * `bytes` this rank sends, for the open op: hierarchical where the style
+ * runs it so (dc_pooled_a2a_hier: the fused style across hosts), where
+ * `railed` of them (the table-row-wise chunks, their gradients) are
+ * already on the GPU of their rail: the host reduce-scatter left them
+ * there, the host all-gather takes them from there. */
+static void pooled_a2a(gg_ctx *c, int64_t bytes, int64_t railed) {
+  dc_launch *l = gg_coll(c, DC_KERNEL_ALL_TO_ALL, bytes, c->n_ranks,
+                         hosts_spanned(c), c->b->coll_next++);
+  l->k.u.coll.hier = dc_pooled_a2a_hier(c->p);
+  if (l->k.u.coll.hier) l->k.u.coll.railed = railed;
+}
+
 /* training.comm_precision: the all-to-all's payload, as TorchRec's qcomm
  * codecs send it — FBGEMM quantizes the fp32 pooled embeddings (their
  * gradients in the backward) before the collective and dequantizes what
@@ -295,10 +308,12 @@ static void a2a_forward(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
   int64_t Bg = c->p->batch_size, B = c->batch;
   int32_t S = host_size(c);
-  int64_t n_send = 0; /* elements */
+  int64_t n_send = 0, n_chunk = 0; /* elements */
   if (k != GG_CLS_TWRW) n_send += gg_mul(b, Bg, local_cols(c, k));
-  if (carries_twrw(c, k) && n_class(c, GG_CLS_TWRW) > 0)
-    n_send += gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
+  if (carries_twrw(c, k) && n_class(c, GG_CLS_TWRW) > 0) {
+    n_chunk = gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
+    n_send += n_chunk;
+  }
   int32_t f0 = c->n_feat;
   received_features(c, k);
   dc_dtype qt = comm_dtype(c);
@@ -320,9 +335,8 @@ static void a2a_forward(gg_ctx *c, int32_t k) {
     in_a2a_sends(c, k);
     for (int32_t i = f0; i < c->n_feat; i++) gg_out(b, c->feat[i]);
   }
-  gg_coll(c, DC_KERNEL_ALL_TO_ALL,
-          gg_mul(b, n_send, gg_es(q >= 0 ? qt : wire_dtype(c))), c->n_ranks,
-          hosts_spanned(c), b->coll_next++);
+  int es = gg_es(q >= 0 ? qt : wire_dtype(c));
+  pooled_a2a(c, gg_mul(b, n_send, es), gg_mul(b, n_chunk, es));
   gg_end(b);
   if (q >= 0) {
     gg_begin(b, dequantize_name(qt));
@@ -467,6 +481,13 @@ static const char *a2a_backward_name(const gg_ctx *c) {
                  : EV("All2All_ReqBackward");
 }
 
+/* Of class k's backward send, the bytes of the table-row-wise features'
+ * gradients (they go to the chunks' holders, then the host all-gather). */
+static int64_t twrw_grad_bytes(gg_ctx *c, int32_t k, dc_dtype t) {
+  if (!carries_twrw(c, k)) return 0;
+  return gg_mul3(c->b, c->batch, c->plan_dims[GG_CLS_TWRW], gg_es(t));
+}
+
 /* Class k's all-to-all backward: it returns the gradients of the class's
  * shards and of the TWRW chunk it carried (returned, or -1). */
 static int32_t a2a_backward(gg_ctx *c, int32_t k) {
@@ -496,8 +517,7 @@ static int32_t a2a_backward(gg_ctx *c, int32_t k) {
     gg_begin(b, "c10d::alltoall_base_");
     gg_in(b, q);
     gg_out(b, recv);
-    gg_coll(c, DC_KERNEL_ALL_TO_ALL, gg_mul(b, n_send, gg_es(qt)),
-            c->n_ranks, hosts_spanned(c), b->coll_next++);
+    pooled_a2a(c, gg_mul(b, n_send, gg_es(qt)), twrw_grad_bytes(c, k, qt));
     gg_end(b);
     gg_end(b);
     gg_begin(b, dequantize_name(qt));
@@ -513,9 +533,8 @@ static int32_t a2a_backward(gg_ctx *c, int32_t k) {
   gg_begin(b, "c10d::alltoall_base_");
   in_gfeat(c, k);
   reout_a2a_grads(c, k, gchunk);
-  gg_coll(c, DC_KERNEL_ALL_TO_ALL,
-          gg_mul3(b, B, plan_dims(c, k), gg_es(wire_dtype(c))), c->n_ranks,
-          hosts_spanned(c), b->coll_next++);
+  pooled_a2a(c, gg_mul3(b, B, plan_dims(c, k), gg_es(wire_dtype(c))),
+             twrw_grad_bytes(c, k, wire_dtype(c)));
   gg_end(b);
   gg_end(b);
   return gchunk;

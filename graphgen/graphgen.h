@@ -266,6 +266,12 @@ int dc_pooled_wire_bytes(const dc_point *p);
  * world): fp32 (comm_precision does not quantize them), the model's half
  * precision in the fused style, as its all-to-all. */
 int dc_pooled_reduce_bytes(const dc_point *p);
+/* Whether the pooled all-to-all runs hierarchically: NVLink writes
+ * inside each host, then an all-to-all among each rail's GPUs (one per
+ * host) — HugeCTR's Hierarchical communication strategy, which its MLPerf
+ * DLRM-DCNv2 script sets across nodes: the fused style on more than one
+ * host. Elsewhere NCCL's flat all-to-all (TorchRec, the stock DLRM). */
+bool dc_pooled_a2a_hier(const dc_point *p);
 
 /* Bytes per element of a data-parallel table's gradient all-reduce, and
  * whether it joins the dense gradients' one all-reduce (grouped: the

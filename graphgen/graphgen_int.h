@@ -187,9 +187,9 @@ void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
 static inline int32_t gg_world_hosts(const gg_ctx *c) {
   return c->p->hosts < 1 ? 1 : c->p->hosts;
 }
-/* One collective launch on NCCL's stream for the open op. */
-void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
-             int32_t hosts, int32_t id);
+/* One collective launch on NCCL's stream for the open op (returned). */
+dc_launch *gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes,
+                   int32_t ranks, int32_t hosts, int32_t id);
 /* exchange.c: the collectives of the pooled embeddings (multi-GPU). */
 void gg_exchange_forward(gg_ctx *c);
 void gg_exchange_backward(gg_ctx *c);

@@ -63,11 +63,12 @@ void gg_emb_kernel(gg_ctx *c, dc_kernel_kind kind, const int32_t *tabs,
 }
 
 /* A collective op: `name` with one launch of `kind` on NCCL's stream. */
-void gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes, int32_t ranks,
-             int32_t hosts, int32_t id) {
+dc_launch *gg_coll(gg_ctx *c, dc_kernel_kind kind, int64_t bytes,
+                   int32_t ranks, int32_t hosts, int32_t id) {
   dc_launch *l = gg_launch(c->b, kind, GG_STREAM_COMM);
   l->k.u.coll.bytes = bytes;
   l->k.u.coll.ranks = ranks;
   l->k.u.coll.hosts = hosts;
   l->k.u.coll.coll_id = id;
+  return l;
 }

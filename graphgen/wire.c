@@ -26,6 +26,10 @@ int dc_pooled_reduce_bytes(const dc_point *p) {
   return gg_es(gg_wire_dtype(p));
 }
 
+bool dc_pooled_a2a_hier(const dc_point *p) {
+  return p->framework == DC_FRAMEWORK_FUSED && p->hosts > 1;
+}
+
 /* A data-parallel replica's gradient: the fused style sends it in the
  * model's precision with the dense gradients (fused.c's all-reduce). */
 bool dc_dp_grad_grouped(const dc_point *p) {

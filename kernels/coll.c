@@ -113,12 +113,12 @@ static const double hw_lat[3][A_N][3] = {
 
 const char *dc_coll_algo_name(dc_coll_algo a) {
   static const char *const n[] = {"none", "ring",    "tree", "nvls",
-                                  "nvls_tree", "collnet", "p2p"};
+                                  "nvls_tree", "collnet", "p2p", "hier"};
   return (unsigned)a < DC_COUNTOF(n) ? n[a] : "?";
 }
 
 bool dc_coll_algo_parse(const char *name, dc_coll_algo *out) {
-  for (int a = DC_COLL_NONE; a <= DC_COLL_P2P; a++)
+  for (int a = DC_COLL_NONE; a <= DC_COLL_HIER; a++)
     if (strcmp(name, dc_coll_algo_name((dc_coll_algo)a)) == 0) {
       *out = (dc_coll_algo)a;
       return true;
@@ -234,7 +234,8 @@ static void consider(chooser *ch, dc_coll_plan *c) {
   c->inter_us = c->inter_bytes > 0 && c->inter_gbps > 0
                     ? c->inter_bytes / (c->inter_gbps * 1e3)
                     : 0;
-  double bw_us = fmax(c->intra_us, c->inter_us);
+  double bw_us = c->phased ? c->intra_us + c->inter_us
+                           : fmax(c->intra_us, c->inter_us);
   c->ramp_us = ch->ramp_bytes > 0
                    ? bw_us * fmin(RAMP_SHARE, RAMP_BYTES / ch->ramp_bytes)
                    : 0;
@@ -332,14 +333,39 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
   }
 }
 
+/* NCCL's all-to-all: pairwise sends to every peer, those inside the
+ * NVLink domain over NVLink, the others over the NIC, all in flight
+ * together (the levels pipelined), P2P_PEERS_PER_ROUND peers a round.
+ *
+ * Hierarchical (k->u.coll.hier or algo=hier, across domains): HugeCTR's
+ * exchange — each GPU first writes, over NVLink, the part of its buffer
+ * bound for each rail to that rail's GPU in its own domain ((L-1)/L of
+ * it), the domain synchronises, then each rail's N GPUs (one per domain)
+ * run an all-to-all among themselves through their NICs ((N-1)/N of the
+ * buffer, as many bytes as the flat exchange sends across, to N-1 peers
+ * instead of n-L). The two phases run one after the other. Bytes the
+ * graph marks `railed` (a table-row-wise chunk a host reduce-scatter
+ * already left on its rail's GPU, or the gradients a host all-gather
+ * takes from there) skip the NVLink phase. */
 static void all_to_all(const dc_kernel *k, const topo *t, dc_coll_plan *c) {
-  double b = (double)k->u.coll.bytes, n = t->n, L = t->L;
-  c->algo = DC_COLL_P2P;
+  double b = (double)k->u.coll.bytes, n = t->n, L = t->L, N = t->N;
   c->proto = DC_PROTO_SIMPLE;
-  c->intra_bytes = (L - 1) / n * b;
   c->intra_gbps = t->intra;
-  c->inter_bytes = (n - L) / n * b;
   c->inter_gbps = t->inter;
+  c->inter_bytes = (n - L) / n * b;
+  if ((k->u.coll.hier || k->u.coll.algo == DC_COLL_HIER) && N > 1 &&
+      L > 1) {
+    c->algo = DC_COLL_HIER;
+    c->phased = true;
+    double railed = (double)k->u.coll.railed;
+    c->intra_bytes = (L - 1) / L * (railed < b ? b - railed : 0);
+    c->latency_us = base_lat[A_RING][2] + lat_intra(t, A_RING, 2) +
+                    ceil((N - 1) / P2P_PEERS_PER_ROUND) *
+                        lat_net(t, A_RING, 2);
+    return;
+  }
+  c->algo = DC_COLL_P2P;
+  c->intra_bytes = (L - 1) / n * b;
   c->latency_us =
       base_lat[A_RING][2] +
       ceil((L - 1) / P2P_PEERS_PER_ROUND) * lat_intra(t, A_RING, 2) +

@@ -82,7 +82,7 @@ typedef struct dc_device {
  * level (NCCL pipelines both). */
 typedef enum dc_coll_algo {
   DC_COLL_NONE, DC_COLL_RING, DC_COLL_TREE, DC_COLL_NVLS, DC_COLL_NVLS_TREE,
-  DC_COLL_COLLNET, DC_COLL_P2P
+  DC_COLL_COLLNET, DC_COLL_P2P, DC_COLL_HIER
 } dc_coll_algo;
 typedef enum dc_coll_proto {
   DC_PROTO_LL, DC_PROTO_LL128, DC_PROTO_SIMPLE
@@ -95,6 +95,8 @@ typedef struct dc_coll_plan {
   double intra_gbps, inter_gbps;         /* achievable, protocol included */
   double intra_raw_gbps, inter_raw_gbps; /* the links' datasheet figures */
   double intra_us, inter_us, latency_us, ramp_us, total_us;
+  bool phased; /* the levels run one after the other (hier), not
+                  pipelined: total = latency + intra + inter */
 } dc_coll_plan;
 void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
                         dc_coll_plan *out);

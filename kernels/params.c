@@ -321,16 +321,18 @@ bool dc_kernel_param_set(dc_kernel *k, const char *key, const char *v,
       return size_val(key, v, sp, 1, &k->u.coll.bytes, d);
     if (strcmp(key, "algo") == 0) {
       dc_coll_algo al;
-      if (dc_coll_algo_parse(v, &al) && al != DC_COLL_P2P &&
-          (al == DC_COLL_NONE) == (k->kind == DC_KERNEL_ALL_TO_ALL)) {
-        k->u.coll.algo = (int32_t)al;
+      bool a2a = k->kind == DC_KERNEL_ALL_TO_ALL;
+      if (dc_coll_algo_parse(v, &al) && al != DC_COLL_NONE &&
+          (al == DC_COLL_P2P || al == DC_COLL_HIER) == a2a) {
+        /* p2p: NCCL's flat all-to-all, the default (0) */
+        k->u.coll.algo = al == DC_COLL_P2P ? 0 : (int32_t)al;
         return true;
       }
       dc_diag *g = dc_diag_error(d, DC_DIAG_BAD_ENUM, sp,
                                  "'%s' is not an algorithm of %s", v,
                                  dc_kernel_kind_name(k->kind));
-      dc_diag_set_help(g, k->kind == DC_KERNEL_ALL_TO_ALL
-                              ? "all_to_all runs pairwise sends only"
+      dc_diag_set_help(g, a2a ? "p2p (NCCL's pairwise sends) or hier "
+                                "(HugeCTR's hierarchical exchange)"
                               : "one of ring, tree, nvls, nvls_tree, collnet");
       return false;
     }

@@ -173,6 +173,13 @@ typedef struct dc_kernel {
       int32_t coll_id; /* same id on every rank for one collective */
       int32_t algo;    /* a dc_coll_algo the run forces (NCCL_ALGO);
                         * 0: the cheapest, as NCCL's tuner picks */
+      bool hier;       /* all-to-all: HugeCTR's hierarchical exchange
+                        * (NVLink writes inside the node, then an
+                        * all-to-all among each rail's GPUs) */
+      int64_t railed;  /* hier: of `bytes`, those already on their rail's
+                        * GPU (a host reduce-scatter's chunk, or the
+                        * gradients a host all-gather spreads), which
+                        * skip the NVLink phase */
     } coll;
   } u;
 } dc_kernel;

@@ -60,6 +60,8 @@ double pl_coll_price(const pctx *c, dc_kernel_kind kind, double bytes,
   k.u.coll.bytes = dc_f64_sat_i64(bytes);
   k.u.coll.ranks = ranks;
   k.u.coll.hosts = hosts;
+  /* the planner's all-to-all is the pooled one, as the graph runs it */
+  k.u.coll.hier = kind == DC_KERNEL_ALL_TO_ALL && dc_pooled_a2a_hier(c->p);
   return ktime(c, &k);
 }
 

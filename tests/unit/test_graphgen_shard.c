@@ -299,6 +299,25 @@ static void test_grid_shard(void **state) {
     assert_int_equal(cs[5].id, 6 + r / 2);
   }
 
+  /* the fused style (HugeCTR) runs the pooled all-to-all hierarchically
+   * across hosts; the grid chunk (64 B forward, its gradients 4 × 4 × 4
+   * = 64 B of each rank's backward send) is already on its rail */
+  c.p.framework = DC_FRAMEWORK_FUSED;
+  g = build(&c);
+  for (int32_t r = 0; r < 4; r++) {
+    int seen = 0;
+    for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++)
+      for (int32_t l = 0; l < g->ops[i].n_launches; l++) {
+        const dc_kernel *k = &g->ops[i].launches[l].k;
+        if (k->kind != DC_KERNEL_ALL_TO_ALL) continue;
+        assert_true(k->u.coll.hier);
+        assert_int_equal(k->u.coll.railed, 64);
+        seen++;
+      }
+    assert_int_equal(seen, 2);
+  }
+  c.p.framework = DC_FRAMEWORK_PYTORCH;
+
   /* the default count: min(hosts, dim / 32) blocks, here one (dim 4) */
   model(&c, 4, 2);
   c.p.sharding = DC_SHARDING_GRID_SHARD;

@@ -316,6 +316,41 @@ static void collectives(void **st) {
   assert_int_equal(c.domains, 2);
   NEAR(c.intra_bytes, 3e6);
   NEAR(c.inter_bytes, 4e6);
+  /* hierarchical (HugeCTR): 3/4 of the buffer over NVLink first, then
+   * the same 4 MB through the NIC to the one rail peer; the phases add */
+  k.u.coll.hier = true;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_HIER);
+  assert_true(c.phased);
+  NEAR(c.intra_bytes, 6e6);
+  NEAR(c.inter_bytes, 4e6);
+  NEAR(c.latency_us, 8.4 + 3.4 + 14);
+  NEAR(c.total_us, c.latency_us + c.intra_us + c.inter_us);
+  assert_true(c.intra_us > 0 && c.inter_us > 0);
+  /* a reduce-scatter's chunk is already on its rail: no NVLink phase */
+  k.u.coll.railed = 2000000;
+  dc_collective_plan(&k, &v, &c);
+  NEAR(c.intra_bytes, 4.5e6);
+  /* 32 ranks on 8 domains: the flat exchange's 28 remote peers take 4
+   * network rounds, the rail's 7 peers one */
+  k.u.coll.railed = 0;
+  k.u.coll.ranks = 32;
+  k.u.coll.hosts = 8;
+  dc_collective_plan(&k, &v, &c);
+  NEAR(c.latency_us, 8.4 + 3.4 + 14);
+  k.u.coll.hier = false;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_P2P);
+  NEAR(c.latency_us, 8.4 + 3.4 + 4 * 14);
+  /* inside one domain there is no rail to exchange over: flat */
+  k.u.coll.hier = true;
+  k.u.coll.ranks = 4;
+  k.u.coll.hosts = 1;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.algo, DC_COLL_P2P);
+  k.u.coll.hier = false;
+  k.u.coll.ranks = 8;
+  k.u.coll.hosts = 2;
   k.kind = DC_KERNEL_ALL_GATHER;
   NEAR(dc_kernel_time(&k, &v, NULL), 8.4 + 6 * 3.4 + 14 + 1.75e6 / 9.6e3);
   k.kind = DC_KERNEL_REDUCE_SCATTER;
