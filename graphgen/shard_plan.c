@@ -89,6 +89,19 @@ static void block(int64_t total, int32_t n, int32_t i, int64_t *off,
   *len = base + (i < extra ? 1 : 0);
 }
 
+/* A row-wise cut of table t over n ranks with fewer rows than ranks:
+ * E0502 at the table's span (false). */
+static bool too_few_rows(const dc_point *p, int32_t t, int32_t n,
+                         dc_diags *d) {
+  dc_diag *g = dc_diag_error(
+      d, DC_DIAG_SHARDING, p->tables[t].span,
+      "table '%s' has %lld rows, fewer than the %d ranks it would be split "
+      "over",
+      tname(p, t), (long long)p->tables[t].rows, n);
+  dc_diag_set_help(g, "use table_wise or data_parallel for small tables");
+  return false;
+}
+
 /* The default number of grid blocks: one per 32 columns, at most one per
  * host, at least one. */
 static int32_t grid_blocks(const dc_shard_plan *s, const dc_table *tb) {
@@ -131,16 +144,7 @@ static bool set_grid(dc_shard_plan *s, const dc_point *p, int32_t t,
         return false;
       }
     int32_t m = W - host[j] * S < S ? W - host[j] * S : S;
-    if (tb->rows < m) {
-      dc_diag *g = dc_diag_error(
-          d, DC_DIAG_SHARDING, tb->span,
-          "table '%s' has %lld rows, fewer than the %d ranks of a host it "
-          "would be split over",
-          tname(p, t), (long long)tb->rows, m);
-      dc_diag_set_help(g, "use table_wise or data_parallel for small "
-                          "tables");
-      return false;
-    }
+    if (tb->rows < m) return too_few_rows(p, t, m, d);
     total += m;
   }
   tp->n_shards = total;
@@ -235,16 +239,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
       n = s->gpus_per_host;
       if (first + n > W) n = W - first;
     }
-    if (tb->rows < n) {
-      dc_diag *g = dc_diag_error(
-          d, DC_DIAG_SHARDING, tb->span,
-          "table '%s' has %lld rows, fewer than the %d ranks it would be "
-          "split over",
-          tname(p, t), (long long)tb->rows, n);
-      dc_diag_set_help(g, "use table_wise or data_parallel for small "
-                          "tables");
-      return false;
-    }
+    if (tb->rows < n) return too_few_rows(p, t, n, d);
     tp->n_shards = n;
     tp->shards = dc_arena_array(a, (size_t)n, sizeof(dc_shard));
     for (int32_t i = 0; i < n; i++) {

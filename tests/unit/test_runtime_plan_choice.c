@@ -56,6 +56,21 @@ static bool rec_step(void *ctx, const dc_point *p, const dc_shard_plan *s,
   return true;
 }
 
+/* Point `index` of studies/NAME.yaml under ROOT, with its device. */
+static dc_study *load_point(const char *root, const char *name,
+                            int64_t index, dc_arena *a, dc_point *p,
+                            dc_device *dev, dc_diags *d) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/studies/%s.yaml", root, name);
+  dc_study *st = dc_study_load(path, NULL, 0, d);
+  if (!st) dc_diags_render(d, stderr, false);
+  assert_non_null(st);
+  assert_true(index < dc_study_point_count(st));
+  dc_study_point(st, index, a, p);
+  assert_true(dc_device_of_point(p, dev, a, d));
+  return st;
+}
+
 /* Point `index` of studies/NAME.yaml: the chosen plan against every
  * candidate the planner priced, its objective's own choice and the
  * default plan. Returns the objective's choice's step time over the
@@ -63,19 +78,12 @@ static bool rec_step(void *ctx, const dc_point *p, const dc_shard_plan *s,
 static double check_point(const char *name, int64_t index) {
   const char *root = getenv("DC_SOURCE_DIR");
   if (!root) skip();
-  char path[1024];
-  snprintf(path, sizeof path, "%s/studies/%s.yaml", root, name);
   dc_diags d = {0};
-  dc_study *st = dc_study_load(path, NULL, 0, &d);
-  if (!st) dc_diags_render(&d, stderr, false);
-  assert_non_null(st);
-  assert_true(index < dc_study_point_count(st));
   dc_arena a;
   dc_arena_init(&a);
   dc_point p;
-  dc_study_point(st, index, &a, &p);
   dc_device dev;
-  assert_true(dc_device_of_point(&p, &dev, &a, &d));
+  dc_study *st = load_point(root, name, index, &a, &p, &dev, &d);
 
   /* the planner with a recording pricer, and without one */
   rec r = {0};
@@ -176,17 +184,12 @@ static void test_balanced_all_to_all(void **state) {
   (void)state;
   const char *root = getenv("DC_SOURCE_DIR");
   if (!root) skip();
-  char path[1024];
-  snprintf(path, sizeof path, "%s/studies/dcnv2-hosts.yaml", root);
   dc_diags d = {0};
-  dc_study *st = dc_study_load(path, NULL, 0, &d);
-  assert_non_null(st);
   dc_arena a;
   dc_arena_init(&a);
   dc_point p;
-  dc_study_point(st, 2, &a, &p);
   dc_device dev;
-  assert_true(dc_device_of_point(&p, &dev, &a, &d));
+  dc_study *st = load_point(root, "dcnv2-hosts", 2, &a, &p, &dev, &d);
   /* without grid_shard, which now takes the hot tables off the
    * all-to-all (test_grid_hot_table) */
   dc_plan_pricer pr = {rec_step, &(rec){0}};
@@ -228,17 +231,12 @@ static void test_grid_hot_table(void **state) {
   const char *root = getenv("DC_SOURCE_DIR");
   if (!root) skip();
   assert_true(check_point("dcnv2-hosts", 2) > 1.0 - 1e-9);
-  char path[1024];
-  snprintf(path, sizeof path, "%s/studies/dcnv2-hosts.yaml", root);
   dc_diags d = {0};
-  dc_study *st = dc_study_load(path, NULL, 0, &d);
-  assert_non_null(st);
   dc_arena a;
   dc_arena_init(&a);
   dc_point p;
-  dc_study_point(st, 2, &a, &p);
   dc_device dev;
-  assert_true(dc_device_of_point(&p, &dev, &a, &d));
+  dc_study *st = load_point(root, "dcnv2-hosts", 2, &a, &p, &dev, &d);
   dc_plan_pricer pr = {rec_step, &(rec){0}};
   dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev),
                     .pricer = &pr};
