@@ -346,15 +346,24 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
  * instead of n-L). The two phases run one after the other. Bytes the
  * graph marks `railed` (a table-row-wise chunk a host reduce-scatter
  * already left on its rail's GPU, or the gradients a host all-gather
- * takes from there) skip the NVLink phase. */
-static void all_to_all(const dc_kernel *k, const topo *t, dc_coll_plan *c) {
+ * takes from there) skip the NVLink phase. A framework that can run it
+ * (k->u.coll.hier) runs whichever of the two is faster, as HugeCTR's
+ * user sets the strategy its plan is built for; algo=hier forces it. */
+static void all_to_all(const dc_kernel *k, const topo *t, chooser *ch,
+                       dc_coll_plan *c) {
   double b = (double)k->u.coll.bytes, n = t->n, L = t->L, N = t->N;
   c->proto = DC_PROTO_SIMPLE;
   c->intra_gbps = t->intra;
   c->inter_gbps = t->inter;
   c->inter_bytes = (n - L) / n * b;
-  if ((k->u.coll.hier || k->u.coll.algo == DC_COLL_HIER) && N > 1 &&
-      L > 1) {
+  c->algo = DC_COLL_P2P;
+  c->intra_bytes = (L - 1) / n * b;
+  c->latency_us =
+      base_lat[A_RING][2] +
+      ceil((L - 1) / P2P_PEERS_PER_ROUND) * lat_intra(t, A_RING, 2) +
+      ceil((n - L) / P2P_PEERS_PER_ROUND) * lat_net(t, A_RING, 2);
+  consider(ch, c);
+  if ((k->u.coll.hier || ch->want == DC_COLL_HIER) && N > 1 && L > 1) {
     c->algo = DC_COLL_HIER;
     c->phased = true;
     double railed = (double)k->u.coll.railed;
@@ -362,14 +371,8 @@ static void all_to_all(const dc_kernel *k, const topo *t, dc_coll_plan *c) {
     c->latency_us = base_lat[A_RING][2] + lat_intra(t, A_RING, 2) +
                     ceil((N - 1) / P2P_PEERS_PER_ROUND) *
                         lat_net(t, A_RING, 2);
-    return;
+    consider(ch, c);
   }
-  c->algo = DC_COLL_P2P;
-  c->intra_bytes = (L - 1) / n * b;
-  c->latency_us =
-      base_lat[A_RING][2] +
-      ceil((L - 1) / P2P_PEERS_PER_ROUND) * lat_intra(t, A_RING, 2) +
-      ceil((n - L) / P2P_PEERS_PER_ROUND) * lat_net(t, A_RING, 2);
 }
 
 void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
@@ -394,8 +397,7 @@ void dc_collective_plan(const dc_kernel *k, const dc_device *dev,
                                   : 0};
   ch.any.algo = ch.forced.algo = DC_COLL_NONE;
   if (k->kind == DC_KERNEL_ALL_TO_ALL) {
-    all_to_all(k, &t, &c);
-    consider(&ch, &c);
+    all_to_all(k, &t, &ch, &c);
   } else {
     reduce_family(k, &t, &ch, &c);
   }
