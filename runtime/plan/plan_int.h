@@ -136,6 +136,9 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x);
  * candidate its constraints and the allowed types permit, in the order
  * the search tries them. */
 void pl_make_cands(pctx *c, int32_t t);
+/* The objective of the current (possibly partial) assignment, summed
+ * table by table (objective.c). */
+void pl_eval_full(pctx *c, dc_plan_cost *out);
 /* Appends table t's grid_shard templates (candidates.c, add_grid) where
  * its type is not fixed; dc_plan_auto asks for them on the tables heavy
  * enough to gain from them. */

@@ -43,11 +43,13 @@
  * table of the result is cheaper replicated. (4) The final choice: with a
  * pricer in the options (dc_plan_build_graph's: the evaluator's step
  * time), the plans the searches ended on, before and after replication,
- * the default plan and the balanced all-to-all (balance_a2a: the
+ * the default plan, the balanced all-to-all (balance_a2a: the
  * all-to-all's tables cut in column blocks spread so that every rank
- * sends about the same bytes) are priced by it and the fastest is
+ * sends about the same bytes) and the searched plans with their row-wise
+ * tables cut grid_shard (grid_hot) are priced by it and the fastest is
  * returned (choose), since the cost above adds what the evaluator
- * overlaps.
+ * overlaps. Tables too hot for one host get grid_shard candidates in the
+ * search too (pl_add_grid).
  *
  * Cost of planning. The search keeps the current assignment's per-rank
  * sums (fwd, bwd, memory, all-to-all send) in 128-bit fixed point (2^-60
@@ -160,94 +162,6 @@ static void xtree_rebuild(xtree *t) {
 static double fx_d(fx v) {
   if (v >= 0 && v <= (fx)INT64_MAX) return (double)(int64_t)v;
   return (double)v;
-}
-
-/* The objective of the current (possibly partial) assignment, summed
- * table by table (the reported cost of a plan). */
-static void eval_full(pctx *c, dc_plan_cost *out) {
-  const dc_point *p = c->p;
-  int32_t W = c->W;
-  double Bg = (double)p->batch_size, B = Bg / W;
-  for (int32_t r = 0; r < W; r++) {
-    c->rf[r] = c->rb[r] = c->send[r] = 0;
-    c->rm[r] = c->base_mem;
-  }
-  for (int32_t h = 0; h < c->H; h++) c->twrw[h] = 0;
-  double d_a2a = 0, d_rw = 0, dp = 0;
-  for (int32_t t = 0; t < c->T; t++) {
-    if (c->cur[t] < 0) continue;
-    int32_t rot;
-    const tmpl *x = cand_of(c, t, c->cur[t], &rot);
-    double dim = p->tables[t].dim;
-    for (int32_t i = 0; i < x->tp.n_shards; i++) {
-      int32_t r = rank_of(c, x, i, rot), v = vix(x, i);
-      c->rf[r] += x->fwd_us[v];
-      c->rb[r] += x->bwd_us[v];
-      c->rm[r] += x->mem[v];
-      if (x->tp.type == DC_SHARDING_TABLE_WISE ||
-          x->tp.type == DC_SHARDING_COLUMN_WISE)
-        c->send[r] += Bg * x->tp.shards[i].cols * c->wire_bytes;
-      else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE ||
-               x->tp.type == DC_SHARDING_GRID_SHARD)
-        c->send[r] += Bg / c->S * x->tp.shards[i].cols * c->wire_bytes;
-      /* a grid block's columns, once on each host it is on */
-      if (x->tp.type == DC_SHARDING_GRID_SHARD &&
-          (i == 0 || rank_of(c, x, i - 1, rot) / c->S != r / c->S))
-        c->twrw[r / c->S] += x->tp.shards[i].cols;
-    }
-    switch (x->tp.type) {
-    case DC_SHARDING_TABLE_WISE:
-    case DC_SHARDING_COLUMN_WISE: d_a2a += dim; break;
-    case DC_SHARDING_TABLE_ROW_WISE:
-      d_a2a += dim;
-      c->twrw[rank_of(c, x, 0, rot) / c->S] += dim;
-      break;
-    case DC_SHARDING_GRID_SHARD: d_a2a += dim; break;
-    case DC_SHARDING_ROW_WISE: d_rw += dim; break;
-    case DC_SHARDING_DATA_PARALLEL: dp += x->dp_us; break;
-    default: break;
-    }
-  }
-  memset(out, 0, sizeof *out);
-  double comm = 0;
-  if (W > 1) {
-    if (d_a2a > 0) {
-      double mx = 0;
-      for (int32_t r = 0; r < W; r++)
-        if (c->send[r] > mx) mx = c->send[r];
-      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL, mx, W, c->H);
-      comm += pl_coll_price(c, DC_KERNEL_ALL_TO_ALL,
-                            B * d_a2a * c->wire_bytes, W, c->H);
-    }
-    double tw = 0;
-    for (int32_t h = 0; h < c->H; h++)
-      if (c->twrw[h] > 0) {
-        double x =
-            pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER,
-                          Bg * c->twrw[h] * c->reduce_bytes, c->S, 1) +
-            pl_coll_price(c, DC_KERNEL_ALL_GATHER,
-                          Bg * c->twrw[h] * c->reduce_bytes, c->S, 1);
-        if (x > tw) tw = x;
-      }
-    comm += tw;
-    if (d_rw > 0)
-      comm += pl_coll_price(c, DC_KERNEL_REDUCE_SCATTER,
-                            Bg * d_rw * c->reduce_bytes, W, c->H) +
-              pl_coll_price(c, DC_KERNEL_ALL_GATHER,
-                            Bg * d_rw * c->reduce_bytes, W, c->H);
-  }
-  int32_t slow = 0;
-  for (int32_t r = 0; r < W; r++) {
-    if (c->rf[r] > out->max_fwd_us) out->max_fwd_us = c->rf[r];
-    if (c->rb[r] > out->max_bwd_us) out->max_bwd_us = c->rb[r];
-    if (c->rf[r] + c->rb[r] > c->rf[slow] + c->rb[slow]) slow = r;
-    if (c->rm[r] > out->max_mem_bytes) out->max_mem_bytes = c->rm[r];
-  }
-  out->max_bwd_us += dp;
-  out->comm_us = comm;
-  out->slowest_rank = slow;
-  out->total_us = out->max_fwd_us + out->max_bwd_us + comm;
-  out->fits = (double)out->max_mem_bytes <= c->cap;
 }
 
 static double host_price(pctx *c, int32_t h) {
@@ -754,6 +668,71 @@ static void balance_a2a(pctx *c, dc_arena *a) {
   }
 }
 
+/* The first candidate index of table t's grid_shard template with the
+ * most blocks (its rotations follow), else -1; *n_rot its rotations. */
+static int32_t widest_grid(const pctx *c, int32_t t, int32_t *n_rot) {
+  int32_t best = -1, most = 0;
+  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
+    const tmpl *x = &c->tm[t][j];
+    if (x->tp.type != DC_SHARDING_GRID_SHARD || x->tp.n_shards <= most)
+      continue;
+    most = x->tp.n_shards;
+    best = k0;
+    *n_rot = x->n_rot;
+  }
+  return best;
+}
+
+/* Hot tables across hosts, grid_shard (spec/planner.md, "A table too hot
+ * for one host"): the tables the current assignment cuts row-wise (over
+ * every rank, or over one host) spread their lookups too, but pay a
+ * world reduce-scatter through the NICs or load one host; each, heaviest
+ * first, is cut grid_shard instead, in as many blocks as it has hosts
+ * and 32-column blocks, at the rotation whose busiest rank has the least
+ * lookup time (forward and backward) and whose ranks still fit. The
+ * evaluator decides whether that is the faster step. */
+static void grid_hot(pctx *c, dc_arena *a) {
+  if (c->H < 2) return;
+  dc_plan_order *ord =
+      dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
+  int32_t n = 0;
+  for (int32_t t = 0; t < c->T; t++) {
+    int32_t rot;
+    const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
+    if (!x || (x->tp.type != DC_SHARDING_ROW_WISE &&
+               x->tp.type != DC_SHARDING_TABLE_ROW_WISE))
+      continue;
+    int32_t nr = 0;
+    if (widest_grid(c, t, &nr) < 0) pl_add_grid(c, t);
+    if (widest_grid(c, t, &nr) < 0) continue;
+    ord[n++] = (dc_plan_order){t, pl_table_work(c, t), 0};
+  }
+  dc_plan_sort_order(ord, n);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t t = ord[i].t, nr = 0, k0 = widest_grid(c, t, &nr), old = c->cur[t];
+    set_cur(c, t, -1);
+    int32_t rot, best = -1;
+    const tmpl *x = cand_of(c, t, k0, &rot);
+    fx bwork = 0;
+    for (int32_t s = 0; s < nr; s++) {
+      int32_t r0 = x->rots ? x->rots[s] : s * x->rot_step;
+      fx work = 0;
+      bool fits = true;
+      for (int32_t j = 0; j < x->tp.n_shards && fits; j++) {
+        int32_t r = rank_of(c, x, j, r0), v = vix(x, j);
+        fx w = c->sf[r] + c->sb[r] + x->ffwd[v] + x->fbwd[v];
+        fits = (double)(c->sm[r] + x->fmem[v]) <= c->cap;
+        if (w > work) work = w;
+      }
+      if (fits && (best < 0 || work < bwork)) {
+        best = s;
+        bwork = work;
+      }
+    }
+    set_cur(c, t, best >= 0 ? k0 + best : old);
+  }
+}
+
 static void materialize(pctx *c, dc_shard_plan *out) {
   for (int32_t t = 0; t < c->T; t++) out->tables[t] = pl_cand_plan(c, t, c->cur[t]);
 }
@@ -849,7 +828,7 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
     c.n_cands[t] = 1;
     c.cur[t] = 0;
   }
-  eval_full(&c, out);
+  pl_eval_full(&c, out);
 }
 
 /* Whether candidate k of table t is the table plan y. */
@@ -948,7 +927,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     else start[t] = found;
   }
   /* The candidate plans (assignments), the planner's own answer first */
-  int32_t *cands[6];
+  int32_t *cands[8];
   int32_t n = 0;
   int32_t *other = NULL; /* the searched plan the objective passed over */
   if (have) {
@@ -990,10 +969,19 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     replicate(&c, a);
     balance_a2a(&c, a);
     cands[n++] = dup_cur(&c, nb, a);
+    /* (6) the row-wise tables of the searches' answers (replicated) as
+     * grid_shard */
+    int32_t searched = other ? 3 : 1;
+    for (int32_t i = 0; i < searched; i += 2) {
+      set_all(&c, cands[i]);
+      grid_hot(&c, a);
+      replicate(&c, a);
+      cands[n++] = dup_cur(&c, nb, a);
+    }
     set_all(&c, cands[choose(&c, o->pricer, cands, n)]);
   }
   dc_shard_plan *out = dc_shard_plan_new(p, a);
   materialize(&c, out);
-  if (cost) eval_full(&c, cost);
+  if (cost) pl_eval_full(&c, cost);
   return out;
 }
