@@ -357,6 +357,61 @@ static void test_grid_shard(void **state) {
   dc_diags_free(&d3);
 }
 
+/* Random mixes of every type, grid_shard among them on random hosts, in
+ * the pytorch and fused styles: each graph builds and passes the
+ * verifier (every collective the same id, group and size on every rank
+ * of its group), and its lookups cover each table's pooling exactly. */
+static void test_grid_random(void **state) {
+  (void)state;
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int it = 0; it < 60; it++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int hosts = 2 + (int)(x % 3), gph = 1 + (int)((x >> 8) % 3);
+    static const int64_t bot[] = {4, 8};
+    static const int64_t top[] = {4, 1};
+    tp_cfg c;
+    tp_init(&c, bot, 2, top, 2, 6, 64, 8, 2, 720);
+    c.p.gpus = hosts * gph;
+    c.p.hosts = hosts;
+    c.p.gpus_per_host = gph;
+    c.p.interaction = DC_INTERACTION_CAT;
+    c.p.embedding_kernel = (x >> 16) & 1 ? DC_EMBEDDING_BATCHED
+                                         : DC_EMBEDDING_PER_TABLE;
+    c.p.framework = (x >> 17) & 1 ? DC_FRAMEWORK_FUSED : DC_FRAMEWORK_PYTORCH;
+    int32_t rk[TP_MAX_TABLES][8];
+    for (int t = 0; t < 6; t++) {
+      uint64_t y = x >> (20 + 6 * t);
+      static const dc_sharding types[] = {
+          DC_SHARDING_TABLE_WISE, DC_SHARDING_ROW_WISE,
+          DC_SHARDING_COLUMN_WISE, DC_SHARDING_TABLE_ROW_WISE,
+          DC_SHARDING_DATA_PARALLEL, DC_SHARDING_GRID_SHARD};
+      c.tables[t].sharding = types[(y ^ (uint64_t)it) % 6];
+      if (c.tables[t].sharding == DC_SHARDING_GRID_SHARD && (y >> 3) & 1) {
+        /* blocks on the last hosts, in reverse */
+        int n = 1 + (int)((y >> 4) % (uint64_t)hosts);
+        for (int j = 0; j < n; j++) rk[t][j] = (hosts - 1 - j) * gph;
+        c.tables[t].n_ranks = n;
+        c.tables[t].ranks = rk[t];
+      }
+    }
+    const dc_graph *g = build(&c);
+    for (int t = 0; t < 6; t++) {
+      const dc_table_plan *tp = &g->plan->tables[t];
+      if (tp->type != DC_SHARDING_GRID_SHARD) continue;
+      double pool = 0;
+      int64_t cells = 0;
+      for (int32_t i = 0; i < tp->n_shards; i++) {
+        dc_shard_work w = dc_shard_plan_work(&c.p, g->plan, t, i);
+        pool += w.pooling * w.cols;
+        cells += tp->shards[i].rows * tp->shards[i].cols;
+      }
+      /* every column block pools the table's L lookups once */
+      assert_true(pool > 2.0 * 8 - 1e-9 && pool < 2.0 * 8 + 1e-9);
+      assert_int_equal(cells, 64 * 8);
+    }
+  }
+}
+
 /* Every type at once, batched lookups, Adam, fp16: builds, verifies
  * (which checks that every collective matches across ranks), and each
  * class has its own LookupFunction. */
@@ -485,6 +540,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_column_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_table_row_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid_shard, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grid_random, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mixed_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_plan_errors, setup, teardown),
