@@ -89,6 +89,25 @@
  * Read off those two curves; the H100 curve checks it. */
 #define RAMP_SHARE 0.75
 #define RAMP_BYTES 14e6
+/* NCCL's tree correction (tuning.cc, treeCorrectionFactor): its tuner
+ * multiplies a tree all-reduce's bandwidth by a factor per protocol and
+ * power-of-two size, 64 B << i for i = 0..22 (64 B to 256 MiB), because
+ * trees do not follow its latency + bytes / bandwidth model at medium
+ * sizes; 1 from 512 MiB on. [proto][i], proto LL, LL128, Simple. */
+static const double tree_corr[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+     .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+     .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+/* NCCL's ring "plateau" (tuning.cc): a Simple ring all-reduce across
+ * nodes costs 1.4 x its latency on Ampere and later, 1.9 x before, once
+ * each channel carries at least 64 bytes per rank; with at most 64
+ * channels that holds at every size where a Simple ring is the cheapest
+ * plan, so dlrmc (which has no channel count) applies it throughout. */
+#define RING_PLATEAU 1.4
+#define RING_PLATEAU_VOLTA 1.9
 
 /* NCCL's latency model (tuning.cc, µs): a base per algorithm and protocol
  * plus a per-step hardware latency over NVLink, PCIe and the network.
@@ -139,6 +158,8 @@ typedef struct topo {
   double s_intra, s_net;   /* latency scales */
   double ll_max;           /* LL's bus-bandwidth ceiling, GB/s; 0: none */
   bool nvlink, nvls, ib;
+  bool nccl_tuned;         /* NVIDIA: NCCL's tree correction and plateau */
+  bool pre_ampere;         /* NCCL: compute capability below 8.0 */
 } topo;
 
 /* NCCL's LL ceiling for a group of N domains (LL_MAX_* above). */
@@ -194,6 +215,11 @@ static void topo_of(const dc_kernel *k, const dc_device *dev, topo *t) {
   t->nvls = nvlink && (dev->sharp & DC_SHARP_NVLS) && L > 2;
   t->ib = (dev->sharp & DC_SHARP_IB) && t->N > 1;
   t->ll_max = ll_max_of(dev, t->N);
+  const char *arch = dev->arch ? dev->arch : "";
+  /* RCCL's corrections differ (its own tables): AMD parts take neither */
+  t->nccl_tuned = !dev->vendor || strcmp(dev->vendor, "nvidia") == 0;
+  t->pre_ampere = strcmp(arch, "volta") == 0 || strcmp(arch, "pascal") == 0 ||
+                  strcmp(arch, "turing") == 0;
 }
 
 static double lat_intra(const topo *t, int a, int p) {
@@ -206,6 +232,14 @@ static double lat_net(const topo *t, int a, int p) {
 }
 
 static double log2ceil(double x) { return x > 1 ? ceil(log2(x)) : 0; }
+
+/* tree_corr's factor for a protocol and a buffer of b bytes (NCCL's index:
+ * floor(log2(b / 64))). */
+static double tree_corr_of(int p, double b) {
+  if (b < 64) return 1.0;
+  int i = (int)floor(log2(b / 64));
+  return i < (int)DC_COUNTOF(tree_corr[0]) ? tree_corr[p][i] : 1.0;
+}
 
 /* Bytes per NIC and direction of a double binary tree across N domains
  * of L GPUs: a domain interior to one tree and a leaf of the other sends
@@ -286,6 +320,8 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
     c->latency_us = base_lat[A_RING][p] +
                     (steps - isteps) * lat_intra(t, A_RING, p) +
                     isteps * lat_net(t, A_RING, p);
+    if (ar && p == DC_PROTO_SIMPLE && N > 1 && t->nccl_tuned)
+      c->latency_us *= t->pre_ampere ? RING_PLATEAU_VOLTA : RING_PLATEAU;
     if (p == DC_PROTO_LL) cap_bus(c, frac * b, t->ll_max);
     consider(best, c);
     if (!ar) continue;
@@ -300,6 +336,9 @@ static void reduce_family(const dc_kernel *k, const topo *t, chooser *best,
                     2 * ((L - 1) * lat_intra(t, A_TREE, p) +
                          log2ceil(N) * lat_net(t, A_TREE, p));
     if (p == DC_PROTO_LL) cap_bus(c, 2 * b, t->ll_max);
+    double corr = t->nccl_tuned ? tree_corr_of(p, b) : 1.0;
+    c->intra_gbps *= corr;
+    c->inter_gbps *= corr;
     consider(best, c);
   }
   if (!ar) return;
