@@ -44,6 +44,14 @@ if(DC_PYTHON3_TORCHREC)
             $<TARGET_FILE:dlrmc>
             ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/fractional
             ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_fractional)
+  # and against 16 configs of several hosts where one or two tables opt in
+  # to grid_shard (tests/fixtures/planner/README.md, "Grid shards")
+  add_test(NAME planner_torchrec_grid
+    COMMAND ${DC_PYTHON3_TORCHREC}
+            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py
+            $<TARGET_FILE:dlrmc>
+            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/grid
+            ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_grid)
 endif()
 
 # planner_torchrec_no_plan: where TorchRec's planner finds no plan (storage),
