@@ -197,6 +197,19 @@ static void test_storage(void **state) {
 
 /* Constraints: a table pinned to rank 3 stays there (table-wise, or its
  * only column block); a fixed type is kept; a per-table mask is obeyed. */
+/* `plan: auto` with per-table allowed types; the plan passes dlrmc's
+ * checks. */
+static dc_shard_plan *plan_allowed(tp_cfg *c, const uint32_t *allowed) {
+  dc_device dev = dev_of(c->p.gpu);
+  dc_plan_opts o = {.dev = &dev, .table_allowed = allowed};
+  dc_diags d = {0};
+  dc_shard_plan *a = dc_plan_auto(&c->p, &o, &arena, &d, NULL);
+  assert_non_null(a);
+  assert_true(dc_shard_plan_check(&c->p, a, &d));
+  dc_diags_free(&d);
+  return a;
+}
+
 static void test_constraints(void **state) {
   (void)state;
   tp_cfg c;
@@ -208,18 +221,12 @@ static void test_constraints(void **state) {
   uint32_t allowed[10] = {0};
   allowed[2] = DC_PLAN_TYPE(DC_SHARDING_ROW_WISE);
   allowed[3] = DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE);
-  dc_device dev = dev_of(c.p.gpu);
-  dc_plan_opts o = {.dev = &dev, .table_allowed = allowed};
-  dc_diags d = {0};
-  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, NULL);
-  assert_non_null(a);
-  assert_true(dc_shard_plan_check(&c.p, a, &d));
+  dc_shard_plan *a = plan_allowed(&c, allowed);
   assert_int_equal(a->tables[0].n_shards, 1);
   assert_int_equal(a->tables[0].shards[0].rank, 3);
   assert_int_equal(a->tables[1].type, DC_SHARDING_DATA_PARALLEL);
   assert_int_equal(a->tables[2].type, DC_SHARDING_ROW_WISE);
   assert_int_equal(a->tables[3].type, DC_SHARDING_TABLE_ROW_WISE);
-  dc_diags_free(&d);
 }
 
 /* grid_shard under the torchrec objective: a table whose own sharding is
@@ -244,12 +251,7 @@ static void test_grid(void **state) {
   uint32_t allowed[6] = {0};
   allowed[2] = DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD) |
                DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE);
-  dc_device dev = dev_of(c.p.gpu);
-  dc_plan_opts o = {.dev = &dev, .table_allowed = allowed};
-  dc_diags d = {0};
-  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, NULL);
-  assert_non_null(a);
-  assert_true(dc_shard_plan_check(&c.p, a, &d));
+  dc_shard_plan *a = plan_allowed(&c, allowed);
   /* n blocks of 256/n columns, 4 row shards each, on distinct hosts */
   const dc_table_plan *g = &a->tables[0];
   assert_int_equal(g->type, DC_SHARDING_GRID_SHARD);
@@ -279,6 +281,7 @@ static void test_grid(void **state) {
   h.tables[1].n_ranks = 1;
   h.tables[1].ranks = h.ranks;
   h.ranks[0] = 12;
+  dc_diags d = {0};
   dc_shard_plan *b = dc_shard_plan_default(&h.p, &arena, &d);
   assert_non_null(b);
   dc_torchrec_shard y = dc_torchrec_price_shard(&h.p, b, 1, 0, &tc);
