@@ -170,7 +170,7 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   c.legacy = p->zero_grad_legacy;
   c.sharded = n_ranks > 1;
   c.plan = s;
-  c.chunk = -1;
+  for (int32_t k = 0; k < GG_N_CLS; k++) c.chunk[k] = -1;
   c.gph = s->gpus_per_host;
   c.host = dc_shard_plan_host(s, rank);
   c.local = dc_arena_array(c.s, (size_t)T, sizeof(int32_t));
@@ -216,31 +216,6 @@ static void build_rank(gg_b *b, const dc_point *p, const dc_shard_plan *s,
   gg_build_step(&c);
 }
 
-/* grid_shard is built in the pytorch and fused styles, where its shards
- * join the table-row-wise class (a host reduce-scatter, then the one
- * all-to-all). TorchRec runs it with an input and output distribution of
- * its own (GridPooledEmbeddingSharding), which the torchrec style does
- * not build: refused, with the table named, rather than priced as
- * something else. */
-static bool check_grid_style(const dc_point *p, const dc_shard_plan *s,
-                             dc_diags *d) {
-  if (p->framework != DC_FRAMEWORK_TORCHREC || s->n_ranks < 2) return true;
-  for (int32_t t = 0; t < p->n_tables; t++)
-    if (s->tables[t].type == DC_SHARDING_GRID_SHARD) {
-      const dc_table *tb = &p->tables[t];
-      dc_diag *g = dc_diag_error(
-          d, DC_DIAG_SHARDING, tb->span,
-          "table '%s' is grid_shard, which the torchrec style does not "
-          "build",
-          tb->name ? tb->name : "?");
-      dc_diag_set_help(g, "use table_row_wise or column_wise in the "
-                          "torchrec style, or system.framework: fused or "
-                          "pytorch for grid_shard");
-      return false;
-    }
-  return true;
-}
-
 dc_graph *dc_graph_build_detail(const dc_point *p, const dc_shard_plan *s,
                                 dc_graph_detail detail, dc_arena *a,
                                 dc_diags *d) {
@@ -248,7 +223,6 @@ dc_graph *dc_graph_build_detail(const dc_point *p, const dc_shard_plan *s,
   if (!s) s = dc_shard_plan_default(p, a, d);
   if (!s) return NULL;
   if (!dc_shard_plan_check(p, s, d)) return NULL;
-  if (!check_grid_style(p, s, d)) return NULL;
   int32_t n_ranks = s->n_ranks;
   int32_t layers = p->n_bottom + p->n_top;
   bool priced = detail == DC_GRAPH_PRICED && n_ranks > 1;

@@ -66,12 +66,19 @@ static bool has_a2a(const gg_ctx *c) {
   return c->plan_cls[GG_CLS_A2A] || c->plan_cls[GG_CLS_TWRW];
 }
 
-/* Whether the all-to-all of class k carries the TWRW chunks: in the
- * torchrec style the TWRW class's own does (one output distribution per
- * sharding type); in the others the one all-to-all (GG_CLS_A2A) carries
- * them with the table-wise and column-wise shards. */
+/* The class of host-row-wise shards (TWRW, or in the torchrec style
+ * GRID: partial pools reduce-scattered inside the host) whose chunks the
+ * all-to-all of class k carries, or -1: in the torchrec style each of
+ * those classes' own (one output distribution per sharding type); in the
+ * others the one all-to-all (GG_CLS_A2A) carries the TWRW chunks with the
+ * table-wise and column-wise shards. */
+static int32_t host_cls(const gg_ctx *c, int32_t k) {
+  if (k == GG_CLS_TWRW || k == GG_CLS_GRID) return k;
+  return k == GG_CLS_A2A && !c->trec ? GG_CLS_TWRW : -1;
+}
+
 static bool carries_twrw(const gg_ctx *c, int32_t k) {
-  return k == GG_CLS_TWRW || (k == GG_CLS_A2A && !c->trec);
+  return host_cls(c, k) >= 0;
 }
 
 /* Σ dims of the features class k's collective delivers (all ranks; the
@@ -109,12 +116,13 @@ static void in_outputs(gg_ctx *c, int32_t k) {
  * open op: the class's shards' outputs and, where it carries them, its
  * TWRW chunk (or TWRW outputs). */
 static void in_a2a_sends(gg_ctx *c, int32_t k) {
-  if (k != GG_CLS_TWRW) in_outputs(c, k);
-  if (!carries_twrw(c, k)) return;
-  if (c->chunk >= 0)
-    gg_in(c->b, c->chunk);
+  int32_t h = host_cls(c, k);
+  if (k != h) in_outputs(c, k);
+  if (h < 0) return;
+  if (c->chunk[h] >= 0)
+    gg_in(c->b, c->chunk[h]);
   else
-    in_outputs(c, GG_CLS_TWRW);
+    in_outputs(c, h);
 }
 
 static int32_t hosts_spanned(const gg_ctx *c) {
@@ -188,31 +196,45 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
   gg_ew(b, DC_KERNEL_ELEMENTWISE, elems, 1, 4.0 + gg_es(q));
 }
 
-/* Whether TorchRec's column-wise output distribution permutes at all:
- * the all-to-all delivers the column shards rank by rank (on a rank in
- * table order); TorchRec orders them by table, in the order the tables
- * first arrive, each table's by column offset, and builds no permute
- * when that is the order they arrive in (every table's shards arriving
- * together, by offset: `ranks: [0, 3]`, but not `[3, 0]`). */
-static bool cw_permuted(const gg_ctx *c) {
+/* The sharding type of the shards class k permutes (TorchRec's
+ * column-wise and grid output distributions), or AUTO: none. */
+static dc_sharding permuted_type(int32_t k) {
+  return k == GG_CLS_CW     ? DC_SHARDING_COLUMN_WISE
+         : k == GG_CLS_GRID ? DC_SHARDING_GRID_SHARD
+                            : DC_SHARDING_AUTO;
+}
+
+/* Whether TorchRec's column-wise (or grid) output distribution permutes
+ * at all: the all-to-all delivers the column shards rank by rank (grid:
+ * the column blocks host by host, one per host's first rank) and, on a
+ * rank (host), in table order; TorchRec orders them by table, in the
+ * order the tables first arrive, each table's by column offset, and
+ * builds no permute when that is the order they arrive in (every table's
+ * shards arriving together, by offset: `ranks: [0, 3]`, but not
+ * `[3, 0]`). */
+static bool cw_permuted(const gg_ctx *c, int32_t cls) {
   const dc_shard_plan *s = c->plan;
+  dc_sharding ty = permuted_type(cls);
   int32_t T = c->p->n_tables, n = 0;
+  int32_t step = ty == DC_SHARDING_GRID_SHARD ? s->gpus_per_host : 1;
+  if (step < 1) step = 1;
   for (int32_t t = 0; t < T; t++)
-    if (s->tables[t].type == DC_SHARDING_COLUMN_WISE)
-      n += s->tables[t].n_shards;
+    if (s->tables[t].type == ty) n += s->tables[t].n_shards;
   if (n == 0) return false;
   int32_t *at = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
   int32_t *off = dc_arena_array(c->s, (size_t)n, sizeof(int32_t));
+  int32_t *count = dc_arena_array(c->s, (size_t)T, sizeof(int32_t));
   bool *seen = dc_arena_array(c->s, (size_t)T, sizeof(bool));
   int32_t k = 0;
-  for (int32_t r = 0; r < s->n_ranks; r++)
+  for (int32_t r = 0; r < s->n_ranks; r += step)
     for (int32_t t = 0; t < T; t++) {
       const dc_table_plan *tp = &s->tables[t];
-      if (tp->type != DC_SHARDING_COLUMN_WISE) continue;
+      if (tp->type != ty) continue;
       for (int32_t i = 0; i < tp->n_shards; i++)
         if (tp->shards[i].rank == r) {
           at[k] = t;
           off[k++] = tp->shards[i].col_off;
+          count[t]++;
         }
     }
   for (int32_t i = 0; i < k;) {
@@ -221,21 +243,21 @@ static bool cw_permuted(const gg_ctx *c) {
     seen[t] = true;
     for (; j < k && at[j] == t; j++)
       if (off[j] < off[j - 1]) return true;
-    if (j - i != s->tables[t].n_shards) return true;
+    if (j - i != count[t]) return true;
     i = j;
   }
   return false;
 }
 
-/* The column-wise shards' pooled outputs, received in shard order, put
- * back in table order (TorchRec's column-wise output dist, in its wait):
- * fbgemm::permute_pooled_embs_auto_grad_split over the features the
- * all-to-all delivered, B × Σ column-wise dims moved (fp32, read and
+/* Class k's (column-wise, grid) shards' pooled outputs, received in
+ * shard order, put back in table order (TorchRec's output dist, in its
+ * wait): fbgemm::permute_pooled_embs_auto_grad_split over the features
+ * the all-to-all delivered, B × Σ the class's dims moved (fp32, read and
  * written). The features are replaced by the permuted ones. */
-static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
+static void cw_permute_forward(gg_ctx *c, int32_t k, int32_t f0,
+                               int32_t f1) {
   gg_b *b = c->b;
-  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || f0 == f1 ||
-      !cw_permuted(c))
+  if (!c->trec || c->plan_dims[k] <= 0 || f0 == f1 || !cw_permuted(c, k))
     return;
   gg_begin(b, "fbgemm::permute_pooled_embs_auto_grad_split");
   for (int32_t i = f0; i < f1; i++) {
@@ -243,58 +265,59 @@ static void cw_permute_forward(gg_ctx *c, int32_t f0, int32_t f1) {
     c->feat[i] = gg_like(b, c->feat[i]);
     gg_out(b, c->feat[i]);
   }
-  gg_ew(b, DC_KERNEL_ELEMENTWISE,
-        gg_mul(b, c->batch, c->plan_dims[GG_CLS_CW]), 0, 8);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, c->batch, c->plan_dims[k]), 0,
+        8);
   gg_end(b);
 }
 
 /* Its backward, before the all-to-all's: the autograd node runs
  * fbgemm::permute_pooled_embs_split on the gradients (the inverse
  * permutation), which replace c->gfeat of the all-to-all's features. */
-static void cw_permute_backward(gg_ctx *c) {
+static void cw_permute_backward(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
-  if (!c->trec || c->plan_dims[GG_CLS_CW] <= 0 || !cw_permuted(c)) return;
+  if (!c->trec || c->plan_dims[k] <= 0 || !cw_permuted(c, k)) return;
   int32_t n = 0;
   for (int32_t i = 0; i < c->n_feat; i++)
-    if (c->feat_cls[i] == GG_CLS_CW) n++;
+    if (c->feat_cls[i] == k) n++;
   if (n == 0) return;
   gg_begin(b, EV("torch::autograd::CppNode<fbgemm_gpu::"
                  "PermutePooledEmbsFunctionSplit<&fbgemm_gpu::"
                  "permute_pooled_embs_split_dispatch_call> >"));
   int32_t first = b->n_ts;
   for (int32_t i = 0; i < c->n_feat; i++)
-    if (c->feat_cls[i] == GG_CLS_CW) gg_in(b, c->gfeat[i]);
+    if (c->feat_cls[i] == k) gg_in(b, c->gfeat[i]);
   for (int32_t i = 0; i < c->n_feat; i++)
-    if (c->feat_cls[i] == GG_CLS_CW) gg_out(b, gg_like(b, c->gfeat[i]));
+    if (c->feat_cls[i] == k) gg_out(b, gg_like(b, c->gfeat[i]));
   gg_begin(b, "fbgemm::permute_pooled_embs_split");
   for (int32_t i = 0, j = first; i < c->n_feat; i++) {
-    if (c->feat_cls[i] != GG_CLS_CW) continue;
+    if (c->feat_cls[i] != k) continue;
     gg_in(b, c->gfeat[i]);
     c->gfeat[i] = j++;
     gg_out(b, c->gfeat[i]);
   }
-  gg_ew(b, DC_KERNEL_ELEMENTWISE,
-        gg_mul(b, c->batch, c->plan_dims[GG_CLS_CW]), 0, 8);
+  gg_ew(b, DC_KERNEL_ELEMENTWISE, gg_mul(b, c->batch, c->plan_dims[k]), 0,
+        8);
   gg_end(b);
   gg_end(b);
 }
 
-/* TWRW: the reduce-scatter inside this rank's host of its TWRW shards'
- * partial pools, leaving c->chunk [B·W/S, cols]. The other styles run it
- * only on hosts holding such shards; TorchRec runs it on every host (an
- * empty one where the host holds none). */
-static void twrw_reduce_scatter(gg_ctx *c) {
+/* TWRW (and the torchrec style's GRID, class k): the reduce-scatter
+ * inside this rank's host of its class-k shards' partial pools, leaving
+ * c->chunk[k] [B·W/S, cols]. The other styles run it only on hosts
+ * holding such shards; TorchRec runs it on every host (an empty one where
+ * the host holds none). */
+static void twrw_reduce_scatter(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
   int64_t Bg = c->p->batch_size;
   int32_t S = host_size(c);
   int32_t base = b->coll_next;
   b->coll_next += hosts_of(c);
-  if (S <= 1 || (n_class(c, GG_CLS_TWRW) == 0 && !c->trec)) return;
-  int64_t cols = local_cols(c, GG_CLS_TWRW);
-  c->chunk = gg_t2(b, F32, Bg / S, cols);
+  if (S <= 1 || (n_class(c, k) == 0 && !c->trec)) return;
+  int64_t cols = local_cols(c, k);
+  c->chunk[k] = gg_t2(b, F32, Bg / S, cols);
   gg_begin(b, "c10d::_reduce_scatter_base_");
-  in_outputs(c, GG_CLS_TWRW);
-  gg_out(b, c->chunk);
+  in_outputs(c, k);
+  gg_out(b, c->chunk[k]);
   gg_coll(c, DC_KERNEL_REDUCE_SCATTER,
           gg_mul3(b, Bg, cols, dc_pooled_reduce_bytes(c->p)), S, 1,
           base + c->host);
@@ -308,10 +331,11 @@ static void a2a_forward(gg_ctx *c, int32_t k) {
   gg_b *b = c->b;
   int64_t Bg = c->p->batch_size, B = c->batch;
   int32_t S = host_size(c);
+  int32_t h = host_cls(c, k);
   int64_t n_send = 0, n_chunk = 0; /* elements */
-  if (k != GG_CLS_TWRW) n_send += gg_mul(b, Bg, local_cols(c, k));
-  if (carries_twrw(c, k) && n_class(c, GG_CLS_TWRW) > 0) {
-    n_chunk = gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, GG_CLS_TWRW));
+  if (k != h) n_send += gg_mul(b, Bg, local_cols(c, k));
+  if (h >= 0 && n_class(c, h) > 0) {
+    n_chunk = gg_mul(b, S > 1 ? Bg / S : Bg, local_cols(c, h));
     n_send += n_chunk;
   }
   int32_t f0 = c->n_feat;
@@ -379,8 +403,8 @@ static void dp_features(gg_ctx *c) {
 }
 
 void gg_exchange_forward(gg_ctx *c) {
-  c->chunk = -1;
-  if (c->plan_cls[GG_CLS_TWRW]) twrw_reduce_scatter(c);
+  c->chunk[GG_CLS_TWRW] = -1;
+  if (c->plan_cls[GG_CLS_TWRW]) twrw_reduce_scatter(c, GG_CLS_TWRW);
   if (has_a2a(c)) a2a_forward(c, GG_CLS_A2A);
   if (c->plan_cls[GG_CLS_RW]) rw_reduce_scatter(c);
   dp_features(c);
@@ -389,33 +413,36 @@ void gg_exchange_forward(gg_ctx *c) {
 /* TorchRec's sharded EmbeddingBagCollection: per sharding type, in its
  * order (gg_plan_types), the type's lookup and its output distribution —
  * table-wise and column-wise the world all-to-all, row-wise the world
- * reduce-scatter, table-row-wise the host reduce-scatter then the world
- * all-to-all of the chunk, data-parallel none. Every rank joins every
+ * reduce-scatter, table-row-wise and grid the host reduce-scatter then
+ * the all-to-all of the chunk, data-parallel none. Every rank joins every
  * type's collectives, sending nothing for a type of which it holds no
- * shard. The column-wise features are put back in table order in the
- * awaitable's wait, after all the collectives. */
+ * shard. The column-wise and grid features are put back in table order
+ * in the awaitable's waits, after all the collectives, in type order. */
 void gg_trec_embeddings(gg_ctx *c) {
   dc_sharding types[8];
-  int32_t n = gg_plan_types(c, types), cw0 = -1, cw1 = -1;
-  c->chunk = -1;
+  int32_t n = gg_plan_types(c, types), f0[8], f1[8];
   for (int32_t i = 0; i < n; i++) {
     int32_t k = gg_class_of(types[i], true);
+    c->chunk[k] = -1;
     gg_lookup_class(c, k);
+    f0[i] = c->n_feat;
     switch (k) {
     case GG_CLS_DP: dp_features(c); break;
     case GG_CLS_RW: rw_reduce_scatter(c); break;
     case GG_CLS_TWRW:
-      twrw_reduce_scatter(c);
+    case GG_CLS_GRID:
+      twrw_reduce_scatter(c, k);
       a2a_forward(c, k);
       break;
-    default:
-      cw0 = k == GG_CLS_CW ? c->n_feat : cw0;
-      a2a_forward(c, k);
-      cw1 = k == GG_CLS_CW ? c->n_feat : cw1;
-      break;
+    default: a2a_forward(c, k); break;
     }
+    f1[i] = c->n_feat;
   }
-  if (cw0 >= 0) cw_permute_forward(c, cw0, cw1);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t k = gg_class_of(types[i], true);
+    if (permuted_type(k) != DC_SHARDING_AUTO)
+      cw_permute_forward(c, k, f0[i], f1[i]);
+  }
 }
 
 /* New gradient tensors like the class-k lookup outputs; records them in
@@ -448,25 +475,27 @@ static void reout_grads(gg_ctx *c, int32_t k) {
  * and, where it carries them, the TWRW chunk's (returned; -1 when the
  * TWRW shards get theirs directly or it carries none). */
 static int32_t out_a2a_grads(gg_ctx *c, int32_t k) {
-  if (k != GG_CLS_TWRW) out_grads(c, k);
-  if (!carries_twrw(c, k)) return -1;
-  if (c->chunk < 0) {
-    out_grads(c, GG_CLS_TWRW);
+  int32_t h = host_cls(c, k);
+  if (k != h) out_grads(c, k);
+  if (h < 0) return -1;
+  if (c->chunk[h] < 0) {
+    out_grads(c, h);
     return -1;
   }
-  int32_t gchunk = gg_like(c->b, c->chunk);
+  int32_t gchunk = gg_like(c->b, c->chunk[h]);
   gg_out(c->b, gchunk);
   return gchunk;
 }
 
 /* The same gradients, written by the collective. */
 static void reout_a2a_grads(gg_ctx *c, int32_t k, int32_t gchunk) {
-  if (k != GG_CLS_TWRW) reout_grads(c, k);
-  if (!carries_twrw(c, k)) return;
+  int32_t h = host_cls(c, k);
+  if (k != h) reout_grads(c, k);
+  if (h < 0) return;
   if (gchunk >= 0)
     gg_out(c->b, gchunk);
   else
-    reout_grads(c, GG_CLS_TWRW);
+    reout_grads(c, h);
 }
 
 static void in_gfeat(gg_ctx *c, int32_t cls) {
@@ -481,11 +510,13 @@ static const char *a2a_backward_name(const gg_ctx *c) {
                  : EV("All2All_ReqBackward");
 }
 
-/* Of class k's backward send, the bytes of the table-row-wise features'
- * gradients (they go to the chunks' holders, then the host all-gather). */
+/* Of class k's backward send, the bytes of the table-row-wise (grid)
+ * features' gradients (they go to the chunks' holders, then the host
+ * all-gather). */
 static int64_t twrw_grad_bytes(gg_ctx *c, int32_t k, dc_dtype t) {
-  if (!carries_twrw(c, k)) return 0;
-  return gg_mul3(c->b, c->batch, c->plan_dims[GG_CLS_TWRW], gg_es(t));
+  int32_t h = host_cls(c, k);
+  if (h < 0) return 0;
+  return gg_mul3(c->b, c->batch, c->plan_dims[h], gg_es(t));
 }
 
 /* Class k's all-to-all backward: it returns the gradients of the class's
@@ -505,11 +536,12 @@ static int32_t a2a_backward(gg_ctx *c, int32_t k) {
     gg_out(b, q);
     codec_kernel(b, n_send, qt);
     gg_end(b);
-    int64_t n_recv = k != GG_CLS_TWRW ? local_cols(c, k) * Bg : 0;
-    if (carries_twrw(c, k) && c->chunk >= 0)
-      n_recv += gg_numel(b, c->chunk);
-    else if (carries_twrw(c, k))
-      n_recv += gg_mul(b, local_cols(c, GG_CLS_TWRW), Bg);
+    int32_t h = host_cls(c, k);
+    int64_t n_recv = k != h ? local_cols(c, k) * Bg : 0;
+    if (h >= 0 && c->chunk[h] >= 0)
+      n_recv += gg_numel(b, c->chunk[h]);
+    else if (h >= 0)
+      n_recv += gg_mul(b, local_cols(c, h), Bg);
     int32_t recv = gg_t1(b, qt, n_recv);
     gg_begin(b, a2a_backward_name(c));
     gg_in(b, q);
@@ -540,21 +572,22 @@ static int32_t a2a_backward(gg_ctx *c, int32_t k) {
   return gchunk;
 }
 
-/* TWRW: the all-gather inside the host that rebuilds a TWRW shard's
- * [B·W, D] gradient from the chunk's (`gchunk`; -1: none here). */
-static void twrw_all_gather(gg_ctx *c, int32_t gchunk) {
+/* TWRW (GRID, class k): the all-gather inside the host that rebuilds a
+ * class-k shard's [B·W, D] gradient from the chunk's (`gchunk`; -1: none
+ * here). */
+static void twrw_all_gather(gg_ctx *c, int32_t k, int32_t gchunk) {
   gg_b *b = c->b;
   int32_t base = b->coll_next;
   b->coll_next += hosts_of(c);
   if (gchunk < 0) return;
   gg_begin(b, EV("ReduceScatter_ReqBackward"));
   gg_in(b, gchunk);
-  out_grads(c, GG_CLS_TWRW);
+  out_grads(c, k);
   gg_begin(b, "c10d::_allgather_base_");
   gg_in(b, gchunk);
-  reout_grads(c, GG_CLS_TWRW);
+  reout_grads(c, k);
   gg_coll(c, DC_KERNEL_ALL_GATHER,
-          gg_mul3(b, c->p->batch_size, local_cols(c, GG_CLS_TWRW),
+          gg_mul3(b, c->p->batch_size, local_cols(c, k),
                   dc_pooled_reduce_bytes(c->p)),
           host_size(c), 1, base + c->host);
   gg_end(b);
@@ -600,7 +633,7 @@ void gg_exchange_backward(gg_ctx *c) {
   alloc_grads(c);
   int32_t gchunk = -1;
   if (has_a2a(c)) gchunk = a2a_backward(c, GG_CLS_A2A);
-  if (c->plan_cls[GG_CLS_TWRW]) twrw_all_gather(c, gchunk);
+  if (c->plan_cls[GG_CLS_TWRW]) twrw_all_gather(c, GG_CLS_TWRW, gchunk);
   if (c->plan_cls[GG_CLS_RW]) rw_all_gather(c);
   dp_grads(c);
 }
@@ -616,23 +649,23 @@ void gg_exchange_backward(gg_ctx *c) {
  * the dense TBE's). */
 void gg_trec_dist_backward(gg_ctx *c) {
   dc_sharding types[8];
-  int32_t n = gg_plan_types(c, types), gchunk = -1;
+  int32_t n = gg_plan_types(c, types), gchunk[GG_N_CLS];
   alloc_grads(c);
   for (int32_t i = n - 1; i >= 0; i--) {
     int32_t k = gg_class_of(types[i], true);
+    gchunk[k] = -1;
     switch (k) {
     case GG_CLS_DP: dp_grads(c); break;
     case GG_CLS_RW: rw_all_gather(c); break;
-    case GG_CLS_TWRW: gchunk = a2a_backward(c, k); break;
     default:
-      if (k == GG_CLS_CW) cw_permute_backward(c);
-      a2a_backward(c, k);
+      if (permuted_type(k) != DC_SHARDING_AUTO) cw_permute_backward(c, k);
+      gchunk[k] = a2a_backward(c, k);
       break;
     }
   }
   for (int32_t i = n - 1; i >= 0; i--) {
     int32_t k = gg_class_of(types[i], true);
-    if (k == GG_CLS_TWRW) twrw_all_gather(c, gchunk);
+    if (host_cls(c, k) == k) twrw_all_gather(c, k, gchunk[k]);
     gg_lookup_class_backward(c, k);
   }
 }

@@ -66,21 +66,28 @@ typedef struct gg_param {
  * per class): TW/CW shards go through the all-to-all, TWRW shards through
  * a host reduce-scatter then the all-to-all, RW shards through a world
  * reduce-scatter, DP replicas straight to the interaction. The torchrec
- * style keeps column-wise shards in a class of their own (GG_CLS_CW):
- * TorchRec has one lookup and one output distribution per sharding type,
- * so there each class is one sharding type; the other styles leave
- * GG_CLS_CW empty. A grid_shard shard is a TWRW shard of its column
- * block on its own host (the torchrec style does not build grid_shard:
- * build.c refuses it). */
-enum { GG_CLS_A2A, GG_CLS_CW, GG_CLS_TWRW, GG_CLS_RW, GG_CLS_DP, GG_N_CLS };
+ * style keeps column-wise and grid shards in classes of their own
+ * (GG_CLS_CW, GG_CLS_GRID): TorchRec has one lookup and one output
+ * distribution per sharding type, so there each class is one sharding
+ * type; the other styles leave both empty, a grid_shard shard there being
+ * a TWRW shard of its column block on its own host. */
+enum {
+  GG_CLS_A2A,
+  GG_CLS_CW,
+  GG_CLS_TWRW,
+  GG_CLS_GRID,
+  GG_CLS_RW,
+  GG_CLS_DP,
+  GG_N_CLS
+};
 
 /* The class of a shard of sharding type `type` (`trec`: the torchrec
  * style's, one per sharding type). */
 static inline int32_t gg_class_of(dc_sharding type, bool trec) {
   switch (type) {
   case DC_SHARDING_COLUMN_WISE: return trec ? GG_CLS_CW : GG_CLS_A2A;
-  case DC_SHARDING_TABLE_ROW_WISE:
-  case DC_SHARDING_GRID_SHARD: return GG_CLS_TWRW;
+  case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
+  case DC_SHARDING_GRID_SHARD: return trec ? GG_CLS_GRID : GG_CLS_TWRW;
   case DC_SHARDING_ROW_WISE: return GG_CLS_RW;
   case DC_SHARDING_DATA_PARALLEL: return GG_CLS_DP;
   default: return GG_CLS_A2A;
@@ -135,7 +142,8 @@ typedef struct gg_ctx {
    * feature (its recat; -1: the class reads kjt_rlen, kjt_rval) */
   int32_t rlen_cls[GG_N_CLS], rval_cls[GG_N_CLS];
   int32_t *feat_cls;   /* class of each feat[] entry */
-  int32_t chunk;       /* TWRW: the host reduce-scatter's output, -1 */
+  int32_t chunk[GG_N_CLS]; /* TWRW, GRID: the host reduce-scatter's
+                              output, -1 */
   int32_t *eg;         /* backward: gradient of each lookup output
                           (per_table: by local index; batched: by class) */
 

@@ -48,12 +48,29 @@ int64_t gg_all_lookups(gg_ctx *c, int64_t batch) {
   return n;
 }
 
+/* The column blocks of a grid table: its shards on the first ranks of
+ * their hosts (set_grid puts every block on its host's first rank). */
+static int32_t grid_blocks_of(const gg_ctx *c, const dc_table_plan *tp) {
+  int32_t n = 0, S = c->plan->gpus_per_host < 1 ? 1 : c->plan->gpus_per_host;
+  for (int32_t i = 0; i < tp->n_shards; i++)
+    if (tp->shards[i].rank % S == 0) n++;
+  return n;
+}
+
+/* How many times the sharded module's KJT holds a table's feature: once
+ * per column shard (column-wise) or column block (grid), else once. */
+static int32_t feature_copies(const gg_ctx *c, const dc_table_plan *tp) {
+  if (tp->type == DC_SHARDING_COLUMN_WISE) return tp->n_shards;
+  if (tp->type == DC_SHARDING_GRID_SHARD) return grid_blocks_of(c, tp);
+  return 1;
+}
+
 /* What this rank's KJT all-to-all sends of its local batch, as TorchRec's
  * input distribution does per sharding type: a table-wise feature once
  * (to its rank), a column-wise one once per column shard, a row-wise one's
  * lengths to every rank and a table-row-wise one's to every rank of its
- * host (its ids bucketized: each id once), a data-parallel one not at
- * all. */
+ * host (its ids bucketized: each id once), a grid one's as table-row-wise
+ * once per column block, a data-parallel one not at all. */
 static void kjt_sends_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
                          int64_t *n_val) {
   gg_b *b = c->b;
@@ -70,8 +87,9 @@ static void kjt_sends_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
       break;
     case DC_SHARDING_ROW_WISE:
     case DC_SHARDING_TABLE_ROW_WISE:
+    case DC_SHARDING_GRID_SHARD:
       *n_len += gg_mul(b, tp->n_shards, c->batch);
-      *n_val += v;
+      *n_val += gg_mul(b, feature_copies(c, tp), v);
       break;
     default:
       *n_len += c->batch;
@@ -143,9 +161,9 @@ int32_t gg_plan_types(const gg_ctx *c, dc_sharding types[8]) {
 
 /* Whether the KJT's features are already in the order the sharded module
  * wants them: grouped by sharding type (gg_plan_types), table-wise features
- * by rank, table-row-wise by host, the others in table order, each once
- * (a column-wise table of several shards appears once per shard, so it
- * always needs the permute). */
+ * by rank, table-row-wise (and grid) by host, the others in table order,
+ * each once (a column-wise or grid table of several shards or blocks
+ * appears once per shard or block, so it always needs the permute). */
 static bool features_in_order(const gg_ctx *c) {
   dc_sharding types[8];
   int32_t n = gg_plan_types(c, types), next = 0;
@@ -162,6 +180,9 @@ static bool features_in_order(const gg_ctx *c) {
         k = tp->shards[0].rank;
       } else if (tp->type == DC_SHARDING_TABLE_ROW_WISE) {
         k = tp->host;
+      } else if (tp->type == DC_SHARDING_GRID_SHARD) {
+        if (feature_copies(c, tp) > 1) return false;
+        k = dc_shard_plan_host(c->plan, tp->shards[0].rank);
       }
       if (k < key) return false;
       key = k;
@@ -195,12 +216,14 @@ static void kjt_op(gg_ctx *c, const char *name, int32_t in_l, int32_t in_v,
 
 /* The first half, as TorchRec's sharded module runs it: the local KJT
  * permuted into sharding-type order unless it is in that order already
- * (features_in_order); per type, row-wise and table-row-wise ids
+ * (features_in_order); per type, row-wise, table-row-wise and grid ids
  * bucketized by the shard that holds their row
  * (fbgemm::block_bucketize_sparse_features: lengths to every rank of the
- * shard group, each id once), table-row-wise ones then permuted by
- * destination; then one splits all-to-all of 3 int64 per rank for every
- * sharding type that sends (all but data-parallel). */
+ * shard group, each id once per column block), table-row-wise and grid
+ * ones then permuted by destination (TorchRec's grid input dist is the
+ * table-row-wise one over the blocks' features); then one splits
+ * all-to-all of 3 int64 per rank for every sharding type that sends (all
+ * but data-parallel). */
 int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
   gg_b *b = c->b;
   int64_t n_len, n_val;
@@ -211,7 +234,7 @@ int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
     int64_t pl = 0, pv = 0; /* the permuted KJT: column shards repeated */
     for (int32_t t = 0; t < c->p->n_tables; t++) {
       const dc_table_plan *tp = &c->plan->tables[t];
-      int32_t rep = tp->type == DC_SHARDING_COLUMN_WISE ? tp->n_shards : 1;
+      int32_t rep = feature_copies(c, tp);
       pl += gg_mul(b, rep, c->batch);
       pv += gg_mul(b, rep,
                    gg_lookups(b, c->batch, c->p->tables[t].pooling));
@@ -224,20 +247,21 @@ int32_t gg_kjt_splits(gg_ctx *c, int32_t *send_l, int32_t *send_v) {
   int32_t n_types = gg_plan_types(c, types), n_send_types = 0;
   for (int32_t i = 0; i < n_types; i++) {
     if (types[i] != DC_SHARDING_DATA_PARALLEL) n_send_types++;
-    if (types[i] != DC_SHARDING_ROW_WISE &&
-        types[i] != DC_SHARDING_TABLE_ROW_WISE)
-      continue;
+    bool host_rw = types[i] == DC_SHARDING_TABLE_ROW_WISE ||
+                   types[i] == DC_SHARDING_GRID_SHARD;
+    if (types[i] != DC_SHARDING_ROW_WISE && !host_rw) continue;
     int64_t tl = 0, tv = 0, ol = 0; /* this type's lengths, values, out */
     for (int32_t t = 0; t < c->p->n_tables; t++) {
       const dc_table_plan *tp = &c->plan->tables[t];
       if (tp->type != types[i]) continue;
-      tl += c->batch;
-      tv += gg_lookups(b, c->batch, c->p->tables[t].pooling);
+      int32_t rep = feature_copies(c, tp);
+      tl += gg_mul(b, rep, c->batch);
+      tv += gg_mul(b, rep, gg_lookups(b, c->batch, c->p->tables[t].pooling));
       ol += gg_mul(b, tp->n_shards, c->batch);
     }
     kjt_op(c, "fbgemm::block_bucketize_sparse_features", l, v, n_len, n_val,
            tl + ol, 2 * tv, &l, &v);
-    if (types[i] == DC_SHARDING_TABLE_ROW_WISE)
+    if (host_rw)
       kjt_op(c, "fbgemm::permute_2D_sparse_data", l, v, n_len, n_val, ol, tv,
              &l, &v);
     any = true;

@@ -37,13 +37,17 @@ if(DC_PYTHON3_TORCHREC)
             $<TARGET_FILE:dlrmc> ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/uvm
             ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_uvm --uvm)
   # and against 24 configs whose pooling factors are not binary fractions
-  # (0.3, 1.7 ...; tests/fixtures/planner/README.md, "Fractional pooling")
-  add_test(NAME planner_torchrec_fractional
-    COMMAND ${DC_PYTHON3_TORCHREC}
-            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py
-            $<TARGET_FILE:dlrmc>
-            ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/fractional
-            ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_fractional)
+  # (0.3, 1.7 ...; "Fractional pooling") and 16 configs of several hosts
+  # where one or two tables opt in to grid_shard ("Grid shards";
+  # tests/fixtures/planner/README.md)
+  foreach(_set fractional grid)
+    add_test(NAME planner_torchrec_${_set}
+      COMMAND ${DC_PYTHON3_TORCHREC}
+              ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py
+              $<TARGET_FILE:dlrmc>
+              ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/${_set}
+              ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_${_set})
+  endforeach()
 endif()
 
 # planner_torchrec_no_plan: where TorchRec's planner finds no plan (storage),

@@ -83,7 +83,9 @@ typedef struct dc_plan_cost {
 } dc_plan_cost;
 
 /* The types table t may take: its own fixed type, else the per-table or
- * global `allowed` of `o` (all when 0). */
+ * global `allowed` of `o` (all when 0), less grid_shard under
+ * `sharding.objective: torchrec` (TorchRec's planner takes it only where a
+ * table's constraints ask for it). */
 uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
                              int32_t t);
 

@@ -16,8 +16,10 @@ uint32_t dc_plan_table_types(const dc_point *p, const dc_plan_opts *o,
     return DC_PLAN_TYPE(tb->sharding);
   uint32_t m = o->allowed ? o->allowed : DC_PLAN_ALL_TYPES;
   if (o->table_allowed && o->table_allowed[t]) m = o->table_allowed[t];
-  /* the torchrec style does not build grid_shard (graphgen/build.c) */
-  if (p->framework == DC_FRAMEWORK_TORCHREC)
+  /* TorchRec's planner takes grid_shard only where a table's constraints
+   * ask for it (its enumerator drops it otherwise): under its objective, a
+   * table's own `sharding: grid_shard` (returned above) */
+  if (p->objective == DC_OBJECTIVE_TORCHREC)
     m &= ~DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD);
   return m;
 }

@@ -183,9 +183,36 @@ static void add_opt(tctx *c, dc_shard_plan *sp, int32_t t, dc_sharding type,
   (*k)++;
 }
 
+/* grid_shard (only a table's own: plan_opts.c): pinned, on the hosts its
+ * ranks name; else TorchRec's block count and, as for column-wise, n ≤
+ * D/32 a power of two, on each aligned run of n consecutive hosts (as
+ * TorchRec's partitioner places grid). */
+static void grid_opts(tctx *c, dc_shard_plan *sp, int32_t t, topt *x,
+                      int32_t *k) {
+  const dc_table *tb = &c->p->tables[t];
+  if (tb->n_ranks > 0) {
+    add_opt(c, sp, t, DC_SHARDING_GRID_SHARD, tb->n_ranks, tb->ranks, false,
+            x, k);
+    return;
+  }
+  int32_t tr = trec_cw_count(tb->dim), top = tb->dim / 32;
+  int32_t *rk = dc_arena_array(c->a, (size_t)c->H, sizeof(int32_t));
+  for (int32_t n = 1; n <= c->H && n <= tb->dim; n++) {
+    bool pow2 = (n & (n - 1)) == 0;
+    if (n != tr && !(pow2 && n <= top)) continue;
+    for (int32_t h = 0; h + n <= c->H; h += n) {
+      for (int32_t j = 0; j < n; j++)
+        rk[j] = (h + j) * c->S;
+      add_opt(c, sp, t, DC_SHARDING_GRID_SHARD, n, rk, false, x, k);
+    }
+  }
+}
+
 static void make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
   const dc_table *tb = &c->p->tables[t];
-  int32_t W = c->W, cap = c->H + 48;
+  bool grid = (m & DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)) && c->W > 1;
+  /* grid: ≤ 2H aligned runs of power-of-two sizes, H more of TorchRec's */
+  int32_t W = c->W, cap = c->H + 48 + (grid ? 3 * c->H + 1 : 0);
   topt *x = dc_arena_array(c->a, (size_t)cap, sizeof(topt));
   int32_t k = 0;
   int32_t *rk = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
@@ -232,6 +259,7 @@ static void make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
   if ((m & DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL)) && W > 1 &&
       (!pinned || tb->n_ranks == W))
     add_opt(c, sp, t, DC_SHARDING_DATA_PARALLEL, 0, NULL, false, x, &k);
+  if (grid) grid_opts(c, sp, t, x, &k);
   DC_ASSERT(k <= cap);
   c->opt[t] = x;
   c->n_opt[t] = k;
@@ -470,6 +498,11 @@ static double max_but(const tctx *c, const int32_t *top, int32_t x, int32_t y) {
 
 static bool on_rank(const tctx *c, int32_t t, int32_t r) {
   const topt *x = &c->opt[t][c->cur[t]];
+  if (x->tp.type == DC_SHARDING_GRID_SHARD) { /* its blocks' hosts */
+    for (int32_t i = 0; i < x->tp.n_shards; i++)
+      if (x->tp.shards[i].rank == r) return true;
+    return false;
+  }
   if (!x->placed && x->tp.type != DC_SHARDING_COLUMN_WISE) {
     /* consecutive ranks: all, or a host's */
     int32_t first = x->tp.shards[0].rank;

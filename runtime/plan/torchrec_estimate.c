@@ -25,6 +25,8 @@
  * table_row_wise: row-wise with I/S for I/W, intra-host reduce-scatter and
  *   all-gather, plus, when W > S, a cross-host all-to-all of O·(W/S)·D·e
  *   each way;
+ * grid_shard: each shard as a table-row-wise shard of its D columns (its
+ *   column block), TorchRec's GridShardEvaluator and storage sizes;
  * data_parallel (replica of R·D·e table bytes, dense kernel bw = HBM/2):
  *   fwd_compute = (⌈I·8⌉ + I·D·e + O·D·e) / bw, fwd_comms = 0
  *   n = min(W/S, 2); all_reduce = bytes·(2n−1)/n / (cross·S), ×2 if W > 2S
@@ -38,7 +40,8 @@
  * whole table's dim, also for a column shard, as TorchRec); input buffer
  * ⌈I·W·8⌉ and output buffer ⌈O·W·D·e⌉ (table/column-wise; row-wise
  * ⌈(I/W)·W·8⌉ and ⌈O·W·D·e⌉, table-row-wise ⌈(I/S)·W·8⌉ and ⌈O·W·D·e⌉,
- * data-parallel ⌈I·8⌉ and ⌈O·D·e⌉). All in HBM for the fused kernel.
+ * data-parallel ⌈I·8⌉ and ⌈O·D·e⌉; grid as table-row-wise). All in HBM
+ * for the fused kernel.
  * The ceilings are TorchRec's whole-byte roundings (math.ceil), which
  * fractional pooling factors make visible.
  *
@@ -163,8 +166,9 @@ dc_torchrec_shard dc_torchrec_price_shard(const dc_point *p,
   double in_buf = 0, out_buf = 0;
   switch (r.type) {
   case DC_SHARDING_ROW_WISE:
-  case DC_SHARDING_TABLE_ROW_WISE: {
-    bool twrw = r.type == DC_SHARDING_TABLE_ROW_WISE;
+  case DC_SHARDING_TABLE_ROW_WISE:
+  case DC_SHARDING_GRID_SHARD: {
+    bool twrw = r.type != DC_SHARDING_ROW_WISE;
     double Ish = twrw ? I / S : I / W;
     double input_read = ceil(Ish * W * ib);
     double lookup = Ish * W * D * e;

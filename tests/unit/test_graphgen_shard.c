@@ -347,14 +347,91 @@ static void test_grid_shard(void **state) {
   assert_non_null(strstr(d2.items[0].message, "3 grid blocks"));
   dc_diags_free(&d2);
 
-  /* the torchrec style does not build it, and says so */
+}
+
+/* Rank r's collectives of one kind, in order. */
+static int kind_colls(const dc_graph *g, int32_t r, dc_kernel_kind kind,
+                      coll *out, int max) {
+  coll all[64];
+  int n = collectives(g, r, all, 64), m = 0;
+  for (int i = 0; i < n; i++)
+    if (all[i].kind == kind) {
+      assert_true(m < max);
+      out[m++] = all[i];
+    }
+  return m;
+}
+
+static int count_ops(const dc_graph *g, int32_t r, const char *name) {
+  int n = 0;
+  for (int32_t i = g->rank_first[r]; i < g->rank_first[r + 1]; i++)
+    n += strcmp(g->ops[i].name, name) == 0;
+  return n;
+}
+
+/* The torchrec style runs grid_shard as TorchRec's GRID_SHARD: a type of
+ * its own (its lookup, its host reduce-scatter and all-to-all, apart
+ * from table_row_wise's), its pooled output permuted back in table order
+ * when the blocks arrive out of order. t0 grid over ranks [0, 2] (block 0
+ * on host 0, block 1 on host 1), t2 table_row_wise on host 1, t1, t3
+ * table-wise: forward, every host reduce-scatters its grid block's
+ * partial pools, 16 × 2 × 4 = 128 B (2 ranks), then the table-row-wise
+ * ones, host 0 an empty one (TorchRec runs it on every host), host 1
+ * 16 × 4 × 4 = 256 B; backward the same sizes all-gathered, table-row-wise
+ * first (the last type's first). */
+static void test_grid_torchrec(void **state) {
+  (void)state;
+  tp_cfg c;
   model(&c, 4, 2);
   c.p.framework = DC_FRAMEWORK_TORCHREC;
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  c.ranks[0] = 0;
+  c.ranks[1] = 2;
+  c.ranks[2] = 2;
   c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
-  dc_diags d3 = {0};
-  assert_null(dc_graph_build(&c.p, &arena, &d3));
-  assert_non_null(strstr(d3.items[0].message, "torchrec style"));
-  dc_diags_free(&d3);
+  c.tables[0].n_ranks = 2;
+  c.tables[0].ranks = c.ranks;
+  c.tables[2].sharding = DC_SHARDING_TABLE_ROW_WISE;
+  c.tables[2].n_ranks = 1;
+  c.tables[2].ranks = c.ranks + 2;
+  c.tables[1].sharding = c.tables[3].sharding = DC_SHARDING_TABLE_WISE;
+  const dc_graph *g = build(&c);
+  for (int32_t r = 0; r < 4; r++) {
+    coll rs[8], ag[8];
+    assert_int_equal(kind_colls(g, r, DC_KERNEL_REDUCE_SCATTER, rs, 8), 2);
+    assert_int_equal(rs[0].bytes, 128);
+    assert_int_equal(rs[0].ranks, 2);
+    assert_int_equal(rs[1].bytes, r < 2 ? 0 : 256);
+    assert_int_equal(kind_colls(g, r, DC_KERNEL_ALL_GATHER, ag, 8), 2);
+    assert_int_equal(ag[0].bytes, r < 2 ? 0 : 256);
+    assert_int_equal(ag[1].bytes, 128);
+    /* one TBE lookup per type held: grid, table-wise (greedy: t1 on
+     * rank 0, t3 on rank 1), table-row-wise (host 1) */
+    int tbe = count_ops(
+        g, r, "fbgemm::split_embedding_codegen_lookup_sgd_function_pt2");
+    assert_int_equal(tbe, 1 + (r < 2) + (r >= 2));
+    assert_int_equal(
+        count_ops(g, r, "fbgemm::permute_pooled_embs_auto_grad_split"), 0);
+  }
+
+  /* blocks on the hosts in reverse order: host 0's block (columns
+   * [2,4)) arrives first, so TorchRec permutes the pooled output */
+  c.ranks[0] = 2;
+  c.ranks[1] = 0;
+  g = build(&c);
+  for (int32_t r = 0; r < 4; r++)
+    assert_int_equal(
+        count_ops(g, r, "fbgemm::permute_pooled_embs_auto_grad_split"), 1);
+
+  /* the pytorch style: grid shards join the table-row-wise class, one
+   * host reduce-scatter of both (host 0: the grid block alone) */
+  c.p.framework = DC_FRAMEWORK_PYTORCH;
+  g = build(&c);
+  for (int32_t r = 0; r < 4; r++) {
+    coll rs[8];
+    assert_int_equal(kind_colls(g, r, DC_KERNEL_REDUCE_SCATTER, rs, 8), 1);
+    assert_int_equal(rs[0].bytes, r < 2 ? 128 : 384);
+  }
 }
 
 /* Random mixes of every type, grid_shard among them on random hosts, in
@@ -541,6 +618,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_table_row_wise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid_shard, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid_random, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grid_torchrec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mixed_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_plan_errors, setup, teardown),

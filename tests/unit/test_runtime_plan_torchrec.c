@@ -197,6 +197,19 @@ static void test_storage(void **state) {
 
 /* Constraints: a table pinned to rank 3 stays there (table-wise, or its
  * only column block); a fixed type is kept; a per-table mask is obeyed. */
+/* `plan: auto` with per-table allowed types; the plan passes dlrmc's
+ * checks. */
+static dc_shard_plan *plan_allowed(tp_cfg *c, const uint32_t *allowed) {
+  dc_device dev = dev_of(c->p.gpu);
+  dc_plan_opts o = {.dev = &dev, .table_allowed = allowed};
+  dc_diags d = {0};
+  dc_shard_plan *a = dc_plan_auto(&c->p, &o, &arena, &d, NULL);
+  assert_non_null(a);
+  assert_true(dc_shard_plan_check(&c->p, a, &d));
+  dc_diags_free(&d);
+  return a;
+}
+
 static void test_constraints(void **state) {
   (void)state;
   tp_cfg c;
@@ -208,17 +221,77 @@ static void test_constraints(void **state) {
   uint32_t allowed[10] = {0};
   allowed[2] = DC_PLAN_TYPE(DC_SHARDING_ROW_WISE);
   allowed[3] = DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE);
-  dc_device dev = dev_of(c.p.gpu);
-  dc_plan_opts o = {.dev = &dev, .table_allowed = allowed};
-  dc_diags d = {0};
-  dc_shard_plan *a = dc_plan_auto(&c.p, &o, &arena, &d, NULL);
-  assert_non_null(a);
-  assert_true(dc_shard_plan_check(&c.p, a, &d));
+  dc_shard_plan *a = plan_allowed(&c, allowed);
   assert_int_equal(a->tables[0].n_shards, 1);
   assert_int_equal(a->tables[0].shards[0].rank, 3);
   assert_int_equal(a->tables[1].type, DC_SHARDING_DATA_PARALLEL);
   assert_int_equal(a->tables[2].type, DC_SHARDING_ROW_WISE);
   assert_int_equal(a->tables[3].type, DC_SHARDING_TABLE_ROW_WISE);
+}
+
+/* grid_shard under the torchrec objective: a table whose own sharding is
+ * grid_shard gets a grid plan (column blocks on distinct hosts; pinned,
+ * on the hosts its ranks name); a table left to the planner never does, even where its allowed
+ * types include it (TorchRec's planner takes grid only on request). Each
+ * grid shard is priced as a table-row-wise shard of its columns
+ * (TorchRec's GridShardEvaluator is its TableRowWiseEvaluator). */
+static void test_grid(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 6, 16, 4);
+  c.p.framework = DC_FRAMEWORK_TORCHREC;
+  c.tables[0].dim = 256;
+  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
+  c.tables[1].dim = 256;
+  c.tables[1].sharding = DC_SHARDING_GRID_SHARD;
+  c.ranks[0] = 12;
+  c.ranks[1] = 4;
+  c.tables[1].n_ranks = 2;
+  c.tables[1].ranks = c.ranks;
+  uint32_t allowed[6] = {0};
+  allowed[2] = DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD) |
+               DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE);
+  dc_shard_plan *a = plan_allowed(&c, allowed);
+  /* n blocks of 256/n columns, 4 row shards each, on distinct hosts */
+  const dc_table_plan *g = &a->tables[0];
+  assert_int_equal(g->type, DC_SHARDING_GRID_SHARD);
+  int32_t n = g->n_shards / 4;
+  assert_int_equal(g->n_shards, 4 * n);
+  assert_int_equal(g->shards[0].cols * n, 256);
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < i; j++)
+      assert_true(dc_shard_plan_host(a, g->shards[4 * i].rank) !=
+                  dc_shard_plan_host(a, g->shards[4 * j].rank));
+  const dc_table_plan *p1 = &a->tables[1];
+  assert_int_equal(p1->type, DC_SHARDING_GRID_SHARD);
+  assert_int_equal(p1->shards[0].rank, 12);
+  assert_int_equal(p1->shards[4].rank, 4);
+  assert_int_equal(a->tables[2].type, DC_SHARDING_TABLE_WISE);
+  for (int32_t t = 3; t < 6; t++)
+    assert_true(a->tables[t].type != DC_SHARDING_GRID_SHARD);
+
+  /* a grid shard's price: a table-row-wise shard of its 128 columns */
+  dc_torchrec_consts tc;
+  dc_torchrec_consts_of(&c.p, &tc);
+  dc_torchrec_shard x = dc_torchrec_price_shard(&c.p, a, 1, 0, &tc);
+  tp_cfg h;
+  model(&h, 6, 16, 4);
+  h.tables[1].dim = 128;
+  h.tables[1].sharding = DC_SHARDING_TABLE_ROW_WISE;
+  h.tables[1].n_ranks = 1;
+  h.tables[1].ranks = h.ranks;
+  h.ranks[0] = 12;
+  dc_diags d = {0};
+  dc_shard_plan *b = dc_shard_plan_default(&h.p, &arena, &d);
+  assert_non_null(b);
+  dc_torchrec_shard y = dc_torchrec_price_shard(&h.p, b, 1, 0, &tc);
+  assert_int_equal(x.type, DC_SHARDING_GRID_SHARD);
+  assert_true(x.fwd_compute_ms == y.fwd_compute_ms);
+  assert_true(x.fwd_comms_ms == y.fwd_comms_ms);
+  assert_true(x.bwd_compute_ms == y.bwd_compute_ms);
+  assert_true(x.bwd_comms_ms == y.bwd_comms_ms);
+  assert_true(x.hbm_bytes == y.hbm_bytes);
+  assert_true(x.fwd_comms_ms > 0);
   dc_diags_free(&d);
 }
 
@@ -270,6 +343,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
       cmocka_unit_test_setup_teardown(test_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
   };
