@@ -58,8 +58,6 @@ void res_storage(fe_rctx *c, dc_point *p);
 void res_system(fe_rctx *c, dc_point *p, bool fill);
 /* resolve_sharding.c */
 void res_sharding(fe_rctx *c, dc_point *p);
-/* Notes that grid_shard is asked for at `at` (the first is kept). */
-void res_note_grid(fe_rctx *c, dc_span at);
 void res_estimator(fe_rctx *c, dc_point *p);
 void res_memory(fe_rctx *c, dc_point *p);
 /* resolve_system.c */

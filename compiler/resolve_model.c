@@ -137,7 +137,6 @@ static void tables(fe_rctx *c, dc_point *p, const dc_node *list) {
         !fe_leaf_enum(n, FIELD("sharding"), fe_enum_table_sharding, &shard,
                       c->d))
       res_fail(c);
-    if (n && shard == DC_SHARDING_GRID_SHARD) res_note_grid(c, n->span);
     if ((n = dc_node_get(g, "ranks"))) {
       if (!res_intlist(c, n, FIELD("ranks"),
                    k_ranks, 1,

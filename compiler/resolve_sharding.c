@@ -13,14 +13,6 @@
 
 #include "compiler/resolve_int.h"
 
-/* A table (or the global plan) asks for grid_shard at `at`: the first
- * such span is kept for the framework check (resolve_xcheck.c). */
-void res_note_grid(fe_rctx *c, dc_span at) {
-  if (c->x.grid) return;
-  c->x.grid = true;
-  c->x.grid_sp = at;
-}
-
 /* schema: sharding.plan: auto | table_wise | row_wise | column_wise |
  * table_row_wise | data_parallel, or a list of {table, sharding, ranks}. */
 void res_sharding(fe_rctx *c, dc_point *p) {
@@ -32,7 +24,6 @@ void res_sharding(fe_rctx *c, dc_point *p) {
     if (!fe_leaf_enum(n, "sharding.plan", fe_enum_plan, &v, c->d))
       res_fail(c);
     p->sharding = (dc_sharding)v;
-    if (v == DC_SHARDING_GRID_SHARD) res_note_grid(c, n->span);
     return;
   }
   p->sharding = DC_SHARDING_EXPLICIT;
@@ -78,7 +69,6 @@ void res_sharding(fe_rctx *c, dc_point *p) {
     if (sn && !fe_leaf_enum(sn, "sharding.plan[].sharding",
                             fe_enum_table_sharding, &v, c->d))
       res_fail(c);
-    if (sn && v == DC_SHARDING_GRID_SHARD) res_note_grid(c, sn->span);
     t[j].sharding = (dc_sharding)v;
     const dc_node *rn = dc_node_get(it, "ranks");
     if (rn) {

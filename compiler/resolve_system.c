@@ -145,7 +145,6 @@ void res_framework(fe_rctx *c, dc_point *p) {
   const dc_node *fn = res_get(c, "system.framework");
   bool fw_varies = res_varies(c, "system.framework");
   c->x.fused = p->framework == DC_FRAMEWORK_FUSED;
-  c->x.trec = p->framework == DC_FRAMEWORK_TORCHREC;
   c->x.fw_sp = fn ? fn->span : (dc_span){0};
   const dc_node *pn = res_get(c, "system.pipeline");
   p->pipeline = res_bool(c, "system.pipeline", true) &&

@@ -286,18 +286,6 @@ bool fe_xcheck(const fe_xkeys *x, dc_diags *d) {
     ok = false;
   }
   if (x->fused && x->gpu && !fused_runs(x, d)) ok = false;
-  if (x->trec && x->grid) {
-    if (d) {
-      dc_diag *e = dc_diag_error(
-          d, DC_DIAG_CONFLICT, has_pos(x->grid_sp) ? x->grid_sp : x->fw_sp,
-          "grid_shard is not built in framework 'torchrec' (TorchRec runs "
-          "it with an input and output distribution of their own)");
-      dc_diag_set_help(e, "use table_row_wise or column_wise in the "
-                          "torchrec style, or system.framework: fused or "
-                          "pytorch for grid_shard");
-    }
-    ok = false;
-  }
   int64_t idx;
   if (!dc_mul_i64(x->batch, x->lookups, &idx) ||
       !dc_mul_i64(idx, 8, &idx)) {

@@ -101,8 +101,6 @@ static void overlay(fe_xkeys *dst, const fe_xkeys *base0, const fe_xkeys *v) {
   OV(fp8_key, fp8_sp)
   OV(fused, fw_sp)
   OV(half, half_sp)
-  OV(trec, fw_sp)
-  OV(grid, grid_sp)
 #undef OV
   if (v->gpu_nvidia != base0->gpu_nvidia) dst->gpu_nvidia = v->gpu_nvidia;
   if (v->gpu_tc != base0->gpu_tc) dst->gpu_tc = v->gpu_tc;
@@ -125,7 +123,6 @@ static bool xdiffer(const fe_xkeys *a, const fe_xkeys *b) {
          a->gpu != b->gpu || a->host_size != b->host_size ||
          a->gpu_fp8 != b->gpu_fp8 || a->fp8_key != b->fp8_key ||
          a->fused != b->fused || a->half != b->half ||
-         a->trec != b->trec || a->grid != b->grid ||
          a->gpu_nvidia != b->gpu_nvidia || a->gpu_tc != b->gpu_tc ||
          a->gpu_arch != b->gpu_arch;
 }

@@ -243,11 +243,6 @@ typedef struct fe_xkeys {
   const char *gpu_arch;     /* catalog arch ("volta"), NULL unknown */
   bool half;                /* training.precision fp16 or bf16 */
   dc_span half_sp;
-  /* grid_shard asked for (a table group, a plan entry or the global
-   * plan) under framework torchrec, whose graph does not build it */
-  bool trec;                /* framework torchrec (its span: fw_sp) */
-  bool grid;
-  dc_span grid_sp;
 } fe_xkeys;
 
 /* The warning that a host layout was assumed, once per study (*said,
