@@ -602,6 +602,13 @@ static int32_t rot_base(const pctx *c, int32_t t, dc_sharding type) {
   return -1;
 }
 
+/* Whether table t's current candidate is of type a or b. */
+static bool cur_is(const pctx *c, int32_t t, dc_sharding a, dc_sharding b) {
+  int32_t rot;
+  const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
+  return x && (x->tp.type == a || x->tp.type == b);
+}
+
 /* The balanced all-to-all (spec/planner.md, "The balanced all-to-all"):
  * the tables the current assignment sends through the pooled all-to-all
  * (table-wise, column-wise) are placed again, largest pooled row (dim)
@@ -622,10 +629,7 @@ static void balance_a2a(pctx *c, dc_arena *a) {
       dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
   int32_t n = 0;
   for (int32_t t = 0; t < c->T; t++) {
-    int32_t rot;
-    const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
-    if (!x || (x->tp.type != DC_SHARDING_TABLE_WISE &&
-               x->tp.type != DC_SHARDING_COLUMN_WISE))
+    if (!cur_is(c, t, DC_SHARDING_TABLE_WISE, DC_SHARDING_COLUMN_WISE))
       continue;
     if (rot_base(c, t, DC_SHARDING_COLUMN_WISE) < 0 &&
         rot_base(c, t, DC_SHARDING_TABLE_WISE) < 0)
@@ -697,10 +701,7 @@ static void grid_hot(pctx *c, dc_arena *a) {
       dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
   int32_t n = 0;
   for (int32_t t = 0; t < c->T; t++) {
-    int32_t rot;
-    const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
-    if (!x || (x->tp.type != DC_SHARDING_ROW_WISE &&
-               x->tp.type != DC_SHARDING_TABLE_ROW_WISE))
+    if (!cur_is(c, t, DC_SHARDING_ROW_WISE, DC_SHARDING_TABLE_ROW_WISE))
       continue;
     int32_t nr = 0;
     if (widest_grid(c, t, &nr) < 0) pl_add_grid(c, t);

@@ -56,6 +56,22 @@ static bool rec_step(void *ctx, const dc_point *p, const dc_shard_plan *s,
   return true;
 }
 
+/* Every type but grid_shard. */
+#define NO_GRID (DC_PLAN_ALL_TYPES & ~DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD))
+
+/* dc_plan_auto on p with the evaluator as its pricer (pricer: false for
+ * the objective's own choice), of the types in `allowed` (0: all). */
+static dc_shard_plan *auto_plan(const dc_point *p, const dc_device *dev,
+                                bool pricer, uint32_t allowed, dc_arena *a,
+                                dc_diags *d) {
+  dc_plan_pricer pr = {rec_step, &(rec){0}};
+  dc_plan_opts o = {.dev = dev, .models = dc_kmodels_for(dev),
+                    .pricer = pricer ? &pr : NULL, .allowed = allowed};
+  dc_shard_plan *s = dc_plan_auto(p, &o, a, d, NULL);
+  assert_non_null(s);
+  return s;
+}
+
 /* Point `index` of studies/NAME.yaml under ROOT, with its device. */
 static dc_study *load_point(const char *root, const char *name,
                             int64_t index, dc_arena *a, dc_point *p,
@@ -148,17 +164,11 @@ static void test_grid_from_row_wise(void **state) {
   dc_point p;
   dc_device dev;
   dc_study *st = load_point(root, "dcnv2-h200-hosts", 0, &a, &p, &dev, &d);
-  dc_plan_pricer pr = {rec_step, &(rec){0}};
-  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev),
-                    .pricer = &pr};
-  dc_shard_plan *s = dc_plan_auto(&p, &o, &a, &d, NULL);
-  assert_non_null(s);
+  dc_shard_plan *s = auto_plan(&p, &dev, true, 0, &a, &d);
   int32_t grid = 0;
   for (int32_t t = 0; t < s->n_tables; t++)
     grid += s->tables[t].type == DC_SHARDING_GRID_SHARD;
-  o.allowed = DC_PLAN_ALL_TYPES & ~DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD);
-  dc_shard_plan *w = dc_plan_auto(&p, &o, &a, &d, NULL);
-  assert_non_null(w);
+  dc_shard_plan *w = auto_plan(&p, &dev, true, NO_GRID, &a, &d);
   double with = step_of(&p, s, NULL), without = step_of(&p, w, NULL);
   printf("# dcnv2-h200-hosts[0]: %d grid_shard tables, %.1f us; without "
          "grid_shard %.1f us\n", grid, with, without);
@@ -230,14 +240,8 @@ static void test_balanced_all_to_all(void **state) {
   dc_study *st = load_point(root, "dcnv2-hosts", 2, &a, &p, &dev, &d);
   /* without grid_shard, which now takes the hot tables off the
    * all-to-all (test_grid_hot_table) */
-  dc_plan_pricer pr = {rec_step, &(rec){0}};
-  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev),
-                    .pricer = &pr,
-                    .allowed = DC_PLAN_ALL_TYPES &
-                               ~DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)};
-  dc_shard_plan *s = dc_plan_auto(&p, &o, &a, &d, NULL);
-  o.pricer = NULL;
-  dc_shard_plan *own = dc_plan_auto(&p, &o, &a, &d, NULL);
+  dc_shard_plan *s = auto_plan(&p, &dev, true, NO_GRID, &a, &d);
+  dc_shard_plan *own = auto_plan(&p, &dev, false, NO_GRID, &a, &d);
   double c_us = step_of(&p, s, NULL), own_us = step_of(&p, own, NULL);
   printf("# dcnv2-hosts[2] without grid_shard: chosen %.1f us, objective's "
          "choice %.1f us\n", c_us, own_us);
@@ -275,11 +279,7 @@ static void test_grid_hot_table(void **state) {
   dc_point p;
   dc_device dev;
   dc_study *st = load_point(root, "dcnv2-hosts", 2, &a, &p, &dev, &d);
-  dc_plan_pricer pr = {rec_step, &(rec){0}};
-  dc_plan_opts o = {.dev = &dev, .models = dc_kmodels_for(&dev),
-                    .pricer = &pr};
-  dc_shard_plan *s = dc_plan_auto(&p, &o, &a, &d, NULL);
-  assert_non_null(s);
+  dc_shard_plan *s = auto_plan(&p, &dev, true, 0, &a, &d);
   int32_t c21 = -1;
   for (int32_t t = 0; t < p.n_tables; t++)
     if (strcmp(p.tables[t].name, "C21") == 0) c21 = t;
@@ -290,9 +290,7 @@ static void test_grid_hot_table(void **state) {
   for (int32_t i = 0; i < tp->n_shards; i++)
     hosts += i == 0 || tp->shards[i].rank / 8 != tp->shards[i - 1].rank / 8;
   double with = step_of(&p, s, NULL);
-  o.allowed = DC_PLAN_ALL_TYPES & ~DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD);
-  dc_shard_plan *w = dc_plan_auto(&p, &o, &a, &d, NULL);
-  assert_non_null(w);
+  dc_shard_plan *w = auto_plan(&p, &dev, true, NO_GRID, &a, &d);
   assert_true(w->tables[c21].type != DC_SHARDING_GRID_SHARD);
   double without = step_of(&p, w, NULL);
   printf("# dcnv2-hosts[2]: C21 grid_shard over %d hosts, %.1f us; "
