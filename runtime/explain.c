@@ -7,6 +7,7 @@
  * the e2e arithmetic visible: the CPU column sums to cpu time, the kernel
  * column to the kernel sum, and the idle column to the stream's idle time.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
@@ -74,6 +75,71 @@ static void mb(dc_buf *b, double bytes, int width) {
   char tmp[64];
   snprintf(tmp, sizeof tmp, "%.3f", bytes / 1e6);
   dc_buf_printf(b, "%*s", width, tmp);
+}
+
+/* Appends the sorted, distinct values v[0..n) as ranges ("0-3,8,10-11");
+ * sorts v in place. */
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void put_ranges(int32_t *v, int32_t n, dc_buf *out) {
+  qsort(v, (size_t)n, sizeof *v, cmp_i32);
+  for (int32_t i = 0; i < n;) {
+    int32_t j = i;
+    while (j + 1 < n && v[j + 1] <= v[j] + 1) j++;
+    dc_buf_printf(out, "%s%d", i ? "," : "", (int)v[i]);
+    if (v[j] != v[i]) dc_buf_printf(out, "-%d", (int)v[j]);
+    i = j + 1;
+  }
+}
+
+void dc_explain_plan(const dc_point *p, const dc_shard_plan *s,
+                     dc_buf *out) {
+  if (!s || s->n_ranks < 2) return;
+  dc_buf_printf(out, "\nplan of %d tables on %d GPUs (%d hosts x %d): "
+                     "table, sharding, shards, where\n",
+                (int)s->n_tables, (int)s->n_ranks, (int)s->hosts,
+                (int)s->gpus_per_host);
+  int32_t *v = dc_xmalloc((size_t)s->n_ranks * sizeof *v);
+  for (int32_t t = 0; t < s->n_tables; t++) {
+    const dc_table_plan *tp = &s->tables[t];
+    dc_buf_printf(out, "%-12s %-15s %6d  ",
+                  p->tables[t].name ? p->tables[t].name : "?",
+                  dc_sharding_name(tp->type), (int)tp->n_shards);
+    int32_t n = 0;
+    switch (tp->type) {
+    case DC_SHARDING_DATA_PARALLEL: dc_buf_puts(out, "every rank"); break;
+    case DC_SHARDING_ROW_WISE: dc_buf_puts(out, "every rank, rows"); break;
+    case DC_SHARDING_TABLE_ROW_WISE:
+    case DC_SHARDING_GRID_SHARD: {
+      /* the hosts, then the blocks' widths */
+      for (int32_t i = 0; i < tp->n_shards; i++) {
+        int32_t h = dc_shard_plan_host(s, tp->shards[i].rank);
+        if (i == 0 || h != dc_shard_plan_host(s, tp->shards[i - 1].rank))
+          v[n++] = h;
+      }
+      dc_buf_puts(out, n > 1 ? "hosts " : "host ");
+      put_ranges(v, n, out);
+      if (tp->type == DC_SHARDING_GRID_SHARD)
+        dc_buf_printf(out, ", %d column blocks of %d, rows over each host",
+                      (int)n, (int)tp->shards[0].cols);
+      else
+        dc_buf_puts(out, ", rows over its GPUs");
+      break;
+    }
+    default: /* table-wise, column-wise */
+      for (int32_t i = 0; i < tp->n_shards; i++) v[n++] = tp->shards[i].rank;
+      dc_buf_puts(out, n > 1 ? "ranks " : "rank ");
+      put_ranges(v, n, out);
+      if (tp->type == DC_SHARDING_COLUMN_WISE)
+        dc_buf_printf(out, ", %d columns each", (int)tp->shards[0].cols);
+      break;
+    }
+    dc_buf_putc(out, '\n');
+  }
+  free(v);
 }
 
 void dc_explain_collectives(const dc_graph *g, const dc_eval_result *r,

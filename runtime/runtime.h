@@ -375,6 +375,10 @@ void dc_explain_write(const dc_graph *g, const dc_eval_result *r,
 /* `dlrmc explain`'s collectives of one rank: per collective kernel, the
  * algorithm and protocol NCCL's tuner would pick (kernels/coll.c), the
  * bytes, the NVLink domains, and the time inside and across a domain. */
+/* The point's sharding plan (more than one GPU), one line per table:
+ * its type, its shards and where they are (ranks as ranges, a table-row-
+ * wise table's host, a grid table's hosts and blocks). */
+void dc_explain_plan(const dc_point *p, const dc_shard_plan *s, dc_buf *out);
 void dc_explain_collectives(const dc_graph *g, const dc_eval_result *r,
                             const dc_device *dev, int32_t rank, dc_buf *out);
 

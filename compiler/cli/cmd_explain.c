@@ -71,9 +71,10 @@ static int cmd_explain(int argc, char **argv) {
   size_t n_ov = 0;
   int rc = CLI_EXIT_USAGE;
   /* --only: the sections to print (bit i: sections[i]); all by default */
-  enum { S_OPS = 1u, S_COLL = 2u, S_MODELS = 4u, S_METRICS = 8u };
+  enum { S_OPS = 1u, S_COLL = 2u, S_MODELS = 4u, S_METRICS = 8u,
+         S_PLAN = 16u };
   static const char *const sections[] = {"ops", "collectives", "models",
-                                         "metrics"};
+                                         "metrics", "plan"};
   unsigned only = 0;
   enum { O_D, O_POINT, O_RANK, O_OUT, O_BUDGET, O_ONLY };
   static const cli_opt opts[] = {[O_D] = {"-D", NULL, true, true},
@@ -116,7 +117,7 @@ static int cmd_explain(int argc, char **argv) {
       while (i < DC_COUNTOF(sections) && strcmp(v, sections[i]) != 0) i++;
       if (i == DC_COUNTOF(sections)) {
         rc = cli_usage_error(cmd, "--only '%s': expected ops, collectives, "
-                                  "models or metrics", v);
+                                  "plan, models or metrics", v);
         goto done;
       }
       only |= 1u << i;
@@ -179,6 +180,7 @@ static int cmd_explain(int argc, char **argv) {
       dc_device dev;
       if ((only & S_COLL) && dc_device_of_point(p, &dev, &a, &d))
         dc_explain_collectives(g, &r, &dev, (int32_t)rank, &out);
+      if (only & S_PLAN) dc_explain_plan(p, g->plan, &out);
       if (only & S_MODELS) kernel_models(g, p, (int32_t)rank, &a, &out);
       if (only & S_METRICS) dc_buf_puts(&out, "\n");
       for (int k = 0; (only & S_METRICS) && k < DC_METRIC_COUNT_; k++) {
@@ -217,10 +219,12 @@ const cli_command cli_cmd_explain_def = {
     "             the op's host side (or a dependency) left unused\n"
     "then, on more than one GPU, the rank's collectives: the algorithm and\n"
     "protocol NCCL's tuner would pick, the bytes, the NVLink domains, the\n"
-    "time inside and across a domain (spec/collectives.md); which model\n"
+    "time inside and across a domain (spec/collectives.md), and the\n"
+    "sharding plan, one line per table (spec/multi-gpu.md); which model\n"
     "priced the rank's kernels and why (a fitted model's distance to its\n"
     "data against its gate, a fitted family's constants;\n"
     "spec/calibrate.md); and the point's metrics. --only SECTION (ops,\n"
-    "collectives, models, metrics; repeatable) prints only those sections\n"
+    "collectives, plan, models, metrics; repeatable) prints only those\n"
+    "sections\n"
     "after the point's two header lines. --memory-budget SIZE raises the\n"
     "memory one point may need (default 1GiB; spec/numbers.md).\n"};

@@ -43,6 +43,7 @@ same graph_point graph --point 1 $study :: graph --point=1 -- $study
 same explain_point explain $study --point 0 :: explain --point=0 $study
 same explain_rank explain $study -p 1 --rank 0 :: explain $study --point=1 --rank=0
 same explain_only explain $study --only ops --only metrics :: explain --only=metrics $study --only=ops
+same explain_plan explain studies/dcnv2-hosts.yaml -p 2 --only plan :: explain --only=plan --point=2 studies/dcnv2-hosts.yaml
 same run_format run $study --format md :: run --format=md $study
 same run_jobs run $study -j 2 --digits 4 :: run --jobs=2 --digits=4 -- $study
 same run_define run $study -D training.batch_size=64 :: run -Dtraining.batch_size=64 $study
