@@ -21,6 +21,13 @@ understood: `| head -N` (`| tail -N`) keeps the first (last) N lines, and
 `2>&1` compares
 stdout and stderr together and accepts any exit status (a diagnostic's
 example); otherwise the command must exit 0 and only stdout counts.
+
+A document's indented code lines that run `dlrmc` on files of the
+repository (four spaces, then `dlrmc `, continued with a trailing
+backslash) are commands a reader pastes as they are: each must exit 0.
+Lines with a placeholder (an upper-case word such as STUDY or N) or a
+path that does not exist are examples, not commands, and are skipped.
+
 Standard library only.
 """
 import re
@@ -84,10 +91,49 @@ def output_of(dlrmc, cmd, root):
     return got[:cut[1]] if cut[0] == "head" else got[-cut[1]:]
 
 
+PLACEHOLDER = re.compile(r"(^|[\s=/])[A-Z][A-Z_]{1,}(\b|$)")
+
+
+def indented_commands(lines):
+    """Yields (line index, command) of the indented `dlrmc` lines."""
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("    dlrmc "):
+            start, cmd = i, lines[i].strip()
+            while cmd.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                cmd = cmd[:-1] + " " + lines[i].strip()
+            yield start, cmd
+        i += 1
+
+
+def check_pasted(dlrmc, lines, name_of, root):
+    """Runs the document's pasteable commands; the number that fail."""
+    bad = 0
+    for i, cmd in indented_commands(lines):
+        args = shlex.split(cmd)
+        files = [a for a in args[1:] if a.endswith((".yaml", ".json", ".gz",
+                                                    ".csv", ".jsonl"))]
+        if PLACEHOLDER.search(cmd) or any(not (root / f).exists()
+                                          for f in files):
+            continue
+        args[0] = dlrmc
+        r = subprocess.run(args, cwd=root, capture_output=True, text=True,
+                           env={"DLRMC_NO_PROGRESS": "1",
+                                "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+        if r.returncode != 0:
+            print(f"{name_of}:{i + 1}: `{cmd}` exited {r.returncode}:\n"
+                  f"{r.stderr}", file=sys.stderr)
+            bad += 1
+    return bad
+
+
 def check_doc(dlrmc, doc, root, update, skipped):
     lines = doc.read_text(encoding="utf-8").split("\n")
     name_of = doc.relative_to(root) if doc.is_relative_to(root) else doc
     stale, checked = [], 0
+    if check_pasted(dlrmc, lines, name_of, root):
+        return -1, 0
     out_lines = list(lines)
     # Walk from the end so that rewriting a block keeps earlier indices.
     for name, b, e, cmd in reversed(list(blocks(lines))):
