@@ -188,13 +188,17 @@ static void topo_of(const dc_kernel *k, const dc_device *dev, topo *t) {
   if (!nvlink || D < q) {
     L = q; /* the host's GPUs, joined by PCIe (bridged pairs at most) */
     nvlink = nvlink && D >= q;
+  } else if (!dev->nvlink_across_hosts) {
+    L = q; /* a board's fabric ends at its host (4-GPU HGX hosts too) */
   } else {
     L = D / q * q; /* whole hosts per fabric (NVL72: 18 trays of 4) */
     if (L > n) L = n;
   }
   /* A group of no more GPUs than one bridge joins (2 H100 PCIe) is on
-   * NVLink even when the host holds more. */
-  if (dev->nvlink_gbps > 0 && n <= D) {
+   * NVLink even when the host holds more, when they share a host or a
+   * fabric that spans hosts. */
+  if (dev->nvlink_gbps > 0 && n <= D &&
+      (h == 1 || dev->nvlink_across_hosts)) {
     L = n;
     nvlink = true;
   }

@@ -210,6 +210,10 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
    * its own; no in-switch reduction (spec/gpus/README.md) */
   out->nvlink_domain = (int32_t)num(&r, m, "nvlink_domain", false,
                                     out->nvlink_gbps > 0 ? 8 : 1, 1, 65536);
+  /* an NVSwitch board's fabric ends at its host (a host of fewer GPUs
+   * than the board, HGX H100 4-GPU say, has a smaller one); a rack's
+   * (GB200 NVL72: 72 GPUs, trays of 4) spans its hosts */
+  out->nvlink_across_hosts = out->nvlink_domain > out->gpus_per_host;
   out->sharp = sharp_of(&r, m);
 
   /* Achievable fractions: where an entry has none, the rules of thumb of

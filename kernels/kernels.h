@@ -71,6 +71,10 @@ typedef struct dc_device {
   double host_link_eff;
   int64_t host_memory_bytes;
   int32_t nvlink_domain;    /* GPUs sharing one NVLink fabric (1: none) */
+  bool nvlink_across_hosts; /* the fabric joins several hosts (NVL racks:
+                               a catalog domain larger than its host, or a
+                               study's system.nvlink_domain); else it
+                               ends at the host */
   int32_t sharp;            /* DC_SHARP_* bits: in-switch reductions */
 } dc_device;
 

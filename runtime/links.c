@@ -33,7 +33,11 @@ void dc_device_apply_links(dc_device *dev, const dc_point *p) {
     dev->pcie_gbps = p->pcie_gbps;
   }
   if (p->nic_gbps > 0) dev->nic_gbps = p->nic_gbps;
-  if (p->nvlink_domain > 0) dev->nvlink_domain = p->nvlink_domain;
+  if (p->nvlink_domain > 0) {
+    /* the study says how many GPUs share a fabric: it may span hosts */
+    dev->nvlink_domain = p->nvlink_domain;
+    dev->nvlink_across_hosts = true;
+  }
   if (p->sharp >= 0) dev->sharp = p->sharp;
   if (p->link_latency_us >= 0) {
     dev->link_latency_us = p->link_latency_us;

@@ -298,6 +298,28 @@ static void collectives(void **st) {
   k.u.coll.hosts = 4;
   dc_collective_plan(&k, &v, &c);
   NEAR(c.inter_bytes, 2e8 / 8);
+  /* an 8-GPU board's fabric ends at its host: 8 ranks on two hosts of 4
+   * (4-GPU HGX hosts) are two domains over the NICs, not one; a fabric
+   * that spans hosts (an NVL rack, or a study's nvlink_domain) is one */
+  k.u.coll.algo = 0;
+  k.u.coll.ranks = 8;
+  k.u.coll.hosts = 2;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.domains, 2);
+  assert_int_equal(c.domain_ranks, 4);
+  assert_true(c.inter_bytes > 0);
+  v.nvlink_across_hosts = true;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.domains, 1);
+  assert_int_equal(c.domain_ranks, 8);
+  v.nvlink_domain = 72;
+  k.u.coll.ranks = 16;
+  k.u.coll.hosts = 4;
+  dc_collective_plan(&k, &v, &c);
+  assert_int_equal(c.domains, 1);
+  assert_int_equal(c.domain_ranks, 16);
+  v.nvlink_across_hosts = false;
+  v.nvlink_domain = 8;
   k.u.coll.ranks = 8;
   k.u.coll.hosts = 1;
   dc_coll_algo parsed;
