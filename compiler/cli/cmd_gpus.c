@@ -53,9 +53,12 @@ static void show_one(const dc_device *v, const dc_kmodels *km, dc_buf *o) {
   dc_buf_printf(o, "%.2f GB/s per direction; pageable H2D %.2f GB/s\n",
                 v->pcie_gbps, v->h2d_pageable_gbps);
   dc_buf_printf(o, "  NVLink / fabric        %.0f GB/s bidirectional; domain "
-                "of %d GPU%s; in-switch reduction %s\n",
+                "of %d GPU%s%s; in-switch reduction %s\n",
                 v->nvlink_gbps, (int)v->nvlink_domain,
                 v->nvlink_domain == 1 ? "" : "s",
+                v->nvlink_domain == 1       ? ""
+                : v->nvlink_across_hosts ? " across hosts"
+                                         : " within a host",
                 (const char *[]){"none", "NVLS", "IB SHARP",
                                  "NVLS and IB SHARP"}[v->sharp & 3]);
   dc_buf_printf(o, "  NIC                    %.2f GB/s per GPU\n", v->nic_gbps);
