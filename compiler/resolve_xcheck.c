@@ -24,14 +24,15 @@ static dc_span user_span(dc_span a, dc_span b) {
 /* Derives (gpus, hosts, gpus_per_host) from what was written: any two
  * give the third; gpus alone is laid out in hosts of the GPU's catalog
  * host size (dc_host_layout); gpus_per_host alone means a single host,
- * hosts alone one GPU per host; none means one GPU. */
+ * hosts alone hosts of the catalog's size (two DGX H100s: 16 GPUs); none
+ * means one GPU. */
 void res_derive(const fe_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
   int64_t G = x->gpus, H = x->hosts, Q = x->gph;
   if (G && H && !Q) Q = G / H;
   else if (G && Q && !H) H = G / Q;
   else if (H && Q && !G) G = H * Q;
   else if (G && !H && !Q) dc_host_layout(G, x->host_size, &H, &Q);
-  else if (H && !G && !Q) Q = 1, G = H;
+  else if (H && !G && !Q) Q = x->host_size > 0 ? x->host_size : 1, G = H * Q;
   else if (Q && !G && !H) H = 1, G = Q;
   else if (!G && !H && !Q) G = H = Q = 1;
   *g = G > 0 ? G : 1;
@@ -40,8 +41,9 @@ void res_derive(const fe_xkeys *x, int64_t *g, int64_t *h, int64_t *q) {
 }
 
 /* A bare system.gpus over more GPUs than one host holds is laid out in
- * hosts of the catalog's size (dc_host_layout), and a capacity search
- * without gpus_per_host does the same: said once per study, at the first
+ * hosts of the catalog's size (dc_host_layout), as are bare system.hosts,
+ * and a capacity search without gpus_per_host does the same: said once
+ * per study, at the first
  * value that assumed it, since the layout changes every exchange's
  * price. */
 void fe_layout_note(const fe_xkeys *x, bool *said, bool *said_cap,
@@ -56,6 +58,19 @@ void fe_layout_note(const fe_xkeys *x, bool *said, bool *said_cap,
         "assumed %lld hosts × %lld GPUs (%s's gpus_per_host in the GPU "
         "catalog)",
         (long long)x->gpus, (long long)h, (long long)q,
+        x->gpu ? x->gpu : "the GPU");
+    dc_diag_set_help(w, "set system.gpus_per_host to say how many GPUs "
+                        "share a host (NVLink inside, the NIC between)");
+  }
+  if (!*said && x->hosts && !x->gpus && !x->gph) {
+    *said = true;
+    int64_t per = x->host_size > 0 ? x->host_size : 1;
+    dc_diag *w = dc_diag_warning(
+        d, DC_DIAG_SEMANTIC, x->hosts_sp,
+        "system.hosts %lld without system.gpus or system.gpus_per_host: "
+        "assumed %lld hosts × %lld GPUs (%s's gpus_per_host in the GPU "
+        "catalog)",
+        (long long)x->hosts, (long long)x->hosts, (long long)per,
         x->gpu ? x->gpu : "the GPU");
     dc_diag_set_help(w, "set system.gpus_per_host to say how many GPUs "
                         "share a host (NVLink inside, the NIC between)");

@@ -97,6 +97,23 @@ def check_host_layout():
     g = run("gpus", "T4")
     if "host                   4 GPUs" not in g.stdout:
         fail("dlrmc gpus NAME shows the host size (T4: 4)", g)
+    # a bare host count is hosts of the catalog's size too, said once
+    hs = run("run", here("h100x8hosts.yaml"))
+    if hs.stderr.count("assumed 8 hosts × 8 GPUs") != 1:
+        fail("a bare system.hosts: 8 must say once it assumed 8 GPUs a host",
+             hs)
+    if csv_rows(hs.stdout)[0]["e2e_ms"] != bare["e2e_ms"]:
+        fail("hosts: 8 of H100 must be the 64 GPUs of gpus: 64", hs)
+    # an 8-GPU board's NVLink ends at its host: 8 H100s as two hosts of 4
+    # talk over the NICs and are slower than one host of 8
+    two = run("run", study, "-D", "system.gpus=8", "-D",
+              "system.gpus_per_host=4", "-D", "training.batch_size=8192")
+    one8 = run("run", study, "-D", "system.gpus=8", "-D",
+               "system.gpus_per_host=8", "-D", "training.batch_size=8192")
+    if not (float(csv_rows(two.stdout)[0]["comm_ms"]) >
+            float(csv_rows(one8.stdout)[0]["comm_ms"])):
+        fail("two hosts of 4 H100s must pay the NICs one host of 8 does not",
+             two)
     # a count that is no whole number of hosts is refused, with the fix
     bad = run("check", study, "-D", "system.gpus=12", rc=1)
     if ("not a whole number" not in bad.stderr or
