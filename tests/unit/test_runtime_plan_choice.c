@@ -147,6 +147,29 @@ static void test_h200_two_hosts(void **state) {
   assert_true(check_point("dcnv2-h200-hosts", 0) > 1.05);
 }
 
+/* A study point the tests below plan: its arena, diagnostics, device. */
+typedef struct study_pt {
+  dc_diags d;
+  dc_arena a;
+  dc_point p;
+  dc_device dev;
+  dc_study *st;
+} study_pt;
+
+static void pt_open(study_pt *x, const char *name, int64_t index) {
+  const char *root = getenv("DC_SOURCE_DIR");
+  if (!root) skip();
+  memset(x, 0, sizeof *x);
+  dc_arena_init(&x->a);
+  x->st = load_point(root, name, index, &x->a, &x->p, &x->dev, &x->d);
+}
+
+static void pt_close(study_pt *x) {
+  dc_arena_free(&x->a);
+  dc_study_free(x->st);
+  dc_diags_free(&x->d);
+}
+
 /* The row-wise tables of a searched plan as grid_shard (spec/planner.md):
  * on 16×H200 over 2 hosts the best plan the searches end on cuts the big
  * tables row-wise over all 16 GPUs (a 113 MB reduce-scatter a GPU, 13 MB
@@ -156,27 +179,21 @@ static void test_h200_two_hosts(void **state) {
  * slower. */
 static void test_grid_from_row_wise(void **state) {
   (void)state;
-  const char *root = getenv("DC_SOURCE_DIR");
-  if (!root) skip();
-  dc_diags d = {0};
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_point p;
-  dc_device dev;
-  dc_study *st = load_point(root, "dcnv2-h200-hosts", 0, &a, &p, &dev, &d);
-  dc_shard_plan *s = auto_plan(&p, &dev, true, 0, &a, &d);
+  study_pt x;
+  pt_open(&x, "dcnv2-h200-hosts", 0);
+  dc_point p = x.p;
+  dc_device dev = x.dev;
+  dc_shard_plan *s = auto_plan(&p, &dev, true, 0, &x.a, &x.d);
   int32_t grid = 0;
   for (int32_t t = 0; t < s->n_tables; t++)
     grid += s->tables[t].type == DC_SHARDING_GRID_SHARD;
-  dc_shard_plan *w = auto_plan(&p, &dev, true, NO_GRID, &a, &d);
+  dc_shard_plan *w = auto_plan(&p, &dev, true, NO_GRID, &x.a, &x.d);
   double with = step_of(&p, s, NULL), without = step_of(&p, w, NULL);
   printf("# dcnv2-h200-hosts[0]: %d grid_shard tables, %.1f us; without "
          "grid_shard %.1f us\n", grid, with, without);
   assert_true(grid >= 4);
   assert_true(without > 1.05 * with);
-  dc_arena_free(&a);
-  dc_study_free(st);
-  dc_diags_free(&d);
+  pt_close(&x);
 }
 
 /* 8×H100, fp32 tables, bf16 payload: the objective's plan was 20 %
@@ -230,18 +247,14 @@ static void send_cols(const dc_shard_plan *s, double *max, double *mean) {
  * all-to-all of the fused style). */
 static void test_balanced_all_to_all(void **state) {
   (void)state;
-  const char *root = getenv("DC_SOURCE_DIR");
-  if (!root) skip();
-  dc_diags d = {0};
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_point p;
-  dc_device dev;
-  dc_study *st = load_point(root, "dcnv2-hosts", 2, &a, &p, &dev, &d);
+  study_pt x;
+  pt_open(&x, "dcnv2-hosts", 2);
+  dc_point p = x.p;
+  dc_device dev = x.dev;
   /* without grid_shard, which now takes the hot tables off the
    * all-to-all (test_grid_hot_table) */
-  dc_shard_plan *s = auto_plan(&p, &dev, true, NO_GRID, &a, &d);
-  dc_shard_plan *own = auto_plan(&p, &dev, false, NO_GRID, &a, &d);
+  dc_shard_plan *s = auto_plan(&p, &dev, true, NO_GRID, &x.a, &x.d);
+  dc_shard_plan *own = auto_plan(&p, &dev, false, NO_GRID, &x.a, &x.d);
   double c_us = step_of(&p, s, NULL), own_us = step_of(&p, own, NULL);
   printf("# dcnv2-hosts[2] without grid_shard: chosen %.1f us, objective's "
          "choice %.1f us\n", c_us, own_us);
@@ -256,9 +269,7 @@ static void test_balanced_all_to_all(void **state) {
          "mean %.1f columns\n", cw, max, mean);
   assert_true(cw >= 8);
   assert_true(max <= mean + 32 + 1e-9);
-  dc_arena_free(&a);
-  dc_study_free(st);
-  dc_diags_free(&d);
+  pt_close(&x);
 }
 
 /* grid_shard (spec/planner.md, "A table too hot for one host"): on
@@ -270,16 +281,12 @@ static void test_balanced_all_to_all(void **state) {
  * lookups against a mean of 0.45). */
 static void test_grid_hot_table(void **state) {
   (void)state;
-  const char *root = getenv("DC_SOURCE_DIR");
-  if (!root) skip();
   assert_true(check_point("dcnv2-hosts", 2) > 1.0 - 1e-9);
-  dc_diags d = {0};
-  dc_arena a;
-  dc_arena_init(&a);
-  dc_point p;
-  dc_device dev;
-  dc_study *st = load_point(root, "dcnv2-hosts", 2, &a, &p, &dev, &d);
-  dc_shard_plan *s = auto_plan(&p, &dev, true, 0, &a, &d);
+  study_pt x;
+  pt_open(&x, "dcnv2-hosts", 2);
+  dc_point p = x.p;
+  dc_device dev = x.dev;
+  dc_shard_plan *s = auto_plan(&p, &dev, true, 0, &x.a, &x.d);
   int32_t c21 = -1;
   for (int32_t t = 0; t < p.n_tables; t++)
     if (strcmp(p.tables[t].name, "C21") == 0) c21 = t;
@@ -290,16 +297,14 @@ static void test_grid_hot_table(void **state) {
   for (int32_t i = 0; i < tp->n_shards; i++)
     hosts += i == 0 || tp->shards[i].rank / 8 != tp->shards[i - 1].rank / 8;
   double with = step_of(&p, s, NULL);
-  dc_shard_plan *w = auto_plan(&p, &dev, true, NO_GRID, &a, &d);
+  dc_shard_plan *w = auto_plan(&p, &dev, true, NO_GRID, &x.a, &x.d);
   assert_true(w->tables[c21].type != DC_SHARDING_GRID_SHARD);
   double without = step_of(&p, w, NULL);
   printf("# dcnv2-hosts[2]: C21 grid_shard over %d hosts, %.1f us; "
          "without grid_shard %.1f us\n", hosts, with, without);
   assert_true(hosts >= 2);
   assert_true(without > 1.2 * with);
-  dc_arena_free(&a);
-  dc_study_free(st);
-  dc_diags_free(&d);
+  pt_close(&x);
 }
 
 int main(void) {
