@@ -25,8 +25,8 @@
  * columns), n ≤ min(W, D/32) save that last one; row_wise;
  * table_row_wise on each host (with one GPU per host too: one shard,
  * priced without table-wise's small-dim penalty); data_parallel; where a
- * table's own type is grid_shard, its blocks on runs of hosts
- * (trec_opts.c).
+ * table's own type is one, grid_shard on runs of hosts and
+ * table_column_wise on runs of one host's GPUs (trec_opts.c).
  *
  * Search. (1) Seeds: greedy passes over the tables, most expensive first,
  * each table taking the option and ranks with the best score: "bound",
@@ -314,7 +314,8 @@ static double max_but(const tctx *c, const int32_t *top, int32_t x, int32_t y) {
 
 static bool on_rank(const tctx *c, int32_t t, int32_t r) {
   const topt *x = &c->opt[t][c->cur[t]];
-  if (x->tp.type == DC_SHARDING_GRID_SHARD) { /* its blocks' hosts */
+  if (x->tp.type == DC_SHARDING_GRID_SHARD || /* its blocks' hosts */
+      x->tp.type == DC_SHARDING_TABLE_COLUMN_WISE) {
     for (int32_t i = 0; i < x->tp.n_shards; i++)
       if (x->tp.shards[i].rank == r) return true;
     return false;

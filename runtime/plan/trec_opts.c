@@ -90,11 +90,43 @@ static void grid_opts(tctx *c, dc_shard_plan *sp, int32_t t, topt *x,
   }
 }
 
+/* table_column_wise (offered where it is the table's one type:
+ * candidates.c says why): pinned, its ranks; else, on each host, TorchRec's
+ * block count and the powers of two n ≤ D/32, capped at the host's GPUs
+ * (dlrmc puts one block on a GPU, TorchRec may stack them), on each
+ * aligned run of n of the host's GPUs — TorchRec's partitioner puts the
+ * blocks on the least-loaded GPUs of one host, which the runs cover where
+ * the loads are even. */
+static void twcw_opts(tctx *c, dc_shard_plan *sp, int32_t t, topt *x,
+                      int32_t *k) {
+  const dc_table *tb = &c->p->tables[t];
+  if (tb->n_ranks > 0) {
+    add_opt(c, sp, t, DC_SHARDING_TABLE_COLUMN_WISE, tb->n_ranks, tb->ranks,
+            false, x, k);
+    return;
+  }
+  int32_t tr = trec_cw_count(tb->dim), top = tb->dim / 32;
+  if (tr > c->S) tr = c->S;
+  int32_t *rk = dc_arena_array(c->a, (size_t)c->S, sizeof(int32_t));
+  for (int32_t n = 1; n <= c->S && n <= tb->dim; n++) {
+    bool pow2 = (n & (n - 1)) == 0;
+    if (n != tr && !(pow2 && n <= top)) continue;
+    for (int32_t h = 0; h < c->H; h++)
+      for (int32_t j = 0; j + n <= c->S && h * c->S + j + n <= c->W; j += n) {
+        for (int32_t i = 0; i < n; i++) rk[i] = h * c->S + j + i;
+        add_opt(c, sp, t, DC_SHARDING_TABLE_COLUMN_WISE, n, rk, false, x, k);
+      }
+  }
+}
+
 void trec_make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
   const dc_table *tb = &c->p->tables[t];
   bool grid = (m & DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)) && c->W > 1;
   /* grid: ≤ 2H aligned runs of power-of-two sizes, H more of TorchRec's */
-  int32_t W = c->W, cap = c->H + 48 + (grid ? 3 * c->H + 1 : 0);
+  bool twcw = m == DC_PLAN_TYPE(DC_SHARDING_TABLE_COLUMN_WISE) && c->W > 1;
+  /* twcw: ≤ 2W aligned runs of power-of-two sizes, W more of TorchRec's */
+  int32_t W = c->W, cap = c->H + 48 + (grid ? 3 * c->H + 1 : 0) +
+                          (twcw ? 3 * c->W + 1 : 0);
   topt *x = dc_arena_array(c->a, (size_t)cap, sizeof(topt));
   int32_t k = 0;
   int32_t *rk = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
@@ -142,6 +174,7 @@ void trec_make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
       (!pinned || tb->n_ranks == W))
     add_opt(c, sp, t, DC_SHARDING_DATA_PARALLEL, 0, NULL, false, x, &k);
   if (grid) grid_opts(c, sp, t, x, &k);
+  if (twcw) twcw_opts(c, sp, t, x, &k);
   DC_ASSERT(k <= cap);
   c->opt[t] = x;
   c->n_opt[t] = k;

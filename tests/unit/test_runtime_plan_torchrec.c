@@ -295,6 +295,62 @@ static void test_grid(void **state) {
   dc_diags_free(&d);
 }
 
+/* table_column_wise under both objectives: a table whose own sharding is
+ * table_column_wise gets its column blocks on distinct GPUs of one host
+ * (pinned: the ranks it names); a table left to the planner never does,
+ * even where its allowed types include it (the column-wise candidates
+ * hold every one-host placement). Its shards are priced as column-wise
+ * ones (TorchRec's TableColumnWiseEvaluator is its TableWiseEvaluator). */
+static void test_table_column_wise(void **state) {
+  (void)state;
+  for (int obj = 0; obj < 2; obj++) {
+    tp_cfg c;
+    model(&c, 6, 16, 4);
+    c.p.framework = DC_FRAMEWORK_TORCHREC;
+    if (obj) c.p.objective = DC_OBJECTIVE_DLRMC;
+    c.tables[0].dim = 256;
+    c.tables[0].sharding = DC_SHARDING_TABLE_COLUMN_WISE;
+    c.tables[1].dim = 256;
+    c.tables[1].sharding = DC_SHARDING_TABLE_COLUMN_WISE;
+    c.ranks[0] = 13;
+    c.ranks[1] = 12;
+    c.tables[1].n_ranks = 2;
+    c.tables[1].ranks = c.ranks;
+    uint32_t allowed[6] = {0};
+    for (int t = 2; t < 6; t++)
+      allowed[t] = DC_PLAN_ALL_TYPES;
+    dc_shard_plan *a = plan_allowed(&c, allowed);
+    const dc_table_plan *g = &a->tables[0];
+    assert_int_equal(g->type, DC_SHARDING_TABLE_COLUMN_WISE);
+    assert_true(g->n_shards >= 1 && g->n_shards <= 4);
+    assert_int_equal(g->shards[0].cols * g->n_shards, 256);
+    for (int32_t i = 0; i < g->n_shards; i++)
+      assert_int_equal(dc_shard_plan_host(a, g->shards[i].rank), g->host);
+    const dc_table_plan *p1 = &a->tables[1];
+    assert_int_equal(p1->type, DC_SHARDING_TABLE_COLUMN_WISE);
+    assert_int_equal(p1->shards[0].rank, 13);
+    assert_int_equal(p1->shards[1].rank, 12);
+    assert_int_equal(p1->host, 3);
+    for (int32_t t = 2; t < 6; t++)
+      assert_true(a->tables[t].type != DC_SHARDING_TABLE_COLUMN_WISE);
+
+    /* a block's price: a column-wise shard of the same columns */
+    dc_torchrec_consts tc;
+    dc_torchrec_consts_of(&c.p, &tc);
+    dc_torchrec_shard x = dc_torchrec_price_shard(&c.p, a, 1, 0, &tc);
+    dc_shard_plan *b = dc_shard_plan_copy(a, &arena);
+    b->tables[1].type = DC_SHARDING_COLUMN_WISE;
+    dc_torchrec_shard y = dc_torchrec_price_shard(&c.p, b, 1, 0, &tc);
+    assert_int_equal(x.type, DC_SHARDING_TABLE_COLUMN_WISE);
+    assert_true(x.fwd_compute_ms == y.fwd_compute_ms);
+    assert_true(x.fwd_comms_ms == y.fwd_comms_ms);
+    assert_true(x.bwd_compute_ms == y.bwd_compute_ms);
+    assert_true(x.bwd_comms_ms == y.bwd_comms_ms);
+    assert_true(x.hbm_bytes == y.hbm_bytes);
+    assert_true(x.fwd_comms_ms > 0);
+  }
+}
+
 /* One GPU: everything table-wise on rank 0. */
 static void test_single(void **state) {
   (void)state;
@@ -344,6 +400,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
       cmocka_unit_test_setup_teardown(test_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_table_column_wise, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_single, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
   };
