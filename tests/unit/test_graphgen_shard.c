@@ -67,6 +67,15 @@ static void model(tp_cfg *c, int gpus, int hosts) {
   c->p.ddp_bucket_bytes = 10;
 }
 
+/* Table 0 of c of type `ty` on ranks r0 and r1 (c->ranks). */
+static void pin_t0(tp_cfg *c, dc_sharding ty, int32_t r0, int32_t r1) {
+  c->ranks[0] = r0;
+  c->ranks[1] = r1;
+  c->tables[0].sharding = ty;
+  c->tables[0].n_ranks = 2;
+  c->tables[0].ranks = c->ranks;
+}
+
 typedef struct coll {
   dc_kernel_kind kind;
   int64_t bytes;
@@ -173,11 +182,7 @@ static void test_column_wise(void **state) {
   (void)state;
   tp_cfg c;
   model(&c, 2, 1);
-  c.ranks[0] = 0;
-  c.ranks[1] = 1;
-  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_COLUMN_WISE, 0, 1);
   c.p.sharding = DC_SHARDING_EXPLICIT;
   const dc_graph *g = build(&c);
   const dc_table_plan *t0 = &g->plan->tables[0];
@@ -255,11 +260,7 @@ static void test_grid_shard(void **state) {
   (void)state;
   tp_cfg c;
   model(&c, 4, 2);
-  c.ranks[0] = 0;
-  c.ranks[1] = 2;
-  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_GRID_SHARD, 0, 2);
   const dc_graph *g = build(&c);
   const dc_table_plan *t0 = &g->plan->tables[0];
   assert_int_equal(t0->type, DC_SHARDING_GRID_SHARD);
@@ -329,11 +330,7 @@ static void test_grid_shard(void **state) {
 
   /* two blocks on one host, more blocks than hosts: refused */
   model(&c, 4, 2);
-  c.ranks[0] = 0;
-  c.ranks[1] = 1;
-  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_GRID_SHARD, 0, 1);
   dc_diags d = {0};
   assert_null(dc_graph_build(&c.p, &arena, &d));
   assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
@@ -448,11 +445,7 @@ static void test_table_column_wise(void **state) {
   (void)state;
   tp_cfg c;
   model(&c, 4, 2);
-  c.ranks[0] = 2;
-  c.ranks[1] = 3;
-  c.tables[0].sharding = DC_SHARDING_TABLE_COLUMN_WISE;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_TABLE_COLUMN_WISE, 2, 3);
   const dc_graph *g = build(&c);
   const dc_table_plan *t0 = &g->plan->tables[0];
   assert_int_equal(t0->type, DC_SHARDING_TABLE_COLUMN_WISE);
@@ -509,11 +502,7 @@ static void test_table_column_wise(void **state) {
 
   /* blocks on two hosts: refused at the set and at the check */
   model(&c, 4, 2);
-  c.ranks[0] = 1;
-  c.ranks[1] = 2;
-  c.tables[0].sharding = DC_SHARDING_TABLE_COLUMN_WISE;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_TABLE_COLUMN_WISE, 1, 2);
   dc_diags d = {0};
   assert_null(dc_graph_build(&c.p, &arena, &d));
   assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
@@ -679,11 +668,7 @@ static void test_plan_errors(void **state) {
 
   /* a column-wise table naming one rank twice */
   model(&c, 2, 1);
-  c.ranks[0] = 1;
-  c.ranks[1] = 1;
-  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_COLUMN_WISE, 1, 1);
   dc_diags d2 = {0};
   assert_null(dc_graph_build(&c.p, &arena, &d2));
   assert_non_null(strstr(d2.items[0].message, "twice"));
