@@ -37,10 +37,12 @@ const char *const fe_enum_zero_grad[] = {"set_to_none", "legacy", NULL};
 const char *const fe_enum_plan[] = {"auto",           "table_wise",
                                     "row_wise",       "column_wise",
                                     "table_row_wise", "data_parallel",
-                                    "grid_shard",     NULL};
+                                    "grid_shard",     "table_column_wise",
+                                    NULL};
 const char *const fe_enum_table_sharding[] = {
     "auto",           "table_wise",    "row_wise", "column_wise",
-    "table_row_wise", "data_parallel", "grid_shard", NULL};
+    "table_row_wise", "data_parallel", "grid_shard", "table_column_wise",
+    NULL};
 const char *const fe_enum_embedding_model[] = {"enhanced", "plain", NULL};
 const char *const fe_enum_format[] = {"csv", "md", "jsonl", "html", NULL};
 static const char *const enum_mode[] = {"product", "zip", NULL};

@@ -6,7 +6,8 @@
  * Every rank needs, for its local batch B = global / W, the pooled
  * embedding of every table. Per class of shard (graphgen_int.h):
  *
- *   A2A (table_wise, column_wise): the shard pooled the global batch
+ *   A2A (table_wise, column_wise, table_column_wise): the shard pooled
+ *     the global batch
  *     [B·W, cols]; the world all-to-all sends each rank its B rows.
  *   TWRW (table_row_wise on host h): each of the S ranks of h pooled the
  *     indices falling in its rows for the global batch, [B·W, D] partial
@@ -21,8 +22,10 @@
  *
  * The torchrec style (gg_trec_embeddings) runs these per sharding type,
  * each right after its lookup: column-wise shards are a class of their
- * own (GG_CLS_CW) with their own all-to-all, and the TWRW chunks have
- * theirs; every rank joins every type's collectives.
+ * own (GG_CLS_CW) with their own all-to-all, table-column-wise ones
+ * another (GG_CLS_TWCW: TorchRec's TwCw sharding is its column-wise one
+ * under another type), and the TWRW chunks have theirs; every rank joins
+ * every type's collectives.
  *
  * Backward mirrors it: the all-to-all returns the gradients of A2A shards
  * and of the TWRW chunks, an intra-host all-gather rebuilds a TWRW
@@ -197,9 +200,11 @@ static void codec_kernel(gg_b *b, int64_t elems, dc_dtype q) {
 }
 
 /* The sharding type of the shards class k permutes (TorchRec's
- * column-wise and grid output distributions), or AUTO: none. */
+ * column-wise, table-column-wise and grid output distributions), or
+ * AUTO: none. */
 static dc_sharding permuted_type(int32_t k) {
   return k == GG_CLS_CW     ? DC_SHARDING_COLUMN_WISE
+         : k == GG_CLS_TWCW ? DC_SHARDING_TABLE_COLUMN_WISE
          : k == GG_CLS_GRID ? DC_SHARDING_GRID_SHARD
                             : DC_SHARDING_AUTO;
 }

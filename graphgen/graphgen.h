@@ -113,6 +113,7 @@ typedef struct dc_op {
  *   data_parallel   a full replica on every rank (one shard per rank)
  *   grid_shard      n column blocks on n distinct hosts, each row-wise
  *                   over its host's ranks (shards block by block)
+ *   table_column_wise  n column blocks on distinct ranks of one host
  *
  * A rank holds at most one shard of a table. The shards of a table are in
  * rank order for row-wise types and in column order for column-wise. */
@@ -124,8 +125,9 @@ typedef struct dc_shard {
 
 typedef struct dc_table_plan {
   dc_sharding type; /* TABLE_WISE .. DATA_PARALLEL, never AUTO/EXPLICIT */
-  int32_t host;     /* TABLE_ROW_WISE: its host; otherwise -1 (a grid
-                       table's hosts are its shards') */
+  int32_t host;     /* TABLE_ROW_WISE, TABLE_COLUMN_WISE: its host;
+                       otherwise -1 (a grid table's hosts are its
+                       shards') */
   int32_t n_shards;
   dc_shard *shards;
 } dc_table_plan;
@@ -171,7 +173,9 @@ dc_shard_plan *dc_shard_plan_new(const dc_point *p, dc_arena *a);
  * at least 1, placed on ranks 0..n−1); table_row_wise one rank naming
  * the host (or none: host 0); grid_shard one rank naming each block's host
  * (distinct hosts; none: min(hosts, D/32) blocks, at least 1, on hosts
- * 0..n−1); row_wise and data_parallel ignore ranks.
+ * 0..n−1); table_column_wise the ranks of its shards, all on one host
+ * (none: min(GPUs a host, D/32) blocks on host 0's first ranks); row_wise
+ * and data_parallel ignore ranks.
  * False (with E0502 at the table's span) when the ranks do not fit. */
 bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
                        dc_sharding type, int32_t n_ranks,

@@ -66,14 +66,16 @@ typedef struct gg_param {
  * per class): TW/CW shards go through the all-to-all, TWRW shards through
  * a host reduce-scatter then the all-to-all, RW shards through a world
  * reduce-scatter, DP replicas straight to the interaction. The torchrec
- * style keeps column-wise and grid shards in classes of their own
- * (GG_CLS_CW, GG_CLS_GRID): TorchRec has one lookup and one output
- * distribution per sharding type, so there each class is one sharding
- * type; the other styles leave both empty, a grid_shard shard there being
- * a TWRW shard of its column block on its own host. */
+ * style keeps column-wise, table-column-wise and grid shards in classes
+ * of their own (GG_CLS_CW, GG_CLS_TWCW, GG_CLS_GRID): TorchRec has one
+ * lookup and one output distribution per sharding type, so there each
+ * class is one sharding type; the other styles leave them empty, a
+ * table_column_wise shard there being a column shard (A2A) and a
+ * grid_shard shard a TWRW shard of its column block on its own host. */
 enum {
   GG_CLS_A2A,
   GG_CLS_CW,
+  GG_CLS_TWCW,
   GG_CLS_TWRW,
   GG_CLS_GRID,
   GG_CLS_RW,
@@ -86,6 +88,7 @@ enum {
 static inline int32_t gg_class_of(dc_sharding type, bool trec) {
   switch (type) {
   case DC_SHARDING_COLUMN_WISE: return trec ? GG_CLS_CW : GG_CLS_A2A;
+  case DC_SHARDING_TABLE_COLUMN_WISE: return trec ? GG_CLS_TWCW : GG_CLS_A2A;
   case DC_SHARDING_TABLE_ROW_WISE: return GG_CLS_TWRW;
   case DC_SHARDING_GRID_SHARD: return trec ? GG_CLS_GRID : GG_CLS_TWRW;
   case DC_SHARDING_ROW_WISE: return GG_CLS_RW;

@@ -58,9 +58,12 @@ static int32_t grid_blocks_of(const gg_ctx *c, const dc_table_plan *tp) {
 }
 
 /* How many times the sharded module's KJT holds a table's feature: once
- * per column shard (column-wise) or column block (grid), else once. */
+ * per column shard (column-wise, table-column-wise) or column block
+ * (grid), else once. */
 static int32_t feature_copies(const gg_ctx *c, const dc_table_plan *tp) {
-  if (tp->type == DC_SHARDING_COLUMN_WISE) return tp->n_shards;
+  if (tp->type == DC_SHARDING_COLUMN_WISE ||
+      tp->type == DC_SHARDING_TABLE_COLUMN_WISE)
+    return tp->n_shards;
   if (tp->type == DC_SHARDING_GRID_SHARD) return grid_blocks_of(c, tp);
   return 1;
 }
@@ -82,6 +85,7 @@ static void kjt_sends_of(gg_ctx *c, dc_sharding only, int64_t *n_len,
     switch (tp->type) {
     case DC_SHARDING_DATA_PARALLEL: continue;
     case DC_SHARDING_COLUMN_WISE:
+    case DC_SHARDING_TABLE_COLUMN_WISE:
       *n_len += gg_mul(b, tp->n_shards, c->batch);
       *n_val += gg_mul(b, tp->n_shards, v);
       break;
@@ -175,7 +179,8 @@ static bool features_in_order(const gg_ctx *c) {
       if (t != next++) return false;
       int32_t k = 0;
       if (tp->type == DC_SHARDING_TABLE_WISE ||
-          tp->type == DC_SHARDING_COLUMN_WISE) {
+          tp->type == DC_SHARDING_COLUMN_WISE ||
+          tp->type == DC_SHARDING_TABLE_COLUMN_WISE) {
         if (tp->n_shards > 1) return false;
         k = tp->shards[0].rank;
       } else if (tp->type == DC_SHARDING_TABLE_ROW_WISE) {

@@ -18,6 +18,9 @@
  *                   NVLink), then the all-to-all across hosts;
  *   data_parallel   a replica on every rank, looked up for the local batch,
  *                   its gradient all-reduced;
+ *   table_column_wise  column-wise on distinct GPUs of one host
+ *                   (TorchRec's TABLE_COLUMN_WISE: its host planned as
+ *                   table-row-wise's, its blocks exchanged as columns);
  *   grid_shard      the columns split in n blocks on n distinct hosts,
  *                   each block table-row-wise over its host's GPUs: a
  *                   hot table's lookups spread over n hosts' GPUs while
@@ -37,7 +40,8 @@
  * (rows × dim) first, each shard on the rank holding the fewest table
  * elements so far (ties: lowest rank); table-row-wise tables go to the
  * host holding the fewest, a grid table's blocks to the hosts holding the
- * fewest.
+ * fewest, a table-column-wise table's blocks to the least-loaded ranks of
+ * the host holding the fewest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -196,12 +200,38 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
                                tb->dim};
     return true;
   }
-  case DC_SHARDING_COLUMN_WISE: {
+  case DC_SHARDING_COLUMN_WISE:
+  case DC_SHARDING_TABLE_COLUMN_WISE: {
+    /* table_column_wise: the same column blocks, on ranks of one host
+     * (none named: host 0's first ranks) */
+    bool one_host = type == DC_SHARDING_TABLE_COLUMN_WISE;
+    int32_t host = n_ranks && one_host ? dc_shard_plan_host(s, ranks[0]) : 0;
+    int32_t first = host * s->gpus_per_host;
+    int32_t room = one_host ? (W - first < s->gpus_per_host
+                                   ? W - first
+                                   : s->gpus_per_host)
+                            : W;
     int32_t n = n_ranks;
     if (n == 0) {
       n = tb->dim / CW_MIN_COLS;
-      if (n > W) n = W;
+      if (n > room) n = room;
       if (n < 1) n = 1;
+    }
+    if (one_host) {
+      tp->host = host;
+      for (int32_t i = 0; i < n_ranks; i++)
+        if (dc_shard_plan_host(s, ranks[i]) != host) {
+          dc_diag *g = dc_diag_error(
+              d, DC_DIAG_SHARDING, tb->span,
+              "table '%s' is table_column_wise but names ranks %d and %d "
+              "on different hosts",
+              tname(p, t), ranks[0], ranks[i]);
+          dc_diag_set_help(g, "name ranks of one host (%d GPUs a host), "
+                              "or use column_wise to spread the blocks "
+                              "over hosts",
+                           s->gpus_per_host);
+          return false;
+        }
     }
     if (n > tb->dim) {
       dc_diag_error(d, DC_DIAG_SHARDING, tb->span,
@@ -224,8 +254,8 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
     for (int32_t i = 0; i < n; i++) {
       int64_t off, len;
       block(tb->dim, n, i, &off, &len);
-      tp->shards[i] = (dc_shard){n_ranks ? ranks[i] : i, 0, tb->rows,
-                                 (int32_t)off, (int32_t)len};
+      tp->shards[i] = (dc_shard){n_ranks ? ranks[i] : first + i, 0,
+                                 tb->rows, (int32_t)off, (int32_t)len};
     }
     return true;
   }
@@ -336,6 +366,40 @@ static void add_load(const dc_table_plan *tp, double *load) {
         (double)tp->shards[i].rows * (double)tp->shards[i].cols;
 }
 
+/* The host holding the fewest table elements (ties: the lowest). */
+static int32_t least_loaded_host(const dc_shard_plan *s, const double *load) {
+  int32_t best = 0;
+  double bl = -1;
+  for (int32_t h = 0; h < s->hosts; h++) {
+    double l = 0;
+    for (int32_t r = h * s->gpus_per_host;
+         r < (h + 1) * s->gpus_per_host && r < s->n_ranks; r++)
+      l += load[r];
+    if (bl < 0 || l < bl) {
+      bl = l;
+      best = h;
+    }
+  }
+  return best;
+}
+
+/* nr column blocks of table t on the nr least-loaded of the m ranks whose
+ * loads are load[0..m): their indices in rk (used: m scratch flags). */
+static void spread_blocks(const dc_point *p, int32_t t, double *load,
+                          int32_t m, int32_t nr, bool *used, int32_t *rk) {
+  memset(used, 0, (size_t)m * sizeof(bool));
+  for (int32_t k = 0; k < nr; k++) {
+    int32_t best = -1;
+    for (int32_t r = 0; r < m; r++)
+      if (!used[r] && (best < 0 || load[r] < load[best])) best = r;
+    used[best] = true;
+    rk[k] = best;
+    /* the shard's share, so the next one avoids this rank */
+    load[best] += tsize(p, t) / nr;
+  }
+  for (int32_t k = 0; k < nr; k++) load[rk[k]] -= tsize(p, t) / nr;
+}
+
 dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
                                      dc_diags *d) {
   dc_shard_plan *s = dc_shard_plan_new(p, a);
@@ -356,7 +420,8 @@ dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
     bool greedy = tb->n_ranks == 0 && (ty == DC_SHARDING_TABLE_WISE ||
                                        ty == DC_SHARDING_COLUMN_WISE ||
                                        ty == DC_SHARDING_TABLE_ROW_WISE ||
-                                       ty == DC_SHARDING_GRID_SHARD);
+                                       ty == DC_SHARDING_GRID_SHARD ||
+                                       ty == DC_SHARDING_TABLE_COLUMN_WISE);
     if (greedy) {
       order[n++] = t;
       continue;
@@ -382,19 +447,16 @@ dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
     dc_sharding ty = default_type(p, t);
     int32_t nr = 1;
     if (ty == DC_SHARDING_TABLE_ROW_WISE) {
-      int32_t best = 0;
-      double bl = -1;
-      for (int32_t h = 0; h < s->hosts; h++) {
-        double l = 0;
-        for (int32_t r = h * s->gpus_per_host;
-             r < (h + 1) * s->gpus_per_host && r < W; r++)
-          l += load[r];
-        if (bl < 0 || l < bl) {
-          bl = l;
-          best = h;
-        }
-      }
-      rk[0] = best * s->gpus_per_host;
+      rk[0] = least_loaded_host(s, load) * s->gpus_per_host;
+    } else if (ty == DC_SHARDING_TABLE_COLUMN_WISE) {
+      /* the host holding the fewest elements, its least-loaded ranks */
+      int32_t first = least_loaded_host(s, load) * s->gpus_per_host;
+      int32_t m = W - first < s->gpus_per_host ? W - first : s->gpus_per_host;
+      nr = p->tables[t].dim / CW_MIN_COLS;
+      if (nr > m) nr = m;
+      if (nr < 1) nr = 1;
+      spread_blocks(p, t, load + first, m, nr, used, rk);
+      for (int32_t k = 0; k < nr; k++) rk[k] += first;
     } else if (ty == DC_SHARDING_GRID_SHARD) {
       /* one block per host, on the hosts holding the fewest elements */
       nr = grid_blocks(s, &p->tables[t]);
@@ -422,17 +484,7 @@ dc_shard_plan *dc_shard_plan_default(const dc_point *p, dc_arena *a,
         if (nr > W) nr = W;
         if (nr < 1) nr = 1;
       }
-      memset(used, 0, (size_t)W * sizeof(bool));
-      for (int32_t k = 0; k < nr; k++) {
-        int32_t best = -1;
-        for (int32_t r = 0; r < W; r++)
-          if (!used[r] && (best < 0 || load[r] < load[best])) best = r;
-        used[best] = true;
-        rk[k] = best;
-        /* the shard's share, so the next one avoids this rank */
-        load[best] += tsize(p, t) / nr;
-      }
-      for (int32_t k = 0; k < nr; k++) load[rk[k]] -= tsize(p, t) / nr;
+      spread_blocks(p, t, load, W, nr, used, rk);
     }
     if (!dc_shard_plan_set(s, p, t, ty, nr, rk, a, d)) {
       ok = false;
@@ -486,6 +538,10 @@ bool dc_shard_plan_check(const dc_point *p, const dc_shard_plan *s,
         bad = cells != want;
       if (tp->type == DC_SHARDING_TABLE_WISE) bad |= tp->n_shards != 1;
       if (tp->type == DC_SHARDING_ROW_WISE) bad |= tp->n_shards != W;
+      for (int32_t i = 1; tp->type == DC_SHARDING_TABLE_COLUMN_WISE &&
+                          i < tp->n_shards; i++)
+        bad |= dc_shard_plan_host(s, tp->shards[i].rank) !=
+               dc_shard_plan_host(s, tp->shards[0].rank);
     }
     if (bad) {
       dc_diag_error(d, DC_DIAG_SHARDING, tb->span,

@@ -129,11 +129,12 @@ void dc_explain_plan(const dc_point *p, const dc_shard_plan *s,
         dc_buf_puts(out, ", rows over its GPUs");
       break;
     }
-    default: /* table-wise, column-wise */
+    default: /* table-wise, column-wise, table-column-wise */
       for (int32_t i = 0; i < tp->n_shards; i++) v[n++] = tp->shards[i].rank;
       dc_buf_puts(out, n > 1 ? "ranks " : "rank ");
       put_ranges(v, n, out);
-      if (tp->type == DC_SHARDING_COLUMN_WISE)
+      if (tp->type == DC_SHARDING_COLUMN_WISE ||
+          tp->type == DC_SHARDING_TABLE_COLUMN_WISE)
         dc_buf_printf(out, ", %d columns each", (int)tp->shards[0].cols);
       break;
     }

@@ -38,9 +38,10 @@ if(DC_PYTHON3_TORCHREC)
             ${CMAKE_CURRENT_BINARY_DIR}/planner_torchrec_uvm --uvm)
   # and against 24 configs whose pooling factors are not binary fractions
   # (0.3, 1.7 ...; "Fractional pooling") and 16 configs of several hosts
-  # where one or two tables opt in to grid_shard ("Grid shards";
+  # where one or two tables opt in to grid_shard ("Grid shards") or to
+  # table_column_wise ("Table-column-wise shards";
   # tests/fixtures/planner/README.md)
-  foreach(_set fractional grid)
+  foreach(_set fractional grid twcw)
     add_test(NAME planner_torchrec_${_set}
       COMMAND ${DC_PYTHON3_TORCHREC}
               ${PROJECT_SOURCE_DIR}/tests/fixtures/planner/check_planner.py

@@ -23,7 +23,8 @@ const char *dc_sharding_name(dc_sharding s) {
   static const char *const n[] = {"auto",           "table_wise",
                                   "row_wise",       "column_wise",
                                   "table_row_wise", "data_parallel",
-                                  "grid_shard",     "explicit"};
+                                  "grid_shard",     "table_column_wise",
+                                  "explicit"};
   return (size_t)s < DC_COUNTOF(n) ? n[s] : "?";
 }
 

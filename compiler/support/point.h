@@ -77,6 +77,8 @@ typedef enum dc_sharding {
   DC_SHARDING_DATA_PARALLEL,
   DC_SHARDING_GRID_SHARD, /* column blocks across hosts, each row-wise
                              over its host's GPUs (TorchRec's grid_shard) */
+  DC_SHARDING_TABLE_COLUMN_WISE, /* column blocks on distinct GPUs of one
+                                    host (TorchRec's table_column_wise) */
   DC_SHARDING_EXPLICIT /* per-table type and ranks in dc_table */
 } dc_sharding;
 

@@ -159,7 +159,8 @@ void pl_price_tmpl(pctx *c, int32_t t, tmpl *x) {
     x->fmem[i] = x->mem[i];
     double sd = 0;
     if (x->tp.type == DC_SHARDING_TABLE_WISE ||
-        x->tp.type == DC_SHARDING_COLUMN_WISE)
+        x->tp.type == DC_SHARDING_COLUMN_WISE ||
+        x->tp.type == DC_SHARDING_TABLE_COLUMN_WISE)
       sd = Bg * x->tp.shards[i].cols * c->wire_bytes;
     else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE ||
              x->tp.type == DC_SHARDING_GRID_SHARD)
@@ -311,10 +312,36 @@ void pl_add_grid(pctx *c, int32_t t) {
   c->n_tm[t] = k;
 }
 
+/* table_column_wise templates of table t (appended to x at *k): pinned,
+ * its ranks; else min(GPUs a host, D/32) blocks (at least one) on
+ * consecutive ranks of one host, from each start rank that keeps them
+ * there. */
+static void add_twcw(pctx *c, int32_t t, tmpl *x, int32_t *k, int32_t *rk) {
+  const dc_table *tb = &c->p->tables[t];
+  if (tb->n_ranks > 0) {
+    add_tmpl(c, t, DC_SHARDING_TABLE_COLUMN_WISE, tb->n_ranks, tb->ranks, x,
+             k);
+    return;
+  }
+  int32_t S = c->S, n = tb->dim / 32;
+  if (n > S) n = S;
+  if (n < 1) n = 1;
+  for (int32_t i = 0; i < n; i++) rk[i] = i;
+  tmpl *y = add_tmpl(c, t, DC_SHARDING_TABLE_COLUMN_WISE, n, rk, x, k);
+  if (!y) return;
+  int32_t *rots = dc_arena_array(c->a, (size_t)c->W, sizeof(int32_t));
+  int32_t nr = 0;
+  for (int32_t h = 0; h < c->H; h++)
+    for (int32_t j = 0; j + n <= S && h * S + j + n <= c->W; j++)
+      rots[nr++] = h * S + j;
+  y->n_rot = nr;
+  y->rots = rots;
+}
+
 /* The candidates of table t, in the order the search tries them:
  * table-wise on each (allowed) rank, column-wise from each start rank,
  * row-wise, table-row-wise on each (allowed) host, data-parallel, then
- * grid_shard from each start host. */
+ * grid_shard from each start host (or table_column_wise, add_twcw). */
 void pl_make_cands(pctx *c, int32_t t) {
   const dc_table *tb = &c->p->tables[t];
   uint32_t m = allowed_of(c, t);
@@ -374,6 +401,12 @@ void pl_make_cands(pctx *c, int32_t t) {
   /* a table that may only be grid_shard gets its grid templates here;
    * the others where pl_add_grid finds them worth it */
   if (m == DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)) add_grid(c, t, x, &k, rk);
+  /* table_column_wise only where it is the table's one type: elsewhere the
+   * column-wise templates' rotations already hold every run of ranks
+   * inside a host, built alike in the pytorch and fused styles and with
+   * one all-to-all fewer in the torchrec style */
+  if (m == DC_PLAN_TYPE(DC_SHARDING_TABLE_COLUMN_WISE) && W > 1)
+    add_twcw(c, t, x, &k, rk);
   if (W == 1 && k == 0) {
     rk[0] = 0;
     add_tmpl(c, t, DC_SHARDING_TABLE_WISE, 1, rk, x, &k);
@@ -410,7 +443,9 @@ dc_table_plan pl_cand_plan(const pctx *c, int32_t t, int32_t k) {
     tp.shards[i] = x->tp.shards[i];
     tp.shards[i].rank = rank_of(c, x, i, rot);
   }
-  if (tp.type == DC_SHARDING_TABLE_ROW_WISE && tp.n_shards > 0)
+  if ((tp.type == DC_SHARDING_TABLE_ROW_WISE ||
+       tp.type == DC_SHARDING_TABLE_COLUMN_WISE) &&
+      tp.n_shards > 0)
     tp.host = dc_shard_plan_host(c->s, tp.shards[0].rank);
   return tp;
 }

@@ -31,7 +31,8 @@ void pl_eval_full(pctx *c, dc_plan_cost *out) {
       c->rb[r] += x->bwd_us[v];
       c->rm[r] += x->mem[v];
       if (x->tp.type == DC_SHARDING_TABLE_WISE ||
-          x->tp.type == DC_SHARDING_COLUMN_WISE)
+          x->tp.type == DC_SHARDING_COLUMN_WISE ||
+          x->tp.type == DC_SHARDING_TABLE_COLUMN_WISE)
         c->send[r] += Bg * x->tp.shards[i].cols * c->wire_bytes;
       else if (x->tp.type == DC_SHARDING_TABLE_ROW_WISE ||
                x->tp.type == DC_SHARDING_GRID_SHARD)
@@ -43,7 +44,8 @@ void pl_eval_full(pctx *c, dc_plan_cost *out) {
     }
     switch (x->tp.type) {
     case DC_SHARDING_TABLE_WISE:
-    case DC_SHARDING_COLUMN_WISE: d_a2a += dim; break;
+    case DC_SHARDING_COLUMN_WISE:
+    case DC_SHARDING_TABLE_COLUMN_WISE: d_a2a += dim; break;
     case DC_SHARDING_TABLE_ROW_WISE:
       d_a2a += dim;
       c->twrw[rank_of(c, x, 0, rot) / c->S] += dim;

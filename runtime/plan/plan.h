@@ -43,7 +43,8 @@
    DC_PLAN_TYPE(DC_SHARDING_COLUMN_WISE) |                                 \
    DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE) |                              \
    DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL) |                               \
-   DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD))
+   DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD) |                                  \
+   DC_PLAN_TYPE(DC_SHARDING_TABLE_COLUMN_WISE))
 
 /* A point's step time under a plan (µs) and whether its row fits
  * (false when it cannot say), by which dc_plan_auto chooses among

@@ -213,7 +213,8 @@ static void apply(pctx *c, int32_t t, int32_t k, int sign) {
   double dim = (double)c->p->tables[t].dim * sign;
   switch (x->tp.type) {
   case DC_SHARDING_TABLE_WISE:
-  case DC_SHARDING_COLUMN_WISE: c->d_a2a += dim; break;
+  case DC_SHARDING_COLUMN_WISE:
+  case DC_SHARDING_TABLE_COLUMN_WISE: c->d_a2a += dim; break;
   case DC_SHARDING_TABLE_ROW_WISE: {
     int32_t h = rank_of(c, x, 0, rot) / c->S;
     c->d_a2a += dim;
@@ -323,6 +324,7 @@ static void quick_cost(pctx *c, int32_t t, const tmpl *x, const qmax *q,
   switch (x->tp.type) {
   case DC_SHARDING_TABLE_WISE:
   case DC_SHARDING_COLUMN_WISE:
+  case DC_SHARDING_TABLE_COLUMN_WISE:
   case DC_SHARDING_TABLE_ROW_WISE:
   case DC_SHARDING_GRID_SHARD: d_a2a += dim; break;
   case DC_SHARDING_ROW_WISE: d_rw += dim; break;

@@ -24,7 +24,9 @@
  * TorchRec's enumerator takes (blocks of its _find_base_dim(128, D)
  * columns), n ≤ min(W, D/32) save that last one; row_wise;
  * table_row_wise on each host (with one GPU per host too: one shard,
- * priced without table-wise's small-dim penalty); data_parallel.
+ * priced without table-wise's small-dim penalty); data_parallel; where a
+ * table's own type is one, grid_shard on runs of hosts and
+ * table_column_wise on runs of one host's GPUs (trec_opts.c).
  *
  * Search. (1) Seeds: greedy passes over the tables, most expensive first,
  * each table taking the option and ranks with the best score: "bound",
@@ -61,8 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/plan/plan.h"
-#include "runtime/runtime.h"
+#include "runtime/plan/trec_int.h"
 
 #define GIB            1073741824.0
 #define TIE            1e-12 /* relative: below it, two costs are equal */
@@ -74,196 +75,11 @@
 #define RESTARTS       64
 #define RESTART_BUDGET 100000000 /* rank visits of all the restarts */
 
-typedef struct topt {
-  dc_table_plan tp; /* the cut; ranks 0..n−1 when `placed` */
-  bool placed;      /* table-/column-wise unpinned: the search picks */
-  double *ms;       /* per shard: Perf.total */
-  double *hbm;      /* per shard: storage, bytes */
-  int32_t *heavy;   /* shard indices by decreasing ms */
-  double total_ms;
-} topt;
-
-typedef struct rslot {
-  double load, mem;
-  int32_t r;
-} rslot;
-
-typedef struct swslot {
-  double ms, hbm;
-  int32_t t, r;
-} swslot;
-
-typedef struct tctx {
-  const dc_point *p;
-  dc_arena *a;
-  dc_torchrec_consts tc;
-  int32_t W, S, H, T;
-  double cap; /* storage per rank, bytes */
-  topt **opt;
-  int32_t *n_opt;
-  int32_t *cur;              /* option per table; −1: unplaced */
-  int32_t *rk;               /* placed options: rank of each shard */
-  int64_t *rk_off, n_rk;     /* table t's ranks at rk + rk_off[t] */
-  double *load, *mem;        /* per rank */
-  rslot *slots;              /* scratch: ranks by load */
-  int32_t *pick, *best_pick; /* scratch: a placement's ranks */
-  double *save_load, *save_mem;
-  swslot *sw;    /* scratch: the table-wise tables */
-  int32_t max_n; /* most shards of any option */
-  int64_t budget;
-} tctx;
-
 static bool lt(double a, double b) {
   return a < b - TIE * (b > 0 ? b : -b);
 }
 
-static bool allowed_rank(const dc_table *tb, int32_t r) {
-  if (tb->n_ranks == 0) return true;
-  for (int32_t i = 0; i < tb->n_ranks; i++)
-    if (tb->ranks[i] == r) return true;
-  return false;
-}
-
-/* ---- options ----------------------------------------------------------- */
-
-/* TorchRec's column-wise block: the smallest divisor of D from 128 up
- * that is a multiple of 4, else D (sharding_option enumerator,
- * _find_base_dim). */
-static int32_t trec_cw_count(int32_t dim) {
-  for (int32_t b = 128; b < dim; b++)
-    if (dim % b == 0 && b % 4 == 0) return dim / b;
-  return 1;
-}
-
-static int cmp_heavy_ms(const void *a, const void *b, const double *ms) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  if (ms[x] != ms[y]) return ms[x] > ms[y] ? -1 : 1;
-  return x < y ? -1 : x > y;
-}
-
-/* Shard order by decreasing ms: insertion sort (n is small, and qsort
- * has no context argument). */
-static void order_heavy(topt *x) {
-  int32_t n = x->tp.n_shards;
-  for (int32_t i = 0; i < n; i++)
-    x->heavy[i] = i;
-  for (int32_t i = 1; i < n; i++) {
-    int32_t v = x->heavy[i], j = i;
-    while (j > 0 && cmp_heavy_ms(&v, &x->heavy[j - 1], x->ms) < 0) {
-      x->heavy[j] = x->heavy[j - 1];
-      j--;
-    }
-    x->heavy[j] = v;
-  }
-}
-
-static void add_opt(tctx *c, dc_shard_plan *sp, int32_t t, dc_sharding type,
-                    int32_t n, const int32_t *ranks, bool placed, topt *out,
-                    int32_t *k) {
-  dc_diags quiet = {0};
-  bool ok = dc_shard_plan_set(sp, c->p, t, type, n, ranks, c->a, &quiet);
-  dc_diags_free(&quiet);
-  if (!ok) return;
-  topt *x = &out[*k];
-  x->tp = sp->tables[t];
-  x->placed = placed;
-  int32_t m = x->tp.n_shards;
-  x->ms = dc_arena_array(c->a, (size_t)m, sizeof(double));
-  x->hbm = dc_arena_array(c->a, (size_t)m, sizeof(double));
-  x->heavy = dc_arena_array(c->a, (size_t)m, sizeof(int32_t));
-  x->total_ms = 0;
-  for (int32_t i = 0; i < m; i++) {
-    dc_torchrec_shard s = dc_torchrec_price_shard(c->p, sp, t, i, &c->tc);
-    x->ms[i] = s.total_ms;
-    x->hbm[i] = s.hbm_bytes;
-    x->total_ms += s.total_ms;
-  }
-  order_heavy(x);
-  if (m > c->max_n) c->max_n = m;
-  (*k)++;
-}
-
-/* grid_shard (only a table's own: plan_opts.c): pinned, on the hosts its
- * ranks name; else TorchRec's block count and, as for column-wise, n ≤
- * D/32 a power of two, on each aligned run of n consecutive hosts (as
- * TorchRec's partitioner places grid). */
-static void grid_opts(tctx *c, dc_shard_plan *sp, int32_t t, topt *x,
-                      int32_t *k) {
-  const dc_table *tb = &c->p->tables[t];
-  if (tb->n_ranks > 0) {
-    add_opt(c, sp, t, DC_SHARDING_GRID_SHARD, tb->n_ranks, tb->ranks, false,
-            x, k);
-    return;
-  }
-  int32_t tr = trec_cw_count(tb->dim), top = tb->dim / 32;
-  int32_t *rk = dc_arena_array(c->a, (size_t)c->H, sizeof(int32_t));
-  for (int32_t n = 1; n <= c->H && n <= tb->dim; n++) {
-    bool pow2 = (n & (n - 1)) == 0;
-    if (n != tr && !(pow2 && n <= top)) continue;
-    for (int32_t h = 0; h + n <= c->H; h += n) {
-      for (int32_t j = 0; j < n; j++)
-        rk[j] = (h + j) * c->S;
-      add_opt(c, sp, t, DC_SHARDING_GRID_SHARD, n, rk, false, x, k);
-    }
-  }
-}
-
-static void make_opts(tctx *c, dc_shard_plan *sp, uint32_t m, int32_t t) {
-  const dc_table *tb = &c->p->tables[t];
-  bool grid = (m & DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD)) && c->W > 1;
-  /* grid: ≤ 2H aligned runs of power-of-two sizes, H more of TorchRec's */
-  int32_t W = c->W, cap = c->H + 48 + (grid ? 3 * c->H + 1 : 0);
-  topt *x = dc_arena_array(c->a, (size_t)cap, sizeof(topt));
-  int32_t k = 0;
-  int32_t *rk = dc_arena_array(c->a, (size_t)W, sizeof(int32_t));
-  bool pinned = tb->n_ranks > 0;
-  for (int32_t i = 0; i < W; i++)
-    rk[i] = i;
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE)) || W == 1)
-    for (int32_t r = 0; r < W; r++)
-      if (allowed_rank(tb, r)) { /* one option: the search picks the rank */
-        add_opt(c, sp, t, DC_SHARDING_TABLE_WISE, 1, &r, true, x, &k);
-        break;
-      }
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_COLUMN_WISE)) && W > 1) {
-    if (pinned) {
-      add_opt(c, sp, t, DC_SHARDING_COLUMN_WISE, tb->n_ranks, tb->ranks, false,
-              x, &k);
-    } else {
-      int32_t top = tb->dim / 32 < W ? tb->dim / 32 : W;
-      int32_t tr = trec_cw_count(tb->dim);
-      for (int32_t n = 2; n <= W && n <= tb->dim; n++) {
-        bool pow2 = (n & (n - 1)) == 0;
-        if ((n <= top && (n <= 8 || pow2)) || n == tr)
-          add_opt(c, sp, t, DC_SHARDING_COLUMN_WISE, n, rk, true, x, &k);
-        if (n > top && n > tr) break;
-      }
-    }
-  }
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_ROW_WISE)) && W > 1 &&
-      (!pinned || tb->n_ranks == W))
-    add_opt(c, sp, t, DC_SHARDING_ROW_WISE, 0, NULL, false, x, &k);
-  /* on one host table_row_wise is row_wise at the same price; on one GPU
-   * per host it is one shard that, unlike table_wise, pays no small-dim
-   * penalty */
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_TABLE_ROW_WISE)) && c->H > 1)
-    for (int32_t h = 0; h < c->H; h++) {
-      /* pinned: only a host whose every GPU is pinned */
-      int32_t r0 = h * c->S;
-      bool ok = true;
-      for (int32_t r = r0; r < r0 + c->S && r < W; r++)
-        ok = ok && allowed_rank(tb, r);
-      if (ok)
-        add_opt(c, sp, t, DC_SHARDING_TABLE_ROW_WISE, 1, &r0, false, x, &k);
-    }
-  if ((m & DC_PLAN_TYPE(DC_SHARDING_DATA_PARALLEL)) && W > 1 &&
-      (!pinned || tb->n_ranks == W))
-    add_opt(c, sp, t, DC_SHARDING_DATA_PARALLEL, 0, NULL, false, x, &k);
-  if (grid) grid_opts(c, sp, t, x, &k);
-  DC_ASSERT(k <= cap);
-  c->opt[t] = x;
-  c->n_opt[t] = k;
-}
+/* The options of each table: trec_opts.c (trec_make_opts). */
 
 /* ---- state ------------------------------------------------------------- */
 
@@ -498,7 +314,8 @@ static double max_but(const tctx *c, const int32_t *top, int32_t x, int32_t y) {
 
 static bool on_rank(const tctx *c, int32_t t, int32_t r) {
   const topt *x = &c->opt[t][c->cur[t]];
-  if (x->tp.type == DC_SHARDING_GRID_SHARD) { /* its blocks' hosts */
+  if (x->tp.type == DC_SHARDING_GRID_SHARD || /* its blocks' hosts */
+      x->tp.type == DC_SHARDING_TABLE_COLUMN_WISE) {
     for (int32_t i = 0; i < x->tp.n_shards; i++)
       if (x->tp.shards[i].rank == r) return true;
     return false;
@@ -868,7 +685,7 @@ dc_shard_plan *dc_plan_auto_torchrec(const dc_point *p, const dc_plan_opts *o,
   c.cur = dc_arena_array(a, T, sizeof(int32_t));
   c.rk_off = dc_arena_array(a, T, sizeof(int64_t));
   for (int32_t t = 0; t < c.T; t++) {
-    make_opts(&c, sp, dc_plan_table_types(p, o, t), t);
+    trec_make_opts(&c, sp, dc_plan_table_types(p, o, t), t);
     if (c.n_opt[t] == 0) {
       dc_diag *g =
           dc_diag_error(d, DC_DIAG_SHARDING, p->tables[t].span,

@@ -67,6 +67,15 @@ static void model(tp_cfg *c, int gpus, int hosts) {
   c->p.ddp_bucket_bytes = 10;
 }
 
+/* Table 0 of c of type `ty` on ranks r0 and r1 (c->ranks). */
+static void pin_t0(tp_cfg *c, dc_sharding ty, int32_t r0, int32_t r1) {
+  c->ranks[0] = r0;
+  c->ranks[1] = r1;
+  c->tables[0].sharding = ty;
+  c->tables[0].n_ranks = 2;
+  c->tables[0].ranks = c->ranks;
+}
+
 typedef struct coll {
   dc_kernel_kind kind;
   int64_t bytes;
@@ -173,11 +182,7 @@ static void test_column_wise(void **state) {
   (void)state;
   tp_cfg c;
   model(&c, 2, 1);
-  c.ranks[0] = 0;
-  c.ranks[1] = 1;
-  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_COLUMN_WISE, 0, 1);
   c.p.sharding = DC_SHARDING_EXPLICIT;
   const dc_graph *g = build(&c);
   const dc_table_plan *t0 = &g->plan->tables[0];
@@ -255,11 +260,7 @@ static void test_grid_shard(void **state) {
   (void)state;
   tp_cfg c;
   model(&c, 4, 2);
-  c.ranks[0] = 0;
-  c.ranks[1] = 2;
-  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_GRID_SHARD, 0, 2);
   const dc_graph *g = build(&c);
   const dc_table_plan *t0 = &g->plan->tables[0];
   assert_int_equal(t0->type, DC_SHARDING_GRID_SHARD);
@@ -329,11 +330,7 @@ static void test_grid_shard(void **state) {
 
   /* two blocks on one host, more blocks than hosts: refused */
   model(&c, 4, 2);
-  c.ranks[0] = 0;
-  c.ranks[1] = 1;
-  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_GRID_SHARD, 0, 1);
   dc_diags d = {0};
   assert_null(dc_graph_build(&c.p, &arena, &d));
   assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
@@ -434,8 +431,95 @@ static void test_grid_torchrec(void **state) {
   }
 }
 
-/* Random mixes of every type, grid_shard among them on random hosts, in
- * the pytorch and fused styles: each graph builds and passes the
+/* table_column_wise t0 over ranks [2, 3] (host 1 of 2 hosts × 2 GPUs):
+ * columns [0,2) on rank 2, [2,4) on rank 3 (2000 elements each); greedy
+ * for the rest (loads 0, 0, 2000, 2000): t1 → 0, t2 → 1, t3 → 2. The
+ * pytorch style exchanges the blocks as column shards through the one
+ * all-to-all: forward sends 16 × 4 × 4 = 256 B on ranks 0 and 1, rank 2
+ * t0's 16 × 2 × 4 = 128 B + t3's 256 = 384 B, rank 3 128 B; backward 4 ×
+ * 16 × 4 = 256 B everywhere. The torchrec style runs it as TorchRec's
+ * TwCw sharding: a type of its own (its lookup, its all-to-all apart from
+ * table-wise's), permuted back into table order when the blocks arrive
+ * out of order. */
+static void test_table_column_wise(void **state) {
+  (void)state;
+  tp_cfg c;
+  model(&c, 4, 2);
+  pin_t0(&c, DC_SHARDING_TABLE_COLUMN_WISE, 2, 3);
+  const dc_graph *g = build(&c);
+  const dc_table_plan *t0 = &g->plan->tables[0];
+  assert_int_equal(t0->type, DC_SHARDING_TABLE_COLUMN_WISE);
+  assert_int_equal(t0->host, 1);
+  dc_buf b = {0};
+  dc_shard_plan_write(&c.p, g->plan, &b);
+  assert_non_null(strstr(b.data, "t0 table_column_wise 2:[0,1000)x[0,2) "
+                                 "3:[0,1000)x[2,4)\n"));
+  assert_non_null(strstr(b.data, "t1 table_wise 0:"));
+  assert_non_null(strstr(b.data, "t2 table_wise 1:"));
+  assert_non_null(strstr(b.data, "t3 table_wise 2:"));
+  dc_buf_free(&b);
+  dc_shard_work w = dc_shard_plan_work(&c.p, g->plan, 0, 1);
+  assert_int_equal(w.batch, 16);
+  assert_true(w.pooling == 1);
+  assert_int_equal(w.cols, 2);
+  static const int64_t fwd[4] = {256, 256, 384, 128};
+  for (int32_t r = 0; r < 4; r++) {
+    coll a[8];
+    assert_int_equal(kind_colls(g, r, DC_KERNEL_ALL_TO_ALL, a, 8), 2);
+    assert_int_equal(a[0].bytes, fwd[r]);
+    assert_int_equal(a[1].bytes, 256);
+  }
+
+  /* torchrec: the blocks' all-to-all, then table-wise's; one TBE lookup
+   * per type held (rank 2 both, rank 3 the block alone) */
+  c.p.framework = DC_FRAMEWORK_TORCHREC;
+  c.p.embedding_kernel = DC_EMBEDDING_BATCHED;
+  g = build(&c);
+  static const int tbe[4] = {1, 1, 2, 1};
+  for (int32_t r = 0; r < 4; r++) {
+    assert_int_equal(
+        count_ops(g, r, "fbgemm::split_embedding_codegen_lookup_sgd_"
+                        "function_pt2"),
+        tbe[r]);
+    assert_int_equal(
+        count_ops(g, r, "fbgemm::permute_pooled_embs_auto_grad_split"), 0);
+  }
+  /* blocks in reverse rank order: TorchRec permutes the pooled output */
+  c.ranks[0] = 3;
+  c.ranks[1] = 2;
+  g = build(&c);
+  for (int32_t r = 0; r < 4; r++)
+    assert_int_equal(
+        count_ops(g, r, "fbgemm::permute_pooled_embs_auto_grad_split"), 1);
+
+  /* the default: min(GPUs a host, dim / 32) blocks (here one) on the
+   * least-loaded host's least-loaded ranks */
+  model(&c, 4, 2);
+  c.tables[0].sharding = DC_SHARDING_TABLE_COLUMN_WISE;
+  g = build(&c);
+  assert_int_equal(g->plan->tables[0].n_shards, 1);
+  assert_int_equal(g->plan->tables[0].host, 0);
+
+  /* blocks on two hosts: refused at the set and at the check */
+  model(&c, 4, 2);
+  pin_t0(&c, DC_SHARDING_TABLE_COLUMN_WISE, 1, 2);
+  dc_diags d = {0};
+  assert_null(dc_graph_build(&c.p, &arena, &d));
+  assert_int_equal(d.items[0].code, DC_DIAG_SHARDING);
+  assert_non_null(strstr(d.items[0].message, "on different hosts"));
+  dc_diags_free(&d);
+  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
+  dc_diags d2 = {0};
+  dc_shard_plan *s = dc_shard_plan_default(&c.p, &arena, &d2);
+  assert_non_null(s);
+  s->tables[0].type = DC_SHARDING_TABLE_COLUMN_WISE;
+  assert_false(dc_shard_plan_check(&c.p, s, &d2));
+  assert_non_null(strstr(d2.items[0].message, "does not cover it"));
+  dc_diags_free(&d2);
+}
+
+/* Random mixes of every type, grid_shard among them on random hosts and
+ * table_column_wise on the last host, in the pytorch and fused styles: each graph builds and passes the
  * verifier (every collective the same id, group and size on every rank
  * of its group), and its lookups cover each table's pooling exactly. */
 static void test_grid_random(void **state) {
@@ -461,8 +545,17 @@ static void test_grid_random(void **state) {
       static const dc_sharding types[] = {
           DC_SHARDING_TABLE_WISE, DC_SHARDING_ROW_WISE,
           DC_SHARDING_COLUMN_WISE, DC_SHARDING_TABLE_ROW_WISE,
-          DC_SHARDING_DATA_PARALLEL, DC_SHARDING_GRID_SHARD};
-      c.tables[t].sharding = types[(y ^ (uint64_t)it) % 6];
+          DC_SHARDING_DATA_PARALLEL, DC_SHARDING_GRID_SHARD,
+          DC_SHARDING_TABLE_COLUMN_WISE};
+      c.tables[t].sharding = types[(y ^ (uint64_t)it) % 7];
+      if (c.tables[t].sharding == DC_SHARDING_TABLE_COLUMN_WISE &&
+          (y >> 3) & 1) {
+        /* blocks on the last host's GPUs, in reverse */
+        int n = 1 + (int)((y >> 4) % (uint64_t)gph);
+        for (int j = 0; j < n; j++) rk[t][j] = hosts * gph - 1 - j;
+        c.tables[t].n_ranks = n;
+        c.tables[t].ranks = rk[t];
+      }
       if (c.tables[t].sharding == DC_SHARDING_GRID_SHARD && (y >> 3) & 1) {
         /* blocks on the last hosts, in reverse */
         int n = 1 + (int)((y >> 4) % (uint64_t)hosts);
@@ -575,11 +668,7 @@ static void test_plan_errors(void **state) {
 
   /* a column-wise table naming one rank twice */
   model(&c, 2, 1);
-  c.ranks[0] = 1;
-  c.ranks[1] = 1;
-  c.tables[0].sharding = DC_SHARDING_COLUMN_WISE;
-  c.tables[0].n_ranks = 2;
-  c.tables[0].ranks = c.ranks;
+  pin_t0(&c, DC_SHARDING_COLUMN_WISE, 1, 1);
   dc_diags d2 = {0};
   assert_null(dc_graph_build(&c.p, &arena, &d2));
   assert_non_null(strstr(d2.items[0].message, "twice"));
@@ -619,6 +708,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_grid_shard, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid_random, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid_torchrec, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_table_column_wise, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_mixed_batched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_plan_errors, setup, teardown),

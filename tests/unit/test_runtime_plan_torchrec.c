@@ -229,6 +229,33 @@ static void test_constraints(void **state) {
   assert_int_equal(a->tables[3].type, DC_SHARDING_TABLE_ROW_WISE);
 }
 
+/* model() of 6 tables on 16 GPUs (4 a host) in the torchrec style, t0
+ * and t1 of dim 256 with their own sharding `ty`, t1 pinned to ranks r0
+ * and r1. */
+static void two_own(tp_cfg *c, dc_sharding ty, int32_t r0, int32_t r1) {
+  model(c, 6, 16, 4);
+  c->p.framework = DC_FRAMEWORK_TORCHREC;
+  c->tables[0].dim = 256;
+  c->tables[0].sharding = ty;
+  c->tables[1].dim = 256;
+  c->tables[1].sharding = ty;
+  c->ranks[0] = r0;
+  c->ranks[1] = r1;
+  c->tables[1].n_ranks = 2;
+  c->tables[1].ranks = c->ranks;
+}
+
+/* Two shards' TorchRec prices are the same, and not free. */
+static void same_price(const dc_torchrec_shard *x,
+                       const dc_torchrec_shard *y) {
+  assert_true(x->fwd_compute_ms == y->fwd_compute_ms);
+  assert_true(x->fwd_comms_ms == y->fwd_comms_ms);
+  assert_true(x->bwd_compute_ms == y->bwd_compute_ms);
+  assert_true(x->bwd_comms_ms == y->bwd_comms_ms);
+  assert_true(x->hbm_bytes == y->hbm_bytes);
+  assert_true(x->fwd_comms_ms > 0);
+}
+
 /* grid_shard under the torchrec objective: a table whose own sharding is
  * grid_shard gets a grid plan (column blocks on distinct hosts; pinned,
  * on the hosts its ranks name); a table left to the planner never does, even where its allowed
@@ -238,16 +265,7 @@ static void test_constraints(void **state) {
 static void test_grid(void **state) {
   (void)state;
   tp_cfg c;
-  model(&c, 6, 16, 4);
-  c.p.framework = DC_FRAMEWORK_TORCHREC;
-  c.tables[0].dim = 256;
-  c.tables[0].sharding = DC_SHARDING_GRID_SHARD;
-  c.tables[1].dim = 256;
-  c.tables[1].sharding = DC_SHARDING_GRID_SHARD;
-  c.ranks[0] = 12;
-  c.ranks[1] = 4;
-  c.tables[1].n_ranks = 2;
-  c.tables[1].ranks = c.ranks;
+  two_own(&c, DC_SHARDING_GRID_SHARD, 12, 4);
   uint32_t allowed[6] = {0};
   allowed[2] = DC_PLAN_TYPE(DC_SHARDING_GRID_SHARD) |
                DC_PLAN_TYPE(DC_SHARDING_TABLE_WISE);
@@ -286,13 +304,50 @@ static void test_grid(void **state) {
   assert_non_null(b);
   dc_torchrec_shard y = dc_torchrec_price_shard(&h.p, b, 1, 0, &tc);
   assert_int_equal(x.type, DC_SHARDING_GRID_SHARD);
-  assert_true(x.fwd_compute_ms == y.fwd_compute_ms);
-  assert_true(x.fwd_comms_ms == y.fwd_comms_ms);
-  assert_true(x.bwd_compute_ms == y.bwd_compute_ms);
-  assert_true(x.bwd_comms_ms == y.bwd_comms_ms);
-  assert_true(x.hbm_bytes == y.hbm_bytes);
-  assert_true(x.fwd_comms_ms > 0);
+  same_price(&x, &y);
   dc_diags_free(&d);
+}
+
+/* table_column_wise under both objectives: a table whose own sharding is
+ * table_column_wise gets its column blocks on distinct GPUs of one host
+ * (pinned: the ranks it names); a table left to the planner never does,
+ * even where its allowed types include it (the column-wise candidates
+ * hold every one-host placement). Its shards are priced as column-wise
+ * ones (TorchRec's TableColumnWiseEvaluator is its TableWiseEvaluator). */
+static void test_table_column_wise(void **state) {
+  (void)state;
+  for (int obj = 0; obj < 2; obj++) {
+    tp_cfg c;
+    two_own(&c, DC_SHARDING_TABLE_COLUMN_WISE, 13, 12);
+    if (obj) c.p.objective = DC_OBJECTIVE_DLRMC;
+    uint32_t allowed[6] = {0};
+    for (int t = 2; t < 6; t++)
+      allowed[t] = DC_PLAN_ALL_TYPES;
+    dc_shard_plan *a = plan_allowed(&c, allowed);
+    const dc_table_plan *g = &a->tables[0];
+    assert_int_equal(g->type, DC_SHARDING_TABLE_COLUMN_WISE);
+    assert_true(g->n_shards >= 1 && g->n_shards <= 4);
+    assert_int_equal(g->shards[0].cols * g->n_shards, 256);
+    for (int32_t i = 0; i < g->n_shards; i++)
+      assert_int_equal(dc_shard_plan_host(a, g->shards[i].rank), g->host);
+    const dc_table_plan *p1 = &a->tables[1];
+    assert_int_equal(p1->type, DC_SHARDING_TABLE_COLUMN_WISE);
+    assert_int_equal(p1->shards[0].rank, 13);
+    assert_int_equal(p1->shards[1].rank, 12);
+    assert_int_equal(p1->host, 3);
+    for (int32_t t = 2; t < 6; t++)
+      assert_true(a->tables[t].type != DC_SHARDING_TABLE_COLUMN_WISE);
+
+    /* a block's price: a column-wise shard of the same columns */
+    dc_torchrec_consts tc;
+    dc_torchrec_consts_of(&c.p, &tc);
+    dc_torchrec_shard x = dc_torchrec_price_shard(&c.p, a, 1, 0, &tc);
+    dc_shard_plan *b = dc_shard_plan_copy(a, &arena);
+    b->tables[1].type = DC_SHARDING_COLUMN_WISE;
+    dc_torchrec_shard y = dc_torchrec_price_shard(&c.p, b, 1, 0, &tc);
+    assert_int_equal(x.type, DC_SHARDING_TABLE_COLUMN_WISE);
+    same_price(&x, &y);
+  }
 }
 
 /* One GPU: everything table-wise on rank 0. */
@@ -344,6 +399,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_storage, setup, teardown),
       cmocka_unit_test_setup_teardown(test_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_grid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_table_column_wise, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_single, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
   };
