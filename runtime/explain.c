@@ -105,7 +105,7 @@ void dc_explain_plan(const dc_point *p, const dc_shard_plan *s,
   int32_t *v = dc_xmalloc((size_t)s->n_ranks * sizeof *v);
   for (int32_t t = 0; t < s->n_tables; t++) {
     const dc_table_plan *tp = &s->tables[t];
-    dc_buf_printf(out, "%-12s %-15s %6d  ",
+    dc_buf_printf(out, "%-12s %-17s %6d  ",
                   p->tables[t].name ? p->tables[t].name : "?",
                   dc_sharding_name(tp->type), (int)tp->n_shards);
     int32_t n = 0;
