@@ -8,7 +8,7 @@
  *   memory, mem_bw, fp32_tflops, [fp32_matrix_tflops], tf32_tflops,
  *   fp16_tflops, bf16_tflops, fp8_tflops, tensor_cores, pcie_gen, pcie,
  *   nvlink, nic, [gpus_per_host], tdp_w, [llc], [sustained_mhz],
- *   [kernel_models],
+ *   [kernel_models], [kernel_families],
  *   [host_link], [host_memory],
  *   achievable: {dram, fp32, tensor, l2_bw, h2d_pageable, link,
  *   h2d_pageable_direct, [host_link], source},
@@ -181,6 +181,7 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->memory = str(&r, m, "memory", false, "");
   out->source = str(&r, m, "source", true, "");
   out->models_name = str(&r, m, "kernel_models", false, out->name);
+  out->families_name = str(&r, m, "kernel_families", false, NULL);
   out->year = dc_f64_sat_i32(num(&r, m, "year", false, 0, 0, 9999));
   out->sms = dc_f64_sat_i32(num(&r, m, "sms", true, 1, 1, 100000));
   out->boost_mhz = num(&r, m, "boost_mhz", true, 1000, 1, MAX_MHZ);

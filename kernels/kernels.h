@@ -52,6 +52,11 @@ typedef struct dc_device {
   const char *source;       /* where the datasheet figures come from */
   const char *eff_source;   /* where the achievable factors come from */
   const char *models_name;  /* fitted models' folder (spec/kernels/<it>/) */
+  const char *families_name; /* a built-in folder whose families.yaml
+                                prices the memory-bound families where
+                                models_name's has none (catalog
+                                kernel_families: a GPU without data of
+                                its own borrows a sibling's); NULL */
   int32_t year;
   int32_t pcie_gen;
   double tdp_w;

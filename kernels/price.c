@@ -52,7 +52,10 @@ struct dc_kmodels {
   const dc_mlp *mlp[DC_KERNEL_KIND_COUNT_];
   _Atomic bool loaded[DC_KERNEL_KIND_COUNT_];
   bool any; /* a built-in file for some kind */
-  /* the fitted families (families.yaml), parsed on first use */
+  /* the fitted families (families.yaml), parsed on first use; from the
+   * built-in folder fams_from where the folder has none (borrowed) */
+  const char *fams_from;
+  const char *fam_key; /* the device's kernel_families (lowercase), NULL */
   const dc_kfams *fams;
   _Atomic bool fams_loaded;
   struct dc_kmodels *next;
@@ -97,14 +100,15 @@ static bool has_file(const dc_kmodels *km, const char *base) {
  * that the unit tests catch, a folder's was checked when the study named
  * it (dc_kmodels_check_dir); either way pricing falls back to the
  * analytic model. */
-static const dc_node *load_doc(const dc_kmodels *km, const char *base) {
+static const dc_node *load_doc_in(const char *name, bool on_disk,
+                                  const char *base) {
   dc_diags d = {0};
   const dc_source *src = NULL;
-  if (km->on_disk) {
-    char *path = dc_arena_printf(&models_arena, "%s/%s.yaml", km->name, base);
+  if (on_disk) {
+    char *path = dc_arena_printf(&models_arena, "%s/%s.yaml", name, base);
     src = dc_source_load(path, &models_arena, &d);
   } else {
-    const dc_spec_file *f = model_file(km->name, base);
+    const dc_spec_file *f = model_file(name, base);
     if (f)
       src = dc_source_from_memory(
           dc_arena_printf(&models_arena, "builtin:%s", f->path), f->data,
@@ -113,6 +117,10 @@ static const dc_node *load_doc(const dc_kmodels *km, const char *base) {
   const dc_node *root = src ? dc_yaml_parse(src, &models_arena, &d) : NULL;
   dc_diags_free(&d);
   return root;
+}
+
+static const dc_node *load_doc(const dc_kmodels *km, const char *base) {
+  return load_doc_in(km->name, km->on_disk, base);
 }
 
 static void load_kind(dc_kmodels *km, dc_kernel_kind kind) {
@@ -128,7 +136,9 @@ static void load_kind(dc_kmodels *km, dc_kernel_kind kind) {
 }
 
 static void load_families(dc_kmodels *km) {
-  const dc_node *root = load_doc(km, FAMILIES_FILE);
+  const dc_node *root = km->fams_from
+                            ? load_doc_in(km->fams_from, false, FAMILIES_FILE)
+                            : load_doc(km, FAMILIES_FILE);
   if (root) {
     dc_diags d = {0};
     dc_kfams *f = dc_arena_alloc(&models_arena, sizeof *f);
@@ -138,10 +148,14 @@ static void load_families(dc_kmodels *km) {
   atomic_store_explicit(&km->fams_loaded, true, memory_order_release);
 }
 
-static dc_kmodels *new_models(const char *lower, bool on_disk) {
+static dc_kmodels *new_models(const char *lower, bool on_disk,
+                              const char *fam_lower) {
   dc_kmodels *km = dc_arena_alloc(&models_arena, sizeof *km);
   km->name = dc_arena_strdup(&models_arena, lower);
   km->on_disk = on_disk;
+  if (fam_lower && !has_file(km, FAMILIES_FILE) &&
+      model_file(fam_lower, FAMILIES_FILE))
+    km->fams_from = dc_arena_strdup(&models_arena, fam_lower);
   /* a kind without a file has nothing to load */
   for (int k = 0; k < DC_KERNEL_KIND_COUNT_; k++)
     atomic_store_explicit(&km->loaded[k], true, memory_order_relaxed);
@@ -151,7 +165,7 @@ static dc_kmodels *new_models(const char *lower, bool on_disk) {
                             memory_order_relaxed);
       km->any = true;
     }
-  bool fams = has_file(km, FAMILIES_FILE);
+  bool fams = km->fams_from || has_file(km, FAMILIES_FILE);
   atomic_store_explicit(&km->fams_loaded, !fams, memory_order_relaxed);
   km->any |= fams;
   return km;
@@ -161,17 +175,27 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev) {
   if (!dev) return NULL;
   const char *name = dev->models_name ? dev->models_name : dev->name;
   if (!name) return NULL;
-  char lower[4096];
+  char lower[4096], fam[256];
   size_t n = strlen(name);
   if (n >= sizeof lower) return NULL;
   bool disk = is_path(name);
   for (size_t i = 0; i <= n; i++)
     lower[i] = disk ? name[i] : (char)tolower((unsigned char)name[i]);
+  /* a borrowed families folder is built in: its lowercase name */
+  const char *fam_name = dev->families_name;
+  bool has_fam = fam_name && strlen(fam_name) < sizeof fam;
+  for (size_t i = 0; has_fam && i <= strlen(fam_name); i++)
+    fam[i] = (char)tolower((unsigned char)fam_name[i]);
   pthread_mutex_lock(&models_lock);
   dc_kmodels *km = models_list;
-  while (km && strcmp(km->name, lower) != 0) km = km->next;
+  /* one entry per folder and borrowed families (none, or which) */
+  while (km && (strcmp(km->name, lower) != 0 ||
+                (km->fam_key ? !has_fam || strcmp(km->fam_key, fam) != 0
+                             : has_fam)))
+    km = km->next;
   if (!km) {
-    km = new_models(lower, disk);
+    km = new_models(lower, disk, has_fam ? fam : NULL);
+    km->fam_key = has_fam ? dc_arena_strdup(&models_arena, fam) : NULL;
     km->next = models_list;
     models_list = km;
   }
@@ -308,6 +332,9 @@ void dc_kernel_model_why(const dc_kernel *k, const dc_kmodels *models,
     if (f->rows > 0)
       dc_buf_printf(out, " (%d kernels, held-out GMAE %.1f %%)",
                     (int)f->rows, 100 * f->heldout_gmae);
+    if (models->fams_from)
+      dc_buf_printf(out, "; borrowed from %s (kernel_families: no data of "
+                    "this GPU's own)", models->fams_from);
     return;
   }
   bool fittable = c->kind == DC_KERNEL_GEMM ||

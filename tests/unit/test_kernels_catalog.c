@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -149,8 +150,33 @@ static void shipped_models(void **st) {
   assert_string_equal(dc_kernel_model_used(&kb, h100), "mlp");
   assert_true(dc_device_lookup("H200-NVL", &v, &a, &d));
   assert_ptr_equal(dc_kmodels_for(&v), h200);
+  /* The B200, never measured, has no fitted GEMM but borrows the H200's
+   * memory-bound families (kernel_families), applied to its own
+   * datasheet bandwidth: an element-wise kernel takes the H200 fraction
+   * of the B200's DRAM rate, and explain says whose they are. */
   assert_true(dc_device_lookup("B200", &v, &a, &d));
-  assert_null(dc_kmodels_for(&v));
+  const dc_kmodels *b200 = dc_kmodels_for(&v);
+  assert_non_null(b200);
+  assert_ptr_not_equal(b200, h200);
+  assert_string_equal(dc_kernel_model_used(&kb, b200), "analytic");
+  dc_kernel ke = {.kind = DC_KERNEL_ELEMENTWISE, .scale = 1};
+  ke.u.ew.elements = 1 << 28, ke.u.ew.flops_per_elem = 1;
+  ke.u.ew.bytes_per_elem = 8;
+  assert_string_equal(dc_kernel_model_used(&ke, b200), "fitted-bandwidth");
+  const dc_kfams *fb = dc_kmodels_families(b200);
+  const dc_kfams *fh = dc_kmodels_families(h200);
+  assert_non_null(fb);
+  assert_true(fb->f[DC_KFAM_ELEMENTWISE].fraction ==
+              fh->f[DC_KFAM_ELEMENTWISE].fraction);
+  double t = dc_kernel_time(&ke, &v, b200);
+  double bytes = 8.0 * (1 << 28);
+  assert_true(t >= bytes / (v.dram_gbps * 1e3)); /* no faster than peak */
+  assert_true(fabs(t - bytes / (fb->f[DC_KFAM_ELEMENTWISE].fraction *
+                                v.dram_gbps * 1e3)) < 0.05 * t);
+  dc_buf why = {0};
+  dc_kernel_model_why(&ke, b200, &why);
+  assert_non_null(strstr(why.data, "borrowed from h200-sxm-141gb"));
+  dc_buf_free(&why);
   dc_arena_free(&a);
   dc_diags_free(&d);
 }
