@@ -182,6 +182,17 @@ static bool device_from_node(const dc_catalog_entry *e, dc_device *out,
   out->source = str(&r, m, "source", true, "");
   out->models_name = str(&r, m, "kernel_models", false, out->name);
   out->families_name = str(&r, m, "kernel_families", false, NULL);
+  if (out->families_name && !dc_kfams_builtin(out->families_name)) {
+    const dc_node *fn = dc_node_get(m, "kernel_families");
+    dc_diag *g = dc_diag_error(
+        d, DC_DIAG_BAD_CATALOG, fn ? fn->span : r.where,
+        "kernel_families '%s' names no built-in folder with a "
+        "families.yaml",
+        out->families_name);
+    dc_diag_set_help(g, "name a folder of spec/kernels/ that has one "
+                        "(h200-sxm-141gb, h100-sxm5-80gb)");
+    r.ok = false;
+  }
   out->year = dc_f64_sat_i32(num(&r, m, "year", false, 0, 0, 9999));
   out->sms = dc_f64_sat_i32(num(&r, m, "sms", true, 1, 1, 100000));
   out->boost_mhz = num(&r, m, "boost_mhz", true, 1000, 1, MAX_MHZ);

@@ -348,6 +348,9 @@ int dc_kfam_of(const dc_kernel *k);
 /* The family model's time, µs, without the scale or the floor. */
 double dc_kfam_us(const dc_kernel *k, const dc_device *dev, const dc_kfam *f);
 bool dc_kfams_from_node(const dc_node *root, dc_kfams *out, dc_diags *d);
+/* Whether spec/kernels/<name>/ (built in) holds a families.yaml: what a
+ * catalog entry's kernel_families must name. */
+bool dc_kfams_builtin(const char *name);
 void dc_kfams_write_yaml(const dc_kfams *f, const char *gpu,
                          const char *header, dc_buf *out);
 /* The family fitted of samples s[0..n) of one family on dev, with the

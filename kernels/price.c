@@ -148,6 +148,15 @@ static void load_families(dc_kmodels *km) {
   atomic_store_explicit(&km->fams_loaded, true, memory_order_release);
 }
 
+bool dc_kfams_builtin(const char *name) {
+  char lower[256];
+  size_t n = name ? strlen(name) : 0;
+  if (n == 0 || n >= sizeof lower || is_path(name)) return false;
+  for (size_t i = 0; i <= n; i++)
+    lower[i] = (char)tolower((unsigned char)name[i]);
+  return model_file(lower, FAMILIES_FILE) != NULL;
+}
+
 static dc_kmodels *new_models(const char *lower, bool on_disk,
                               const char *fam_lower) {
   dc_kmodels *km = dc_arena_alloc(&models_arena, sizeof *km);

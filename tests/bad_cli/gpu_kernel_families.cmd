@@ -1,0 +1,2 @@
+gpus
+gpu_kernel_families.yaml
