@@ -2,7 +2,7 @@
  * shard_plan.c — sharding plans: how each embedding table is cut into
  * shards and which rank holds each shard (graphgen.h).
  *
- * The five sharding types are TorchRec's (torchrec/distributed/types.py,
+ * The seven sharding types are TorchRec's (torchrec/distributed/types.py,
  * ShardingType), restated in our terms:
  *
  *   table_wise      the whole table on one rank; it looks the table up for
