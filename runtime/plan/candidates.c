@@ -450,6 +450,60 @@ dc_table_plan pl_cand_plan(const pctx *c, int32_t t, int32_t k) {
   return tp;
 }
 
+/* Whether candidate k of table t is the table plan y. */
+bool pl_cand_is(const pctx *c, int32_t t, int32_t k,
+                const dc_table_plan *y) {
+  int32_t rot;
+  const tmpl *x = cand_of(c, t, k, &rot);
+  if (x->tp.type != y->type || x->tp.n_shards != y->n_shards) return false;
+  if (x->ident) { /* compact: compare with the table cut again */
+    dc_table_plan z = pl_cand_plan(c, t, k);
+    return memcmp(z.shards, y->shards,
+                  (size_t)y->n_shards * sizeof(dc_shard)) == 0;
+  }
+  for (int32_t i = 0; i < y->n_shards; i++) {
+    dc_shard sh = x->tp.shards[i];
+    sh.rank = rank_of(c, x, i, rot);
+    if (memcmp(&sh, &y->shards[i], sizeof sh) != 0) return false;
+  }
+  return true;
+}
+
+/* The first candidate index of table t's unpinned template of `type`
+ * whose rotations are every start rank (candidate k0 + r starts its
+ * shards at rank r), else -1. */
+int32_t pl_rot_base(const pctx *c, int32_t t, dc_sharding type) {
+  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
+    const tmpl *x = &c->tm[t][j];
+    if (x->tp.type != type || x->ident || x->n_rot != c->W) continue;
+    bool every = true; /* rotation r is r: table-wise rots, or step 1 */
+    for (int32_t r = 0; r < c->W && every; r++)
+      every = (x->rots ? x->rots[r] : r * x->rot_step) == r;
+    if (every) return k0;
+  }
+  return -1;
+}
+/* The first candidate index of table t's grid_shard template with the
+ * most blocks (its rotations follow), else -1; *n_rot its rotations. */
+int32_t pl_widest_grid(const pctx *c, int32_t t, int32_t *n_rot) {
+  int32_t best = -1, most = 0;
+  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
+    const tmpl *x = &c->tm[t][j];
+    if (x->tp.type != DC_SHARDING_GRID_SHARD || x->tp.n_shards <= most)
+      continue;
+    most = x->tp.n_shards;
+    best = k0;
+    *n_rot = x->n_rot;
+  }
+  return best;
+}
+/* Whether table t's current candidate is of type a or b. */
+bool pl_cur_is(const pctx *c, int32_t t, dc_sharding a, dc_sharding b) {
+  int32_t rot;
+  const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
+  return x && (x->tp.type == a || x->tp.type == b);
+}
+
 void dc_plan_shard_times(const dc_point *p, const dc_shard_plan *s,
                          int32_t table, int32_t shard, const dc_device *dev,
                          const dc_kmodels *km, double *fwd_us,

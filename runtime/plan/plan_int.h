@@ -143,6 +143,16 @@ void pl_eval_full(pctx *c, dc_plan_cost *out);
  * its type is not fixed; dc_plan_auto asks for them on the tables heavy
  * enough to gain from them. */
 void pl_add_grid(pctx *c, int32_t t);
+/* Queries of a table's templates (candidates.c): the first candidate of
+ * its unpinned template of `type` whose rotations are every start rank;
+ * of its grid template with the most blocks (*n_rot its rotations); and
+ * whether its current candidate is of type a or b. -1 / false: none. */
+int32_t pl_rot_base(const pctx *c, int32_t t, dc_sharding type);
+int32_t pl_widest_grid(const pctx *c, int32_t t, int32_t *n_rot);
+bool pl_cur_is(const pctx *c, int32_t t, dc_sharding a, dc_sharding b);
+/* Whether candidate k of table t is the table plan y (candidates.c). */
+bool pl_cand_is(const pctx *c, int32_t t, int32_t k,
+                const dc_table_plan *y);
 /* The lookup time of table t whole (forward + backward, µs, the global
  * batch): what a table-wise shard of it costs. */
 double pl_table_work(pctx *c, int32_t t);

@@ -589,27 +589,7 @@ static void replicate(pctx *c, dc_arena *a) {
   }
 }
 
-/* The first candidate index of table t's unpinned template of `type`
- * whose rotations are every start rank (candidate k0 + r starts its
- * shards at rank r), else -1. */
-static int32_t rot_base(const pctx *c, int32_t t, dc_sharding type) {
-  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
-    const tmpl *x = &c->tm[t][j];
-    if (x->tp.type != type || x->ident || x->n_rot != c->W) continue;
-    bool every = true; /* rotation r is r: table-wise rots, or step 1 */
-    for (int32_t r = 0; r < c->W && every; r++)
-      every = (x->rots ? x->rots[r] : r * x->rot_step) == r;
-    if (every) return k0;
-  }
-  return -1;
-}
 
-/* Whether table t's current candidate is of type a or b. */
-static bool cur_is(const pctx *c, int32_t t, dc_sharding a, dc_sharding b) {
-  int32_t rot;
-  const tmpl *x = c->cur[t] >= 0 ? cand_of(c, t, c->cur[t], &rot) : NULL;
-  return x && (x->tp.type == a || x->tp.type == b);
-}
 
 /* The balanced all-to-all (spec/planner.md, "The balanced all-to-all"):
  * the tables the current assignment sends through the pooled all-to-all
@@ -631,10 +611,10 @@ static void balance_a2a(pctx *c, dc_arena *a) {
       dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
   int32_t n = 0;
   for (int32_t t = 0; t < c->T; t++) {
-    if (!cur_is(c, t, DC_SHARDING_TABLE_WISE, DC_SHARDING_COLUMN_WISE))
+    if (!pl_cur_is(c, t, DC_SHARDING_TABLE_WISE, DC_SHARDING_COLUMN_WISE))
       continue;
-    if (rot_base(c, t, DC_SHARDING_COLUMN_WISE) < 0 &&
-        rot_base(c, t, DC_SHARDING_TABLE_WISE) < 0)
+    if (pl_rot_base(c, t, DC_SHARDING_COLUMN_WISE) < 0 &&
+        pl_rot_base(c, t, DC_SHARDING_TABLE_WISE) < 0)
       continue; /* pinned: stays */
     const dc_table *tb = &c->p->tables[t];
     ord[n++] = (dc_plan_order){t, (double)tb->dim,
@@ -647,8 +627,8 @@ static void balance_a2a(pctx *c, dc_arena *a) {
     set_cur(c, ord[i].t, -1);
   }
   for (int32_t i = 0; i < n; i++) {
-    int32_t t = ord[i].t, k0 = rot_base(c, t, DC_SHARDING_COLUMN_WISE);
-    if (k0 < 0) k0 = rot_base(c, t, DC_SHARDING_TABLE_WISE);
+    int32_t t = ord[i].t, k0 = pl_rot_base(c, t, DC_SHARDING_COLUMN_WISE);
+    if (k0 < 0) k0 = pl_rot_base(c, t, DC_SHARDING_TABLE_WISE);
     int32_t rot;
     const tmpl *x = cand_of(c, t, k0, &rot);
     int32_t best = -1;
@@ -674,20 +654,6 @@ static void balance_a2a(pctx *c, dc_arena *a) {
   }
 }
 
-/* The first candidate index of table t's grid_shard template with the
- * most blocks (its rotations follow), else -1; *n_rot its rotations. */
-static int32_t widest_grid(const pctx *c, int32_t t, int32_t *n_rot) {
-  int32_t best = -1, most = 0;
-  for (int32_t j = 0, k0 = 0; j < c->n_tm[t]; k0 += c->tm[t][j++].n_rot) {
-    const tmpl *x = &c->tm[t][j];
-    if (x->tp.type != DC_SHARDING_GRID_SHARD || x->tp.n_shards <= most)
-      continue;
-    most = x->tp.n_shards;
-    best = k0;
-    *n_rot = x->n_rot;
-  }
-  return best;
-}
 
 /* Hot tables across hosts, grid_shard (spec/planner.md, "A table too hot
  * for one host"): the tables the current assignment cuts row-wise (over
@@ -703,16 +669,16 @@ static void grid_hot(pctx *c, dc_arena *a) {
       dc_arena_array(a, (size_t)(c->T > 0 ? c->T : 1), sizeof *ord);
   int32_t n = 0;
   for (int32_t t = 0; t < c->T; t++) {
-    if (!cur_is(c, t, DC_SHARDING_ROW_WISE, DC_SHARDING_TABLE_ROW_WISE))
+    if (!pl_cur_is(c, t, DC_SHARDING_ROW_WISE, DC_SHARDING_TABLE_ROW_WISE))
       continue;
     int32_t nr = 0;
-    if (widest_grid(c, t, &nr) < 0) pl_add_grid(c, t);
-    if (widest_grid(c, t, &nr) < 0) continue;
+    if (pl_widest_grid(c, t, &nr) < 0) pl_add_grid(c, t);
+    if (pl_widest_grid(c, t, &nr) < 0) continue;
     ord[n++] = (dc_plan_order){t, pl_table_work(c, t), 0};
   }
   dc_plan_sort_order(ord, n);
   for (int32_t i = 0; i < n; i++) {
-    int32_t t = ord[i].t, nr = 0, k0 = widest_grid(c, t, &nr), old = c->cur[t];
+    int32_t t = ord[i].t, nr = 0, k0 = pl_widest_grid(c, t, &nr), old = c->cur[t];
     set_cur(c, t, -1);
     int32_t rot, best = -1;
     const tmpl *x = cand_of(c, t, k0, &rot);
@@ -734,6 +700,21 @@ static void grid_hot(pctx *c, dc_arena *a) {
     }
     set_cur(c, t, best >= 0 ? k0 + best : old);
   }
+}
+
+/* Greedy, heaviest first (ord): each table given the feasible candidate
+ * that lowers the partial plan's cost most. Returns -1, or the first
+ * table no candidate of which fits. */
+static int32_t greedy(pctx *c, const dc_plan_order *ord) {
+  for (int32_t i = 0; i < c->T; i++) {
+    int32_t t = ord[i].t;
+    dc_plan_cost best = {0};
+    bool have = false;
+    int32_t bk = pick(c, t, -1, &best, &have);
+    if (bk < 0) return t;
+    set_cur(c, t, bk);
+  }
+  return -1;
 }
 
 static void materialize(pctx *c, dc_shard_plan *out) {
@@ -768,10 +749,10 @@ static int32_t *dup_cur(const pctx *c, size_t nb, dc_arena *a) {
 static int32_t choose(pctx *c, const dc_plan_pricer *pr, int32_t *const *cands,
                       int32_t n) {
   /* which to price: new, within the bound */
-  int32_t idx[8], m = 0;
+  int32_t idx[10], m = 0;
   double first_us = 0;
   size_t nb = (size_t)(c->T > 0 ? c->T : 1) * sizeof(int32_t);
-  for (int32_t i = 0; i < n && m < 8; i++) {
+  for (int32_t i = 0; i < n && m < 10; i++) {
     bool seen = false;
     for (int32_t j = 0; j < i && !seen; j++)
       seen = memcmp(cands[i], cands[j], nb) == 0;
@@ -834,24 +815,6 @@ void dc_plan_cost_of(const dc_point *p, const dc_shard_plan *s,
   pl_eval_full(&c, out);
 }
 
-/* Whether candidate k of table t is the table plan y. */
-static bool cand_is(const pctx *c, int32_t t, int32_t k,
-                    const dc_table_plan *y) {
-  int32_t rot;
-  const tmpl *x = cand_of(c, t, k, &rot);
-  if (x->tp.type != y->type || x->tp.n_shards != y->n_shards) return false;
-  if (x->ident) { /* compact: compare with the table cut again */
-    dc_table_plan z = pl_cand_plan(c, t, k);
-    return memcmp(z.shards, y->shards,
-                  (size_t)y->n_shards * sizeof(dc_shard)) == 0;
-  }
-  for (int32_t i = 0; i < y->n_shards; i++) {
-    dc_shard sh = x->tp.shards[i];
-    sh.rank = rank_of(c, x, i, rot);
-    if (memcmp(&sh, &y->shards[i], sizeof sh) != 0) return false;
-  }
-  return true;
-}
 
 dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
                             dc_arena *a, dc_diags *d, dc_plan_cost *cost) {
@@ -874,6 +837,11 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
    * spread over one host's GPUs would still exceed a rank's share of all
    * the lookups (Σ work / W); a lighter table has nothing to gain from
    * more hosts, and leaving it out keeps the search's cost in check */
+  size_t nb = (size_t)(c.T > 0 ? c.T : 1) * sizeof(int32_t);
+  int32_t *ntm0 = dc_arena_alloc(a, nb), *nc0 = dc_arena_alloc(a, nb);
+  memcpy(ntm0, c.n_tm, nb);
+  memcpy(nc0, c.n_cands, nb);
+  bool grid = false;
   if (c.H > 1) {
     double *work = dc_arena_array(a, (size_t)(c.T > 0 ? c.T : 1),
                                   sizeof(double));
@@ -881,6 +849,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     for (int32_t t = 0; t < c.T; t++) total += work[t] = pl_table_work(&c, t);
     for (int32_t t = 0; t < c.T; t++)
       if (work[t] / c.S > total / c.W) pl_add_grid(&c, t);
+    grid = memcmp(ntm0, c.n_tm, nb) != 0;
   }
   /* (1) greedy, heaviest first */
   dc_plan_order *ord =
@@ -894,27 +863,41 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
         t, w, (double)(p->tables[t].rows * (int64_t)p->tables[t].dim)};
   }
   dc_plan_sort_order(ord, c.T);
-  for (int32_t i = 0; i < c.T; i++) {
-    int32_t t = ord[i].t;
-    dc_plan_cost best = {0};
-    bool have = false;
-    int32_t bk = pick(&c, t, -1, &best, &have);
-    if (bk < 0) {
-      dc_diag *g = dc_diag_error(
-          d, DC_DIAG_NO_PLAN, p->tables[t].span,
-          "no placement of table '%s' fits in the %d GPUs' memory",
-          p->tables[t].name ? p->tables[t].name : "?", c.W);
-      dc_diag_set_help(g, "add GPUs, use GPUs with more HBM, or shrink "
-                          "the tables or the batch");
-      return NULL;
-    }
-    set_cur(&c, t, bk);
+  int32_t t_bad = greedy(&c, ord);
+  if (t_bad >= 0) {
+    dc_diag *g = dc_diag_error(
+        d, DC_DIAG_NO_PLAN, p->tables[t_bad].span,
+        "no placement of table '%s' fits in the %d GPUs' memory",
+        p->tables[t_bad].name ? p->tables[t_bad].name : "?", c.W);
+    dc_diag_set_help(g, "add GPUs, use GPUs with more HBM, or shrink "
+                        "the tables or the batch");
+    return NULL;
   }
   dc_plan_cost g1;
   local_search(&c, &g1);
-  size_t nb = (size_t)(c.T > 0 ? c.T : 1) * sizeof(int32_t);
   int32_t *keep = dc_arena_alloc(a, nb);
   memcpy(keep, c.cur, nb);
+  /* the same search without the hot tables' grid candidates: more
+   * candidates can lead a greedy search elsewhere, so the plan it would
+   * have ended on is kept for the evaluator too */
+  int32_t *nogrid = NULL;
+  if (grid && o->pricer) {
+    int32_t *ntm1 = dc_arena_alloc(a, nb), *nc1 = dc_arena_alloc(a, nb);
+    memcpy(ntm1, c.n_tm, nb);
+    memcpy(nc1, c.n_cands, nb);
+    for (int32_t t = 0; t < c.T; t++) set_cur(&c, t, -1);
+    memcpy(c.n_tm, ntm0, nb);
+    memcpy(c.n_cands, nc0, nb);
+    if (greedy(&c, ord) < 0) {
+      local_search(&c, &g1);
+      replicate(&c, a);
+      nogrid = dup_cur(&c, nb, a);
+    }
+    for (int32_t t = 0; t < c.T; t++) set_cur(&c, t, -1);
+    memcpy(c.n_tm, ntm1, nb);
+    memcpy(c.n_cands, nc1, nb);
+    set_all(&c, keep);
+  }
 
   /* (2) the same search from greedy-by-size table-wise placement */
   dc_diags quiet = {0};
@@ -925,12 +908,12 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
   for (int32_t t = 0; have && t < c.T; t++) {
     int32_t found = -1;
     for (int32_t k = 0; k < c.n_cands[t] && found < 0; k++)
-      if (cand_is(&c, t, k, &base->tables[t])) found = k;
+      if (pl_cand_is(&c, t, k, &base->tables[t])) found = k;
     if (found < 0) have = false;
     else start[t] = found;
   }
   /* The candidate plans (assignments), the planner's own answer first */
-  int32_t *cands[8];
+  int32_t *cands[9];
   int32_t n = 0;
   int32_t *other = NULL; /* the searched plan the objective passed over */
   if (have) {
@@ -981,6 +964,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
       replicate(&c, a);
       cands[n++] = dup_cur(&c, nb, a);
     }
+    if (nogrid) cands[n++] = nogrid;
     set_all(&c, cands[choose(&c, o->pricer, cands, n)]);
   }
   dc_shard_plan *out = dc_shard_plan_new(p, a);
