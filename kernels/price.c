@@ -148,12 +148,22 @@ static void load_families(dc_kmodels *km) {
   atomic_store_explicit(&km->fams_loaded, true, memory_order_release);
 }
 
+/* A folder name as its key: a built-in folder's lowercased, a path as
+ * written; false when it does not fit in cap bytes. */
+static bool folder_key(const char *name, char *out, size_t cap) {
+  size_t n = strlen(name);
+  if (n >= cap) return false;
+  bool disk = is_path(name);
+  for (size_t i = 0; i <= n; i++)
+    out[i] = disk ? name[i] : (char)tolower((unsigned char)name[i]);
+  return true;
+}
+
 bool dc_kfams_builtin(const char *name) {
   char lower[256];
-  size_t n = name ? strlen(name) : 0;
-  if (n == 0 || n >= sizeof lower || is_path(name)) return false;
-  for (size_t i = 0; i <= n; i++)
-    lower[i] = (char)tolower((unsigned char)name[i]);
+  if (!name || !*name || is_path(name) ||
+      !folder_key(name, lower, sizeof lower))
+    return false;
   return model_file(lower, FAMILIES_FILE) != NULL;
 }
 
@@ -185,16 +195,11 @@ const dc_kmodels *dc_kmodels_for(const dc_device *dev) {
   const char *name = dev->models_name ? dev->models_name : dev->name;
   if (!name) return NULL;
   char lower[4096], fam[256];
-  size_t n = strlen(name);
-  if (n >= sizeof lower) return NULL;
+  if (!folder_key(name, lower, sizeof lower)) return NULL;
   bool disk = is_path(name);
-  for (size_t i = 0; i <= n; i++)
-    lower[i] = disk ? name[i] : (char)tolower((unsigned char)name[i]);
-  /* a borrowed families folder is built in: its lowercase name */
-  const char *fam_name = dev->families_name;
-  bool has_fam = fam_name && strlen(fam_name) < sizeof fam;
-  for (size_t i = 0; has_fam && i <= strlen(fam_name); i++)
-    fam[i] = (char)tolower((unsigned char)fam_name[i]);
+  /* a borrowed families folder (built in, device.c checked it) */
+  bool has_fam = dev->families_name &&
+                 folder_key(dev->families_name, fam, sizeof fam);
   pthread_mutex_lock(&models_lock);
   dc_kmodels *km = models_list;
   /* one entry per folder and borrowed families (none, or which) */
