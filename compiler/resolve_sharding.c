@@ -70,6 +70,7 @@ void res_sharding(fe_rctx *c, dc_point *p) {
                             fe_enum_table_sharding, &v, c->d))
       res_fail(c);
     t[j].sharding = (dc_sharding)v;
+    t[j].plan_span = it->span;
     const dc_node *rn = dc_node_get(it, "ranks");
     if (rn) {
       int64_t *r = NULL;

@@ -98,7 +98,7 @@ static void block(int64_t total, int32_t n, int32_t i, int64_t *off,
 static bool too_few_rows(const dc_point *p, int32_t t, int32_t n,
                          dc_diags *d) {
   dc_diag *g = dc_diag_error(
-      d, DC_DIAG_SHARDING, p->tables[t].span,
+      d, DC_DIAG_SHARDING, dc_table_plan_span(&p->tables[t]),
       "table '%s' has %lld rows, fewer than the %d ranks it would be split "
       "over",
       tname(p, t), (long long)p->tables[t].rows, n);
@@ -126,7 +126,7 @@ static bool set_grid(dc_shard_plan *s, const dc_point *p, int32_t t,
   int32_t n = n_ranks ? n_ranks : grid_blocks(s, tb);
   if (n > s->hosts || n > tb->dim) {
     dc_diag *g = dc_diag_error(
-        d, DC_DIAG_SHARDING, tb->span,
+        d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
         "table '%s' cannot be cut in %d grid blocks: there are %d hosts "
         "and %d columns",
         tname(p, t), n, s->hosts, tb->dim);
@@ -141,7 +141,7 @@ static bool set_grid(dc_shard_plan *s, const dc_point *p, int32_t t,
     for (int32_t i = 0; i < j; i++)
       if (host[i] == host[j]) {
         dc_diag *g = dc_diag_error(
-            d, DC_DIAG_SHARDING, tb->span,
+            d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
             "table '%s' puts two grid blocks on host %d", tname(p, t),
             host[j]);
         dc_diag_set_help(g, "name one rank per block, on distinct hosts");
@@ -175,7 +175,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
   int32_t W = s->n_ranks;
   for (int32_t i = 0; i < n_ranks; i++)
     if (ranks[i] < 0 || ranks[i] >= W) {
-      dc_diag_error(d, DC_DIAG_SHARDING, tb->span,
+      dc_diag_error(d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
                     "table '%s' is placed on rank %d, but there are %d GPUs "
                     "(ranks 0..%d)",
                     tname(p, t), ranks[i], W, W - 1);
@@ -187,7 +187,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
   case DC_SHARDING_TABLE_WISE: {
     if (n_ranks > 1) {
       dc_diag *g = dc_diag_error(
-          d, DC_DIAG_SHARDING, tb->span,
+          d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
           "table '%s' is table-wise but names %d ranks", tname(p, t),
           n_ranks);
       dc_diag_set_help(g, "a table-wise table lives on one rank; use "
@@ -222,7 +222,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
       for (int32_t i = 0; i < n_ranks; i++)
         if (dc_shard_plan_host(s, ranks[i]) != host) {
           dc_diag *g = dc_diag_error(
-              d, DC_DIAG_SHARDING, tb->span,
+              d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
               "table '%s' is table_column_wise but names ranks %d and %d "
               "on different hosts",
               tname(p, t), ranks[0], ranks[i]);
@@ -234,7 +234,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
         }
     }
     if (n > tb->dim) {
-      dc_diag_error(d, DC_DIAG_SHARDING, tb->span,
+      dc_diag_error(d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
                     "table '%s' has %d columns and cannot be cut in %d "
                     "column shards",
                     tname(p, t), tb->dim, n);
@@ -243,7 +243,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
     for (int32_t i = 0; i < n_ranks; i++)
       for (int32_t j = 0; j < i; j++)
         if (ranks[i] == ranks[j]) {
-          dc_diag_error(d, DC_DIAG_SHARDING, tb->span,
+          dc_diag_error(d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
                         "table '%s' names rank %d twice; column shards go "
                         "to distinct ranks",
                         tname(p, t), ranks[i]);
@@ -291,7 +291,7 @@ bool dc_shard_plan_set(dc_shard_plan *s, const dc_point *p, int32_t t,
   case DC_SHARDING_EXPLICIT:
     break;
   }
-  dc_diag_error(d, DC_DIAG_SHARDING, tb->span,
+  dc_diag_error(d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
                 "table '%s': sharding type '%s' is not a placement",
                 tname(p, t), dc_sharding_name(type));
   return false;
@@ -544,7 +544,7 @@ bool dc_shard_plan_check(const dc_point *p, const dc_shard_plan *s,
                dc_shard_plan_host(s, tp->shards[0].rank);
     }
     if (bad) {
-      dc_diag_error(d, DC_DIAG_SHARDING, tb->span,
+      dc_diag_error(d, DC_DIAG_SHARDING, dc_table_plan_span(tb),
                     "the sharding plan of table '%s' does not cover it "
                     "exactly with shards on distinct ranks",
                     tname(p, t));

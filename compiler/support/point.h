@@ -121,7 +121,15 @@ typedef struct dc_table {
   double zipf;          /* access skew: Zipf exponent, 0 uniform */
   double hit_rate;      /* measured cache hit rate, < 0 when not given */
   dc_span span;         /* where the table (group) was written */
+  dc_span plan_span;    /* where its sharding or ranks were written (an
+                           entry of sharding.plan); none: span */
 } dc_table;
+
+/* Where a diagnostic about table t's sharding points: the plan entry that
+ * placed it, else the table. */
+static inline dc_span dc_table_plan_span(const dc_table *t) {
+  return t->plan_span.src ? t->plan_span : t->span;
+}
 
 typedef enum dc_transform_kind {
   DC_TRANSFORM_SCALE,  /* multiply the time of matching kernels by factor */

@@ -826,7 +826,7 @@ dc_shard_plan *dc_plan_auto(const dc_point *p, const dc_plan_opts *o,
     pl_make_cands(&c, t);
     if (c.n_cands[t] == 0) {
       dc_diag *g = dc_diag_error(
-          d, DC_DIAG_SHARDING, p->tables[t].span,
+          d, DC_DIAG_SHARDING, dc_table_plan_span(&p->tables[t]),
           "table '%s' has no placement its constraints allow",
           p->tables[t].name ? p->tables[t].name : "?");
       dc_diag_set_help(g, "check its sharding type and pinned ranks");

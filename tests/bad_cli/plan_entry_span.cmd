@@ -1,0 +1,2 @@
+run
+plan_entry_span.yaml
